@@ -1,0 +1,55 @@
+/**
+ * makeApp(): the Koa application with its middleware stack. It never listens; server.ts
+ * does (and adds the WebSocket upgrade and graceful shutdown).
+ *
+ * Stack: request context (id, logs, metrics) → error mapping → security headers →
+ * routes (each: authenticate → body → validate → handler) → JSON 404/405.
+ */
+import { createRequire } from "node:module";
+import Koa from "koa";
+import "../shared/validation.ts";
+import { AppError } from "../shared/errors.ts";
+import type { AppContext, AppDeps, AppState } from "./context.ts";
+import { errorHandler } from "./middleware/errors.ts";
+import { requestContext, securityHeaders } from "./middleware/requestContext.ts";
+import { buildOpenApi } from "./openapi.ts";
+import { buildRouter } from "./routes/buildRouter.ts";
+import { allRoutes } from "./routes/index.ts";
+import type { RouteSpec } from "./routes/route.ts";
+import { openapiRoute } from "./routes/system/system.router.ts";
+
+const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
+
+export interface MakeAppOptions {
+  /** Extra routes (tests, benchmarks). */
+  extraRoutes?: RouteSpec[];
+}
+
+export function makeApp(deps: AppDeps, options: MakeAppOptions = {}): Koa<AppState, { deps: AppDeps }> {
+  const app = new Koa<AppState, { deps: AppDeps }>({ proxy: deps.config.trustProxy });
+  app.context.deps = deps;
+  app.silent = true; // errors are logged by the error middleware, with the request id
+
+  const routes = [...allRoutes, ...(options.extraRoutes ?? [])];
+  const document = buildOpenApi(routes, { title: "SchemaForge API", version, serverUrl: deps.config.appUrl });
+  routes.push(openapiRoute(document));
+
+  const apiRouter = buildRouter(routes.filter((r) => !r.root), deps, "/api");
+  const rootRouter = buildRouter(routes.filter((r) => r.root), deps, "");
+
+  app.use(requestContext);
+  app.use(errorHandler);
+  app.use(securityHeaders);
+  app.use(async (ctx: AppContext, next) => {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) throw new AppError(404, "not_found", `No route for ${ctx.method} ${ctx.path}.`);
+  });
+  app.use(apiRouter.routes());
+  app.use(apiRouter.allowedMethods({
+    throw: true,
+    methodNotAllowed: () => new AppError(405, "method_not_allowed", "The method is not allowed for this route."),
+    notImplemented: () => new AppError(501, "not_implemented", "The method is not implemented."),
+  }));
+  app.use(rootRouter.routes());
+  return app;
+}

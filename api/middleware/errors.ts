@@ -1,0 +1,84 @@
+/**
+ * The outermost error mapping (STYLE "Errors"): every failure leaves as
+ * `{message, code, errors?}` with a fitting status, and no stack trace ever leaves the
+ * server. Unexpected errors become a 500 "Server error" and are logged with their cause.
+ */
+import type { Next } from "koa";
+import {
+  ForeignKeyIntegrityConstraintViolationError,
+  NotFoundError,
+  UniqueIntegrityConstraintViolationError,
+} from "slonik";
+import { ZodError } from "zod";
+import { AppError, invalid } from "../../shared/errors.ts";
+import { fieldErrors } from "../../shared/validation.ts";
+import type { AppContext } from "../context.ts";
+
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  type?: string;
+  message?: string;
+}
+
+const httpCodes: Record<number, [string, string]> = {
+  400: ["bad_request", "The request could not be understood."],
+  405: ["method_not_allowed", "The method is not allowed for this route."],
+  408: ["request_timeout", "The request body took too long to arrive."],
+  411: ["length_required", "The request needs a Content-Length."],
+  413: ["payload_too_large", "The request body is too large."],
+  415: ["unsupported_media_type", "The request body's content type is not supported here."],
+  431: ["headers_too_large", "The request headers are too large."],
+};
+
+/** Maps database constraint violations to a 422 on the offending field. */
+function constraintError(error: UniqueIntegrityConstraintViolationError | ForeignKeyIntegrityConstraintViolationError): AppError {
+  const detail = error.detail ?? "";
+  const column = /Key \((?:lower\()?"?([a-z_]+)"?\)?(?:, [^)]*)?\)=/.exec(detail)?.[1] ?? error.column ?? "id";
+  const label = column.replace(/_/g, " ");
+  return error instanceof UniqueIntegrityConstraintViolationError
+    ? invalid({ [column]: [`The ${label} has already been taken.`] })
+    : invalid({ [column]: [`The selected ${label} is invalid.`] });
+}
+
+/** Turns any thrown value into the AppError the client will see. */
+export function toAppError(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return error;
+  if (error instanceof ZodError) return invalid(fieldErrors(error));
+  if (error instanceof NotFoundError) return new AppError(404, "not_found", "Resource not found.");
+  if (error instanceof UniqueIntegrityConstraintViolationError || error instanceof ForeignKeyIntegrityConstraintViolationError) {
+    return constraintError(error);
+  }
+  const http = error as HttpLikeError;
+  const status = http?.status ?? http?.statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    if (status === 400 && /parse|json|unexpected token|invalid/i.test(`${http.type ?? ""} ${http.message ?? ""}`)) {
+      return new AppError(400, "malformed_body", "The request body is not valid JSON or form data.");
+    }
+    const [code, message] = httpCodes[status] ?? ["bad_request", "The request could not be understood."];
+    return new AppError(status, code, message);
+  }
+  return undefined;
+}
+
+/** Koa middleware: catch, map, respond. */
+export async function errorHandler(ctx: AppContext, next: Next): Promise<void> {
+  try {
+    await next();
+  } catch (error) {
+    const mapped = toAppError(error);
+    if (mapped) {
+      ctx.status = mapped.status;
+      ctx.set(mapped.headers);
+      ctx.body = mapped.errors
+        ? { message: mapped.message, code: mapped.code, errors: mapped.errors }
+        : { message: mapped.message, code: mapped.code };
+      if (mapped.status >= 500) ctx.state.log.error({ err: error }, "request failed");
+      return;
+    }
+    ctx.state.log.error({ err: error }, "unhandled error");
+    ctx.status = 500;
+    ctx.body = { message: "Server error", code: "server_error" };
+  }
+}

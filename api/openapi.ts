@@ -1,0 +1,94 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route declarations. OpenAPI 3.1 schemas are
+ * JSON Schema 2020-12, which zod renders natively.
+ */
+import { z, type ZodType } from "zod";
+import type { RouteSpec } from "./routes/route.ts";
+
+type JsonSchema = Record<string, unknown>;
+
+const schemaOf = (schema: ZodType, io: "input" | "output"): JsonSchema => {
+  const json = z.toJSONSchema(schema, { target: "draft-2020-12", io, unrepresentable: "any" }) as JsonSchema;
+  delete json.$schema;
+  return json;
+};
+
+const errorBody: JsonSchema = {
+  type: "object",
+  required: ["message", "code"],
+  properties: { message: { type: "string" }, code: { type: "string" } },
+};
+const validationBody: JsonSchema = {
+  type: "object",
+  required: ["message", "code", "errors"],
+  properties: {
+    message: { type: "string" },
+    code: { type: "string", const: "validation_failed" },
+    errors: { type: "object", additionalProperties: { type: "array", items: { type: "string" } } },
+  },
+};
+
+function parameters(route: RouteSpec) {
+  const list: JsonSchema[] = [];
+  for (const [where, schema] of [["path", route.params], ["query", route.query]] as const) {
+    if (!schema) continue;
+    const json = schemaOf(schema, "input");
+    const props = (json.properties ?? {}) as Record<string, JsonSchema>;
+    const required = new Set((json.required as string[] | undefined) ?? []);
+    for (const [name, prop] of Object.entries(props)) {
+      list.push({ name, in: where, required: where === "path" || required.has(name), schema: prop, ...(prop.description ? { description: prop.description } : {}) });
+    }
+  }
+  return list;
+}
+
+function responses(route: RouteSpec) {
+  const out: Record<string, JsonSchema> = {};
+  for (const [status, spec] of Object.entries(route.responses)) {
+    const type = spec.contentType ?? "application/json";
+    out[status] = {
+      description: spec.description,
+      ...(spec.schema || spec.contentType ? { content: { [type]: spec.schema ? { schema: schemaOf(spec.schema, "output") } : {} } } : {}),
+    };
+  }
+  const error = (description: string, schema = errorBody) => ({ description, content: { "application/json": { schema } } });
+  if (route.auth === "bearer") out["401"] ??= error("Missing, invalid or expired token.");
+  if (route.params) out["404"] ??= error("Not found, or not visible to the caller.");
+  if (route.body || route.query) out["422"] ??= error("Validation failed.", validationBody);
+  out["429"] ??= error("Rate limit exceeded; see Retry-After.");
+  return out;
+}
+
+/** Builds the OpenAPI document for `routes`. */
+export function buildOpenApi(routes: RouteSpec[], info: { title: string; version: string; serverUrl: string }) {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of routes.filter((r) => !r.hidden)) {
+    const path = route.root ? route.path : `/api${route.path}`;
+    const operation: JsonSchema = {
+      operationId: `${route.method}${path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_m, c?: string) => (c ? c.toUpperCase() : ""))}`,
+      summary: route.summary,
+      tags: route.tags,
+      ...(route.description ? { description: route.description } : {}),
+      parameters: parameters(route),
+      responses: responses(route),
+      ...(route.auth === "bearer" ? { security: [{ bearer: [] }] } : { security: [] }),
+    };
+    if (route.body) {
+      const kinds = route.bodyKind === "multipart" ? ["multipart/form-data"] : route.bodyKind === "form" ? ["application/x-www-form-urlencoded"] : route.bodyKind === "json-or-form" ? ["application/json", "application/x-www-form-urlencoded"] : ["application/json"];
+      const schema = schemaOf(route.body, "input");
+      operation.requestBody = { required: true, content: Object.fromEntries(kinds.map((k) => [k, { schema }])) };
+    }
+    (paths[path] ??= {})[route.method] = operation;
+  }
+  return {
+    openapi: "3.1.0",
+    info: { title: info.title, version: info.version },
+    servers: [{ url: info.serverUrl }],
+    components: {
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "OAuth access token (JWT) or personal API token." },
+      },
+    },
+    paths,
+  };
+}

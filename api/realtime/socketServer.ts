@@ -1,0 +1,199 @@
+/**
+ * The WebSocket side of realtime: a Pusher protocol v7 server at `/app/{key}`, so pusher-js
+ * and laravel-echo connect unchanged. Sockets subscribe to channels; the process's event
+ * hub (fed by LISTEN/NOTIFY) delivers each event once per channel, and the frame is
+ * serialised once and written to every subscribed socket.
+ *
+ * Glossary: a *connection* is one client socket with its socket id; a *channel* is a
+ * Pusher channel name such as `private-job.12`.
+ */
+import { randomInt } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocket, WebSocketServer } from "ws";
+import type { AppDeps } from "../context.ts";
+import { channelNamePattern, verifyChannelSignature } from "./channelAuth.ts";
+import { closeCodes, errorFrame, frame, parseClientFrame, PROTOCOL_VERSION, type ClientFrame } from "./protocol.ts";
+
+const MAX_CHANNELS_PER_CONNECTION = 100;
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+const PONG_TIMEOUT_MS = 30_000;
+
+class Connection {
+  readonly socketId = `${randomInt(1, 2 ** 31)}.${randomInt(1, 2 ** 31)}`;
+  readonly channels = new Set<string>();
+  lastSeen = Date.now();
+  pingSentAt: number | undefined;
+  readonly ws: WebSocket;
+  constructor(ws: WebSocket) {
+    this.ws = ws;
+  }
+}
+
+export class RealtimeServer {
+  readonly #deps: AppDeps;
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024, perMessageDeflate: false });
+  readonly #members = new Map<string, Set<Connection>>();
+  readonly #hubSubscriptions = new Map<string, () => void>();
+  readonly #connections = new Set<Connection>();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(deps: AppDeps) {
+    this.#deps = deps;
+    const activityMs = deps.config.realtime.activityTimeoutS * 1000;
+    this.#timer = setInterval(() => this.#checkActivity(activityMs), Math.min(10_000, activityMs / 4));
+    this.#timer.unref();
+  }
+
+  /** Open connections on this process. */
+  get connectionCount(): number {
+    return this.#connections.size;
+  }
+
+  /** Takes over an HTTP upgrade for `/app/{key}`; returns false for other paths. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const match = /^\/app\/([^/]+)$/.exec(url.pathname);
+    if (!match) return false;
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, decodeURIComponent(match[1]!), url));
+    return true;
+  }
+
+  /** Closes every connection with "reconnect now", so clients move to another web process. */
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    for (const connection of this.#connections) connection.ws.close(closeCodes.genericReconnect, "Server shutting down");
+    for (const unsubscribe of this.#hubSubscriptions.values()) unsubscribe();
+    this.#hubSubscriptions.clear();
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+  }
+
+  #accept(ws: WebSocket, key: string, url: URL): void {
+    const { realtime } = this.#deps.config;
+    if (key !== realtime.key) {
+      ws.send(errorFrame(`Could not find app by key ${key}`, closeCodes.applicationDoesNotExist));
+      ws.close(closeCodes.applicationDoesNotExist, "Application does not exist");
+      return;
+    }
+    const protocol = Number(url.searchParams.get("protocol") ?? PROTOCOL_VERSION);
+    if (!Number.isInteger(protocol) || protocol < 5 || protocol > PROTOCOL_VERSION) {
+      ws.send(errorFrame(`Unsupported protocol version ${protocol}`, closeCodes.unsupportedProtocol));
+      ws.close(closeCodes.unsupportedProtocol, "Unsupported protocol version");
+      return;
+    }
+    const connection = new Connection(ws);
+    this.#connections.add(connection);
+    this.#deps.metrics.realtimeConnections += 1;
+    ws.on("message", (data, isBinary) => {
+      connection.lastSeen = Date.now();
+      connection.pingSentAt = undefined;
+      if (isBinary) return void ws.send(errorFrame("Binary frames are not supported"));
+      const message = parseClientFrame(Buffer.isBuffer(data) ? data.toString("utf8") : Buffer.concat(data as Buffer[]).toString("utf8"));
+      if (!message) return void ws.send(errorFrame("Malformed frame: expected JSON {event, data}"));
+      this.#handle(connection, message);
+    });
+    ws.on("close", () => this.#drop(connection));
+    ws.on("error", () => ws.terminate());
+    ws.send(frame("pusher:connection_established", { socket_id: connection.socketId, activity_timeout: realtime.activityTimeoutS }));
+  }
+
+  #handle(connection: Connection, message: ClientFrame): void {
+    const data = (message.data ?? {}) as Record<string, unknown>;
+    switch (message.event) {
+      case "pusher:ping":
+        connection.ws.send(frame("pusher:pong", {}));
+        return;
+      case "pusher:pong":
+        return;
+      case "pusher:subscribe":
+        this.#subscribe(connection, data);
+        return;
+      case "pusher:unsubscribe":
+        if (typeof data.channel === "string") this.#leave(connection, data.channel);
+        return;
+      default:
+        if (message.event.startsWith("client-")) {
+          connection.ws.send(errorFrame("Client events are not enabled for this app", 4301));
+        } else {
+          connection.ws.send(errorFrame(`Unknown event ${message.event}`));
+        }
+    }
+  }
+
+  #subscribe(connection: Connection, data: Record<string, unknown>): void {
+    const channel = data.channel;
+    const reject = (error: string, status: number, name = typeof channel === "string" ? channel : "") =>
+      connection.ws.send(frame("pusher:subscription_error", { type: "AuthError", error, status }, name));
+    if (typeof channel !== "string" || !channelNamePattern.test(channel)) return reject("Invalid channel name", 400);
+    if (channel.startsWith("presence-") || channel.startsWith("private-encrypted-")) {
+      return reject("Presence and encrypted channels are not supported", 400);
+    }
+    if (channel.startsWith("private-")) {
+      const { key, secret } = this.#deps.config.realtime;
+      if (!verifyChannelSignature(key, secret, connection.socketId, channel, data.auth)) {
+        return reject("Invalid signature: authorize the channel at /api/broadcasting/auth", 401);
+      }
+    }
+    if (!connection.channels.has(channel) && connection.channels.size >= MAX_CHANNELS_PER_CONNECTION) {
+      return reject(`A connection may subscribe to at most ${MAX_CHANNELS_PER_CONNECTION} channels`, 429);
+    }
+    this.#join(connection, channel);
+    connection.ws.send(frame("pusher_internal:subscription_succeeded", {}, channel));
+  }
+
+  #join(connection: Connection, channel: string): void {
+    connection.channels.add(channel);
+    let members = this.#members.get(channel);
+    if (!members) {
+      members = new Set();
+      this.#members.set(channel, members);
+      this.#hubSubscriptions.set(channel, this.#deps.hub.on(channel, (event) => this.#broadcast(channel, event.event, event.data)));
+    }
+    members.add(connection);
+  }
+
+  #leave(connection: Connection, channel: string): void {
+    connection.channels.delete(channel);
+    const members = this.#members.get(channel);
+    if (!members) return;
+    members.delete(connection);
+    if (members.size === 0) {
+      this.#members.delete(channel);
+      this.#hubSubscriptions.get(channel)?.();
+      this.#hubSubscriptions.delete(channel);
+    }
+  }
+
+  #drop(connection: Connection): void {
+    if (!this.#connections.delete(connection)) return;
+    this.#deps.metrics.realtimeConnections -= 1;
+    for (const channel of [...connection.channels]) this.#leave(connection, channel);
+  }
+
+  #broadcast(channel: string, event: string, data: unknown): void {
+    const members = this.#members.get(channel);
+    if (!members) return;
+    const text = frame(event, data, channel);
+    for (const connection of members) {
+      const { ws } = connection;
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+        ws.close(closeCodes.overCapacity, "Client is not reading fast enough");
+        continue;
+      }
+      ws.send(text);
+    }
+  }
+
+  #checkActivity(activityMs: number): void {
+    const now = Date.now();
+    for (const connection of this.#connections) {
+      if (connection.pingSentAt !== undefined) {
+        if (now - connection.pingSentAt > PONG_TIMEOUT_MS) connection.ws.close(closeCodes.pongNotReceived, "Pong reply not received");
+      } else if (now - connection.lastSeen > activityMs) {
+        connection.pingSentAt = now;
+        connection.ws.send(frame("pusher:ping", {}));
+      }
+    }
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * POST /broadcasting/auth: signs a private channel subscription for a socket when the
+ * caller may view the resource the channel carries (DESIGN §5). pusher-js posts
+ * `socket_id` and `channel_name` form-encoded; JSON is accepted too.
+ */
+import { z } from "zod";
+import { AppError, forbidden } from "../../../shared/errors.ts";
+import { currentUser } from "../../context.ts";
+import { channelNamePattern, findChannelAuthorizer, signChannel, socketIdPattern } from "../../realtime/channelAuth.ts";
+import { defineRoute } from "../route.ts";
+
+const authBody = z.object({
+  socket_id: z.string().regex(socketIdPattern, { error: "The socket id field format is invalid." }),
+  channel_name: z.string().regex(channelNamePattern, { error: "The channel name field format is invalid." }),
+});
+
+const auth = defineRoute({
+  method: "post",
+  path: "/broadcasting/auth",
+  summary: "Authorize a private realtime channel for a socket",
+  description: "Channels: `private-job.{id}`, `private-deployment.{id}`, `private-kanban-board.{id}`. The caller must be allowed to view the resource.",
+  tags: ["Realtime"],
+  auth: "bearer",
+  body: authBody,
+  bodyKind: "json-or-form",
+  responses: {
+    200: { description: "Signature for pusher:subscribe", schema: z.object({ auth: z.string() }) },
+    403: { description: "Not allowed on this channel" },
+  },
+  handler: async (ctx, { body }) => {
+    if (!body.channel_name.startsWith("private-")) {
+      throw new AppError(422, "validation_failed", "Only private channels need authorization.", {
+        channel_name: ["Only private channels need authorization."],
+      });
+    }
+    const found = findChannelAuthorizer(body.channel_name);
+    if (!found || !(await found.authorizer(ctx.deps, currentUser(ctx), found.id))) {
+      throw forbidden("You may not subscribe to this channel.");
+    }
+    const { key, secret } = ctx.deps.config.realtime;
+    ctx.body = { auth: signChannel(key, secret, body.socket_id, body.channel_name) };
+  },
+});
+
+export const broadcastingRoutes = [auth];

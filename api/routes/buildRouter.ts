@@ -1,0 +1,108 @@
+/**
+ * Builds the Koa router from route declarations: each route becomes the pipeline
+ * authenticate → read body → validate → handler (STYLE "A request").
+ */
+import { rm } from "node:fs/promises";
+import Router from "@koa/router";
+import type { Middleware, Next } from "koa";
+import { koaBody } from "koa-body";
+import type { ZodType } from "zod";
+import { AppError, invalid, notFound } from "../../shared/errors.ts";
+import { fieldErrors } from "../../shared/validation.ts";
+import type { Config } from "../../shared/config.ts";
+import type { AppContext, AppState, AppDeps } from "../context.ts";
+import { authenticate } from "../middleware/authenticate.ts";
+import { toRouterPath, type BodyKind, type RouteSpec } from "./route.ts";
+
+type AppMiddleware = Middleware<AppState, { deps: AppDeps }>;
+
+const contentTypes: Record<BodyKind, string[]> = {
+  json: ["application/json", "+json"],
+  form: ["application/x-www-form-urlencoded"],
+  multipart: ["multipart/form-data"],
+  "json-or-form": ["application/json", "+json", "application/x-www-form-urlencoded"],
+};
+
+function bodyReader(kind: BodyKind, config: Config): AppMiddleware {
+  const parse = koaBody({
+    json: kind !== "form" && kind !== "multipart",
+    urlencoded: kind === "form" || kind === "json-or-form",
+    multipart: kind === "multipart",
+    text: false,
+    jsonLimit: config.bodyLimitBytes,
+    formLimit: config.bodyLimitBytes,
+    jsonStrict: true,
+    formidable: {
+      maxFileSize: config.uploadLimitBytes,
+      maxTotalFileSize: config.uploadLimitBytes,
+      maxFieldsSize: config.bodyLimitBytes,
+      maxFiles: 200,
+      keepExtensions: false,
+    },
+  }) as unknown as AppMiddleware;
+  return async (ctx, next) => {
+    const hasBody = Number(ctx.get("content-length") || 0) > 0 || ctx.get("transfer-encoding") !== "";
+    if (hasBody) {
+      const type = ctx.get("content-type").toLowerCase();
+      if (!contentTypes[kind].some((t) => type.includes(t))) {
+        throw new AppError(415, "unsupported_media_type", `Send the request body as ${contentTypes[kind][0]}.`);
+      }
+    }
+    await parse(ctx, async () => {});
+    try {
+      await next();
+    } finally {
+      await removeUploads(ctx);
+    }
+  };
+}
+
+async function removeUploads(ctx: AppContext): Promise<void> {
+  const files = ctx.request.files;
+  if (!files) return;
+  const list = Object.values(files).flatMap((f) => (Array.isArray(f) ? f : [f]));
+  await Promise.all(list.map((f) => rm(f.filepath, { force: true })));
+}
+
+function parseWith(schema: ZodType | undefined, value: unknown, onError: (errors: Record<string, string[]>) => AppError) {
+  if (!schema) return value;
+  const result = schema.safeParse(value);
+  if (!result.success) throw onError(fieldErrors(result.error));
+  return result.data;
+}
+
+function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
+  const validateResponses = deps.config.env === "test";
+  return async (ctx: AppContext, _next: Next) => {
+    const params = parseWith(route.params, (ctx as AppContext & { params?: Record<string, string> }).params ?? {}, () => notFound());
+    const query = parseWith(route.query, ctx.query, invalid);
+    const parsedBody = (ctx.request.body ?? {}) as Record<string, unknown>;
+    const rawBody = route.bodyKind === "multipart" ? { ...parsedBody, ...(ctx.request.files ?? {}) } : parsedBody;
+    const body = parseWith(route.body, rawBody, invalid);
+    await route.handler(ctx, { params, query, body });
+    if (validateResponses) checkResponse(route, ctx);
+  };
+}
+
+/** In tests, a response that contradicts its declared schema fails the request loudly. */
+function checkResponse(route: RouteSpec, ctx: AppContext): void {
+  const schema = route.responses[ctx.status]?.schema;
+  if (!schema) return;
+  const result = schema.safeParse(ctx.body);
+  if (!result.success) {
+    throw new Error(`Response of ${route.method.toUpperCase()} ${route.path} does not match its schema: ${result.error.message}`);
+  }
+}
+
+/** Builds the router for `routes` under `prefix`. */
+export function buildRouter(routes: RouteSpec[], deps: AppDeps, prefix: string): Router<AppState, { deps: AppDeps }> {
+  const router = new Router<AppState, { deps: AppDeps }>({ prefix });
+  for (const route of routes) {
+    const stack: AppMiddleware[] = [];
+    if (route.auth === "bearer") stack.push(authenticate as AppMiddleware);
+    if (route.body || route.bodyKind) stack.push(bodyReader(route.bodyKind ?? "json", deps.config));
+    stack.push(validator(route, deps));
+    router[route.method](toRouterPath(route.path), ...(stack as [AppMiddleware]));
+  }
+  return router;
+}

@@ -1,0 +1,94 @@
+/**
+ * Job records: GET /jobs/{id} (owner or site admin), the caller's job list, and cancelling
+ * a job that has not started. Channel `private-job.{id}` carries the same visibility.
+ */
+import { z } from "zod";
+import { sql } from "../../../shared/db/pool.ts";
+import { conflict, notFound } from "../../../shared/errors.ts";
+import { workerJobKey } from "../../../shared/jobs/enqueue.ts";
+import { presentJob, publishJobCompleted } from "../../../shared/jobs/events.ts";
+import { findJob, jobColumns, jobRow, markCancelled } from "../../../shared/jobs/records.ts";
+import { currentUser, type AppContext } from "../../context.ts";
+import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
+import { authorize } from "../../policies/authorize.ts";
+import { canCancelJob, canViewJob } from "../../policies/job.ts";
+import { registerChannelAuthorizer } from "../../realtime/channelAuth.ts";
+import { defineRoute } from "../route.ts";
+import { idParams, jobResource, listJobsQuery } from "./jobs.schema.ts";
+
+async function visibleJob(ctx: AppContext, id: number) {
+  const job = await findJob(ctx.deps.pool, id);
+  if (!job || !canViewJob(currentUser(ctx), job)) throw notFound("Job");
+  return job;
+}
+
+const show = defineRoute({
+  method: "get",
+  path: "/jobs/{id}",
+  summary: "A job's status, progress and result",
+  tags: ["Jobs"],
+  auth: "bearer",
+  params: idParams,
+  responses: { 200: { description: "The job", schema: z.object({ job: jobResource }) } },
+  handler: async (ctx, { params }) => {
+    ctx.body = { job: presentJob(await visibleJob(ctx, params.id)) };
+  },
+});
+
+const list = defineRoute({
+  method: "get",
+  path: "/jobs",
+  summary: "The caller's jobs, newest first",
+  tags: ["Jobs"],
+  auth: "bearer",
+  query: listJobsQuery,
+  responses: { 200: { description: "A page of jobs", schema: paginatedSchema(jobResource) } },
+  handler: async (ctx, { query }) => {
+    const user = currentUser(ctx);
+    const filters = [sql.fragment`user_id = ${user.id}`];
+    if (query.status) filters.push(sql.fragment`status = ${query.status}`);
+    if (query.kind) filters.push(sql.fragment`kind = ${query.kind}`);
+    const where = sql.join(filters, sql.fragment` and `);
+    const [rows, total] = await Promise.all([
+      ctx.deps.pool.any(sql.type(jobRow)`select ${jobColumns} from jobs where ${where} order by id desc ${pageFragment(query)}`),
+      ctx.deps.pool.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from jobs where ${where}`),
+    ]);
+    ctx.body = paginated(rows.map(presentJob), total, query, new URL(ctx.href));
+  },
+});
+
+const cancel = defineRoute({
+  method: "post",
+  path: "/jobs/{id}/cancel",
+  summary: "Cancel a job that has not started yet",
+  tags: ["Jobs"],
+  auth: "bearer",
+  params: idParams,
+  responses: {
+    200: { description: "Cancelled", schema: z.object({ message: z.string(), job: jobResource }) },
+    409: { description: "The job already started or finished" },
+  },
+  handler: async (ctx, { params }) => {
+    const job = await visibleJob(ctx, params.id);
+    authorize(canCancelJob(currentUser(ctx), job));
+    const cancelled = await ctx.deps.pool.transaction(async (tx) => {
+      const row = await markCancelled(tx, job.id);
+      if (!row) return null;
+      // Deletes the worker job, or, if a worker locked it a moment ago, stops its retries;
+      // either way the task skips it, since the record now says cancelled.
+      await tx.query(sql.type(z.object({}))`select graphile_worker.remove_job(${workerJobKey(job.id)})`);
+      await publishJobCompleted(tx, row);
+      return row;
+    });
+    if (!cancelled) throw conflict("The job has already started or finished and can no longer be cancelled.", "job_not_cancellable");
+    ctx.body = { message: "Job cancelled.", job: presentJob(cancelled) };
+  },
+});
+
+registerChannelAuthorizer("private-job.", async (deps, user, id) => {
+  if (!/^\d{1,18}$/.test(id)) return false;
+  const job = await findJob(deps.pool, Number(id));
+  return job !== null && canViewJob(user, job);
+});
+
+export const jobRoutes = [list, show, cancel];

@@ -1,0 +1,67 @@
+/**
+ * The web process: listens, routes WebSocket upgrades at /app/{key} to the realtime
+ * server, and shuts down gracefully on request: stop accepting, let in-flight requests
+ * finish (up to SHUTDOWN_TIMEOUT_MS), tell WebSocket clients to reconnect elsewhere.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { AppDeps } from "./context.ts";
+import { makeApp, type MakeAppOptions } from "./app.ts";
+import { RealtimeServer } from "./realtime/socketServer.ts";
+
+export interface RunningWeb {
+  server: http.Server;
+  realtime: RealtimeServer;
+  /** Base URL the server listens on, e.g. http://127.0.0.1:3000. */
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+function rawResponse(status: string, message: string, code: string): string {
+  const body = JSON.stringify({ message, code });
+  return `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+/** Answers for requests Node's HTTP parser rejects before Koa sees them. */
+const badRequest = rawResponse("400 Bad Request", "The request could not be understood.", "bad_request");
+const headersTooLarge = rawResponse("431 Request Header Fields Too Large", "The request headers are too large.", "headers_too_large");
+
+/** Starts the HTTP and WebSocket server on `port` (0: any free port). */
+export async function startWeb(deps: AppDeps, port: number, host: string, options: MakeAppOptions = {}): Promise<RunningWeb> {
+  const app = makeApp(deps, options);
+  const realtime = new RealtimeServer(deps);
+  const server = http.createServer({ requestTimeout: 120_000, headersTimeout: 30_000, maxHeaderSize: 32 * 1024 }, app.callback());
+  server.keepAliveTimeout = 65_000;
+  server.on("upgrade", (req, socket, head) => {
+    if (!realtime.handleUpgrade(req, socket, head)) {
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    }
+  });
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    socket.end(error.code === "HPE_HEADER_OVERFLOW" ? headersTooLarge : badRequest);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = host === "0.0.0.0" || host === "::" ? "localhost" : host;
+  let stopping: Promise<void> | undefined;
+  return {
+    server,
+    realtime,
+    port: address.port,
+    url: `http://${shownHost}:${address.port}`,
+    stop: () =>
+      (stopping ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await realtime.close();
+        const timer = setTimeout(() => server.closeAllConnections(), deps.config.shutdownTimeoutMs);
+        await closed;
+        clearTimeout(timer);
+      })()),
+  };
+}
+

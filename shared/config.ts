@@ -1,0 +1,166 @@
+/**
+ * Configuration: the environment, read once and validated with zod.
+ *
+ * Every variable the service reads is declared here and documented in the README.
+ * `loadConfig` never reads `process.env` behind the caller's back: the CLI passes the
+ * environment in (after filling development defaults from `.data/`), tests pass their own.
+ */
+import { z } from "zod";
+
+const booleanString = z
+  .enum(["true", "false", "1", "0", "yes", "no", "on", "off", ""])
+  .transform((value) => ["true", "1", "yes", "on"].includes(value));
+
+const integer = (min: number, max: number) =>
+  z.coerce
+    .number({ error: `expected an integer between ${min} and ${max}` })
+    .int({ error: `expected an integer between ${min} and ${max}` })
+    .min(min, { error: `expected an integer between ${min} and ${max}` })
+    .max(max, { error: `expected an integer between ${min} and ${max}` });
+
+const postgresUrl = z
+  .string()
+  .refine((value) => /^postgres(ql)?:\/\//.test(value) && URL.canParse(value), {
+    error: "expected a postgres:// connection URL",
+  });
+
+/** A 32-byte key, given as 64 hex characters or as base64 (optionally prefixed `base64:`). */
+const appKey = z.string().transform((value, ctx) => {
+  const raw = value.startsWith("base64:") ? value.slice(7) : value;
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64");
+  if (key.length !== 32) {
+    ctx.addIssue({ code: "custom", message: "expected 32 bytes as 64 hex characters or base64" });
+    return z.NEVER;
+  }
+  return key;
+});
+
+const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+
+/** The environment variables the service understands, with their defaults. */
+export const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: integer(0, 65535).default(3000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  APP_URL: z.url({ error: "expected an absolute URL such as https://codegen.example.com" }).optional(),
+  DATABASE_URL: postgresUrl.optional(),
+  DATABASE_POOL_SIZE: integer(1, 500).default(10),
+  DATA_DIR: z.string().min(1).default(".data"),
+  APP_KEY: appKey,
+  REALTIME_APP_ID: z.string().min(1).default("schemaforge"),
+  REALTIME_APP_KEY: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/, { error: "expected 8-128 letters, digits, - or _" }),
+  REALTIME_APP_SECRET: z.string().min(16, { error: "expected at least 16 characters" }),
+  REALTIME_ACTIVITY_TIMEOUT_S: integer(10, 600).default(120),
+  OAUTH_CLIENT_ID: z.string().min(1).optional(),
+  OAUTH_CLIENT_SECRET: z.string().min(16, { error: "expected at least 16 characters" }).optional(),
+  SMTP_URL: z.url({ error: "expected a URL such as smtp://user:pass@mail.example.com:587" }).optional(),
+  MAIL_FROM: z.string().min(3).default("SchemaForge <no-reply@localhost>"),
+  WORKER_CONCURRENCY: integer(1, 256).default(4),
+  WORKER_POLL_INTERVAL_MS: integer(100, 60_000).default(2000),
+  WORKER_HEARTBEAT_MS: integer(100, 60_000).default(5000),
+  WORKER_STALE_AFTER_MS: integer(500, 600_000).default(15_000),
+  SYNC_WAIT_MS: integer(0, 120_000).default(10_000),
+  SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
+  BODY_LIMIT_BYTES: integer(1024, 100 * 1024 * 1024).default(1024 * 1024),
+  UPLOAD_LIMIT_BYTES: integer(1024, 2 * 1024 * 1024 * 1024).default(20 * 1024 * 1024),
+  LOG_LEVEL: logLevel.default("info"),
+  TRUST_PROXY: booleanString.default(false),
+  METRICS_TOKEN: z.string().min(16, { error: "expected at least 16 characters" }).optional(),
+  ALLOW_PRIVATE_NETWORK_TARGETS: booleanString.default(false),
+});
+
+export type Env = z.input<typeof envSchema>;
+
+/** The parsed configuration every part of the service receives. */
+export interface Config {
+  env: "development" | "production" | "test";
+  port: number;
+  host: string;
+  /** Public base URL, used in links that leave the service (e-mails, Location headers stay relative). */
+  appUrl: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  dataDir: string;
+  /** 32-byte key for AES-256-GCM encryption of secrets at rest and for signed links. */
+  appKey: Buffer;
+  realtime: { appId: string; key: string; secret: string; activityTimeoutS: number };
+  oauth: { clientId: string | undefined; clientSecret: string | undefined };
+  mail: { smtpUrl: string | undefined; from: string };
+  worker: { concurrency: number; pollIntervalMs: number; heartbeatMs: number; staleAfterMs: number };
+  syncWaitMs: number;
+  shutdownTimeoutMs: number;
+  bodyLimitBytes: number;
+  uploadLimitBytes: number;
+  logLevel: z.infer<typeof logLevel>;
+  trustProxy: boolean;
+  metricsToken: string | undefined;
+  allowPrivateNetworkTargets: boolean;
+}
+
+/** Thrown by `loadConfig`; `problems` holds one line per bad or missing variable. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((line) => `  ${line}`).join("\n")}`);
+    this.problems = problems;
+  }
+}
+
+/**
+ * Parses the environment into a `Config`.
+ * @throws ConfigError listing every bad or missing variable, one line each.
+ */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? "environment");
+      const given = cleaned[name];
+      const missing = given === undefined;
+      const shown = missing ? "is missing" : `has the invalid value ${JSON.stringify(redact(name, given))}`;
+      return `${name} ${shown}: ${missing && issue.code === "invalid_type" ? "required" : issue.message}`;
+    });
+    throw new ConfigError(problems);
+  }
+  const e = parsed.data;
+  if (e.NODE_ENV === "production" && !e.OAUTH_CLIENT_SECRET && e.OAUTH_CLIENT_ID) {
+    throw new ConfigError(["OAUTH_CLIENT_SECRET is missing: required when OAUTH_CLIENT_ID is set"]);
+  }
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    appUrl: (e.APP_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    dataDir: e.DATA_DIR,
+    appKey: e.APP_KEY,
+    realtime: {
+      appId: e.REALTIME_APP_ID,
+      key: e.REALTIME_APP_KEY,
+      secret: e.REALTIME_APP_SECRET,
+      activityTimeoutS: e.REALTIME_ACTIVITY_TIMEOUT_S,
+    },
+    oauth: { clientId: e.OAUTH_CLIENT_ID, clientSecret: e.OAUTH_CLIENT_SECRET },
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    worker: {
+      concurrency: e.WORKER_CONCURRENCY,
+      pollIntervalMs: e.WORKER_POLL_INTERVAL_MS,
+      heartbeatMs: e.WORKER_HEARTBEAT_MS,
+      staleAfterMs: e.WORKER_STALE_AFTER_MS,
+    },
+    syncWaitMs: e.SYNC_WAIT_MS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    uploadLimitBytes: e.UPLOAD_LIMIT_BYTES,
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    metricsToken: e.METRICS_TOKEN,
+    allowPrivateNetworkTargets: e.ALLOW_PRIVATE_NETWORK_TARGETS,
+  };
+}
+
+function redact(name: string, value: string): string {
+  return /KEY|SECRET|TOKEN|PASSWORD|URL/.test(name) ? "<redacted>" : value;
+}

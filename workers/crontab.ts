@@ -1,0 +1,8 @@
+/**
+ * Scheduled work, in graphile-worker's crontab format. Every worker process registers the
+ * same schedule; graphile-worker makes sure each tick runs once across all of them.
+ */
+export const crontab = [
+  // Expired realtime payloads, finished job records past retention, stale heartbeats.
+  "17 * * * * maintenance__cleanup ?max=3",
+].join("\n");

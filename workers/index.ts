@@ -1,0 +1,84 @@
+/**
+ * The worker process: graphile-worker running our task definitions with our job-record
+ * lifecycle, the crontab, and the heartbeat/sweeper that recovers jobs of crashed workers.
+ * Any number of worker processes may run against one database.
+ */
+import { EventEmitter } from "node:events";
+import { Logger as WorkerLogger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
+import type { Logger } from "../shared/logger.ts";
+import type { WorkerDeps } from "./context.ts";
+import { crontab } from "./crontab.ts";
+import { wrapTask, type TaskDefinition } from "./defineTask.ts";
+import { startHeartbeat, type Heartbeat } from "./heartbeat.ts";
+import { loadTaskDefinitions } from "./taskList.ts";
+
+export interface WorkerOptions {
+  /** Connection URL for graphile-worker's own pool. */
+  databaseUrl: string;
+  /** Extra task definitions (tests, benchmarks). */
+  extraTasks?: TaskDefinition[];
+  /** Replace the crontab (tests pass an empty one). */
+  crontab?: string;
+}
+
+export interface RunningWorker {
+  runner: Runner;
+  heartbeat: Heartbeat;
+  /** Stops taking jobs, waits for running ones (up to the shutdown timeout), then stops. */
+  stop(): Promise<void>;
+}
+
+/** Adapts graphile-worker's logger to pino. */
+function workerLogger(log: Logger): WorkerLogger {
+  return new WorkerLogger((scope) => (level, message, meta) => {
+    const child = log.child({ component: "graphile-worker", ...scope, ...meta });
+    if (level === "error") child.error(message);
+    else if (level === "warning") child.warn(message);
+    else child.debug(message);
+  });
+}
+
+/** Starts a worker in this process. */
+export async function startWorker(deps: WorkerDeps, options: WorkerOptions): Promise<RunningWorker> {
+  const definitions = [...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])];
+  const taskList: TaskList = {};
+  for (const definition of definitions) taskList[definition.kind.name] = wrapTask(definition, deps);
+
+  const workerIds = new Set<string>();
+  const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+  events.on("pool:create", ({ workerPool }) => workerIds.add(workerPool.id));
+  events.on("worker:create", ({ worker }) => workerIds.add(worker.workerId));
+
+  const { concurrency, pollIntervalMs, heartbeatMs, staleAfterMs } = deps.config.worker;
+  const runner = await run({
+    connectionString: options.databaseUrl,
+    concurrency,
+    maxPoolSize: Math.max(concurrency + 2, 4),
+    pollInterval: pollIntervalMs,
+    taskList,
+    crontab: options.crontab ?? crontab,
+    logger: workerLogger(deps.log),
+    events,
+    noHandleSignals: true,
+    gracefulShutdownAbortTimeout: deps.config.shutdownTimeoutMs,
+  });
+  const heartbeat = await startHeartbeat({
+    pool: deps.pool,
+    log: deps.log,
+    intervalMs: heartbeatMs,
+    staleAfterMs,
+    workerIds: () => [...workerIds],
+  });
+  deps.log.info({ concurrency, tasks: Object.keys(taskList) }, "worker started");
+
+  let stopping: Promise<void> | undefined;
+  return {
+    runner,
+    heartbeat,
+    stop: () =>
+      (stopping ??= (async () => {
+        await runner.stop("shutdown");
+        await heartbeat.stop();
+      })()),
+  };
+}
