@@ -43,11 +43,11 @@ export async function enqueue<K extends JobKind>(
       returning *
     ), queued as (
       select graphile_worker.add_job(
-        identifier => ${kind.name},
-        payload => jsonb_build_object('job_id', record.id, 'payload', ${sql.jsonb((parsed ?? null) as never)}::jsonb),
-        queue_name => ${kind.queueName ?? null},
+        identifier => ${kind.name}::text,
+        payload => json_build_object('job_id', record.id, 'payload', ${sql.json((parsed ?? null) as never)}::json),
+        queue_name => ${kind.queueName ?? null}::text,
         run_at => ${options.runAt ? options.runAt.toISOString() : null}::timestamptz,
-        max_attempts => ${kind.maxAttempts},
+        max_attempts => ${kind.maxAttempts}::int,
         job_key => 'job:' || record.id,
         priority => ${options.priority ?? null}::int
       ) from record

@@ -68,7 +68,7 @@ export async function markFailed(conn: CommonQueryMethods, id: number, error: St
   return conn.maybeOne(sql.type(jobRow)`
     update jobs set status = 'failed', error = ${error.message}, error_code = ${error.code},
       error_details = ${sql.jsonb({ status: error.status, errors: error.errors ?? null })},
-      worker_job_id = null, finished_at = now(), updated_at = now()
+      finished_at = now(), updated_at = now()
     where id = ${id} and status in ('queued', 'running')
     returning ${jobColumns}`);
 }

@@ -1,0 +1,138 @@
+import t from "tap";
+import { z } from "zod";
+import { sql } from "../../shared/db/pool.ts";
+import { enqueue } from "../../shared/jobs/enqueue.ts";
+import { findJob } from "../../shared/jobs/records.ts";
+import { startTestApp } from "../support/app.ts";
+import { buildUserWithToken } from "../support/factories.ts";
+import { client } from "../support/http.ts";
+import { testRoutes } from "../support/testRoutes.ts";
+import { echoKind, flakyKind, sleepKind, testTasks } from "../support/testTasks.ts";
+
+const count = z.object({ count: z.number() });
+
+t.test("jobs", async (t) => {
+  const app = await startTestApp(t, { worker: true, extraTasks: testTasks, extraRoutes: testRoutes });
+  const owner = await buildUserWithToken(app.pool);
+  const stranger = await buildUserWithToken(app.pool);
+  const admin = await buildUserWithToken(app.pool, { roles: ["admin"] });
+  const api = client(app.url, owner.token);
+
+  t.test("an awaited job answers with its result", async (t) => {
+    const res = await api.post("/api/test/jobs/echo", { payload: { value: { hello: "world" } } });
+    t.equal(res.status, 200);
+    t.same(res.body, { result: { echoed: { hello: "world" } } });
+  });
+
+  t.test("Prefer: respond-async answers 202 with Location, and the job can be followed", async (t) => {
+    const res = await api.post("/api/test/jobs/echo", { payload: { value: 42 } }, { headers: { prefer: "respond-async" } });
+    t.equal(res.status, 202);
+    t.equal(res.headers.get("preference-applied"), "respond-async");
+    const location = res.headers.get("location");
+    t.match(location, /^\/api\/jobs\/\d+$/);
+    t.equal(res.body.job.status, "queued");
+    let job;
+    for (let i = 0; i < 100; i += 1) {
+      job = (await api.get(location!)).body.job;
+      if (job.status === "succeeded") break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    t.equal(job.status, "succeeded");
+    t.same(job.result, { echoed: 42 });
+    t.equal(job.progress, 100);
+    t.equal(job.attempts, 1);
+    t.ok(job.started_at && job.finished_at);
+  });
+
+  t.test("a job outliving SYNC_WAIT_MS answers 202", async (t) => {
+    const quick = await startTestApp(t, { db: app.db, extraRoutes: testRoutes, env: { SYNC_WAIT_MS: "200" } });
+    const res = await client(quick.url, owner.token).post("/api/test/jobs/sleep", { payload: { firstAttemptMs: 1500, laterAttemptMs: 0 } });
+    t.equal(res.status, 202);
+    t.match(res.headers.get("location"), /^\/api\/jobs\/\d+$/);
+    t.ok(["queued", "running"].includes(res.body.job.status));
+  });
+
+  t.test("progress is recorded and the job ends at 100", async (t) => {
+    const res = await api.post("/api/test/jobs/progress", { payload: { steps: 3 } });
+    t.equal(res.status, 200);
+    const row = await app.pool.one(sql.type(z.object({ id: z.number(), progress: z.number(), progress_message: z.string().nullable() }))`
+      select id, progress, progress_message from jobs where kind = 'test__progress' order by id desc limit 1`);
+    t.equal(row.progress, 100);
+    t.equal(row.progress_message, "step 3");
+  });
+
+  t.test("transient failures are retried with back-off until success", async (t) => {
+    const job = await app.pool.transaction((tx) => enqueue(tx, flakyKind, { failTimes: 1 }, { userId: owner.user.id }));
+    // graphile-worker backs off exp(1) ≈ 2.7 s before the second attempt
+    let row = await findJob(app.pool, job.id);
+    for (let i = 0; i < 200 && row?.status !== "succeeded"; i += 1) {
+      await new Promise((r) => setTimeout(r, 50));
+      row = await findJob(app.pool, job.id);
+    }
+    t.equal(row?.status, "succeeded");
+    t.equal(row?.attempts, 2);
+    t.same(row?.result, { attempt: 2 });
+  });
+
+  t.test("a permanent error fails at once, and the awaiting request gets its 422", async (t) => {
+    const res = await api.post("/api/test/jobs/invalid", { payload: {} });
+    t.equal(res.status, 422);
+    t.same(res.body, {
+      message: "The SQL could not be parsed at line 3, column 7.",
+      code: "validation_failed",
+      errors: { sql_text: ["The SQL could not be parsed at line 3, column 7."] },
+    });
+    const row = await app.pool.one(sql.type(z.object({ attempts: z.number(), status: z.string() }))`
+      select attempts, status from jobs where kind = 'test__invalid' order by id desc limit 1`);
+    t.same(row, { attempts: 1, status: "failed" });
+  });
+
+  t.test("a job enqueued in a transaction that rolls back does not exist", async (t) => {
+    const counts = sql.type(z.object({ records: z.number(), queued: z.number() }))`
+      select (select count(*)::int from jobs) as records, (select count(*)::int from graphile_worker.jobs) as queued`;
+    const before = await app.pool.one(counts);
+    const res = await api.post("/api/test/rollback");
+    t.equal(res.status, 409);
+    t.same(await app.pool.one(counts), before, "neither a record nor a worker job");
+  });
+
+  t.test("GET /api/jobs/{id} is for the owner and site admins only", async (t) => {
+    const job = await app.pool.transaction((tx) => enqueue(tx, echoKind, { value: 1 }, { userId: owner.user.id }));
+    t.equal((await api.get(`/api/jobs/${job.id}`)).status, 200);
+    const strangerRes = await client(app.url, stranger.token).get(`/api/jobs/${job.id}`);
+    t.equal(strangerRes.status, 404, "a stranger cannot even learn that the job exists");
+    t.equal((await client(app.url, admin.token).get(`/api/jobs/${job.id}`)).status, 200);
+    t.equal((await client(app.url).get(`/api/jobs/${job.id}`)).status, 401);
+    t.equal((await api.get(`/api/jobs/999999999`)).status, 404);
+    t.equal((await api.get(`/api/jobs/not-a-number`)).status, 404);
+  });
+
+  t.test("GET /api/jobs lists the caller's jobs, paginated and filtered", async (t) => {
+    const res = await api.get("/api/jobs?per_page=2&status=succeeded");
+    t.equal(res.status, 200);
+    t.equal(res.body.data.length, 2);
+    t.ok(res.body.data.every((j: { status: string }) => j.status === "succeeded"));
+    t.equal(res.body.meta.per_page, 2);
+    t.ok(res.body.meta.total >= 3);
+    t.match(res.body.links.next, /page=2/);
+    const bad = await api.get("/api/jobs?per_page=1000&status=weird");
+    t.equal(bad.status, 422);
+    t.ok(bad.body.errors.per_page && bad.body.errors.status);
+    const others = await client(app.url, stranger.token).get("/api/jobs");
+    t.equal(others.body.meta.total, 0, "no one else's jobs");
+  });
+
+  t.test("a queued job can be cancelled; a finished one cannot", async (t) => {
+    const later = await app.pool.transaction((tx) =>
+      enqueue(tx, sleepKind, { firstAttemptMs: 1, laterAttemptMs: 1 }, { userId: owner.user.id, runAt: new Date(Date.now() + 60_000) }),
+    );
+    const res = await api.post(`/api/jobs/${later.id}/cancel`);
+    t.equal(res.status, 200);
+    t.equal(res.body.job.status, "cancelled");
+    t.equal(await app.pool.oneFirst(sql.type(count)`select count(*)::int as count from graphile_worker.jobs where key = ${`job:${later.id}`}`), 0);
+    t.equal((await client(app.url, stranger.token).post(`/api/jobs/${later.id}/cancel`)).status, 404);
+    const again = await api.post(`/api/jobs/${later.id}/cancel`);
+    t.equal(again.status, 409);
+    t.equal(again.body.code, "job_not_cancellable");
+  });
+});
