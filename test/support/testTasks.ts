@@ -38,7 +38,8 @@ export const testTasks = [
     return { attempt: ctx.attempt, pid: process.pid };
   }),
   defineTask(publishKind, async (payload, ctx) => {
-    await publish(ctx.deps.pool, { channel: payload.channel, event: payload.event, data: payload.data });
+    const data = typeof payload.data === "object" && payload.data !== null ? { ...payload.data, worker_pid: process.pid } : payload.data;
+    await publish(ctx.deps.pool, { channel: payload.channel, event: payload.event, data });
     return { pid: process.pid };
   }),
 ];
