@@ -11,7 +11,8 @@ import { testTasks } from "./testTasks.ts";
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error("DATABASE_URL is required");
-const config = testConfig(url, { WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY ?? "1" });
+const overrides = Object.fromEntries(Object.entries(process.env).filter(([name, value]) => name.startsWith("WORKER_") && value)) as Record<string, string>;
+const config = testConfig(url, { WORKER_CONCURRENCY: "1", ...overrides });
 const log = createLogger(config.logLevel, "test-worker");
 const pool = await createPool(url, { maxPoolSize: 4 });
 const worker = await startWorker({ config, pool, log }, { databaseUrl: url, extraTasks: testTasks, crontab: "" });
