@@ -50,8 +50,8 @@ export interface MigrateResult {
 }
 
 /** Brings the database at `url` up to date. @throws when an applied migration was edited. */
-export async function migrate(url: string, log: (line: string) => void = () => {}): Promise<MigrateResult> {
-  const migrations = await readMigrations();
+export async function migrate(url: string, log: (line: string) => void = () => {}, dir = migrationsDir): Promise<MigrateResult> {
+  const migrations = await readMigrations(dir);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -102,8 +102,8 @@ function quietWorkerLogger(): Logger {
 }
 
 /** Lists migration files not yet applied to the database at `url`. */
-export async function pendingMigrations(url: string): Promise<string[]> {
-  const migrations = await readMigrations();
+export async function pendingMigrations(url: string, dir = migrationsDir): Promise<string[]> {
+  const migrations = await readMigrations(dir);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -31,6 +31,15 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+/** Creates an empty (unmigrated) database; dropped in `t.teardown`. Returns its URL. */
+export async function emptyDatabase(t: Test): Promise<string> {
+  const { adminUrl, template } = clusterEnv();
+  const name = `${template}_e${randomBytes(5).toString("hex")}`;
+  await admin((c) => c.query(`create database ${name} template template0`));
+  t.teardown(() => admin((c) => c.query(`drop database if exists ${name} with (force)`)));
+  return withDatabase(adminUrl, name);
+}
+
 /** Creates a database cloned from the migrated template; dropped in `t.teardown`. */
 export async function freshDatabase(t: Test, options: { poolSize?: number } = {}): Promise<TestDatabase> {
   const { adminUrl, template } = clusterEnv();
