@@ -11,7 +11,8 @@ import { envelopeSchema } from "../shared/jobs/enqueue.ts";
 import { describeJobError, isPermanent } from "../shared/jobs/errors.ts";
 import { publishJobCompleted, publishJobProgress } from "../shared/jobs/events.ts";
 import type { JobKind, ParsedPayloadOf } from "../shared/jobs/kind.ts";
-import { markFailed, markProgress, markRetrying, markRunning, markSucceeded } from "../shared/jobs/records.ts";
+import { finishSucceeded } from "../shared/jobs/finish.ts";
+import { markFailed, markProgress, markRetrying, markRunning } from "../shared/jobs/records.ts";
 import type { TaskContext, WorkerDeps } from "./context.ts";
 
 export interface TaskDefinition<K extends JobKind = JobKind> {
@@ -35,8 +36,9 @@ export function wrapTask(definition: TaskDefinition, deps: WorkerDeps): Task {
     const jobId = envelope.success ? envelope.data.job_id : null;
     const payloadInput = envelope.success ? envelope.data.payload : raw;
 
+    let running: Awaited<ReturnType<typeof markRunning>> = null;
     if (jobId !== null) {
-      const running = await markRunning(deps.pool, jobId, attempt);
+      running = await markRunning(deps.pool, jobId, attempt);
       if (!running) {
         log.info({ job: jobId }, "job record already finished or cancelled; skipping");
         return;
@@ -56,6 +58,7 @@ export function wrapTask(definition: TaskDefinition, deps: WorkerDeps): Task {
           await markProgress(tx, jobId, value, message ?? null);
           await publishJobProgress(tx, jobId, value, message ?? null);
         });
+        if (running) running = { ...running, progress: value, progress_message: message ?? null };
       },
     };
 
@@ -82,12 +85,7 @@ export function wrapTask(definition: TaskDefinition, deps: WorkerDeps): Task {
       await markRetrying(deps.pool, jobId, described);
       throw error;
     }
-    if (jobId !== null) {
-      await deps.pool.transaction(async (tx) => {
-        const row = await markSucceeded(tx, jobId, result ?? null);
-        if (row) await publishJobCompleted(tx, row);
-      });
-    }
+    if (running) await finishSucceeded(deps.pool, running, result);
   };
 }
 

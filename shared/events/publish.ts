@@ -21,11 +21,20 @@ export interface RealtimeEvent {
   data: unknown;
 }
 
+/**
+ * The NOTIFY payload of `event` when it fits inline; undefined when it must travel by
+ * reference (then use `publish`). Lets a caller fold the NOTIFY into a statement of its own.
+ */
+export function inlinePayload(event: RealtimeEvent): string | undefined {
+  const text = JSON.stringify({ channel: event.channel, event: event.event, data: event.data });
+  return Buffer.byteLength(text) > INLINE_LIMIT_BYTES ? undefined : text;
+}
+
 /** Publishes `event` on `conn` (a pool, connection or transaction). */
 export async function publish(conn: CommonQueryMethods, event: RealtimeEvent): Promise<void> {
   const body = { channel: event.channel, event: event.event, data: event.data };
-  let text = JSON.stringify(body);
-  if (Buffer.byteLength(text) > INLINE_LIMIT_BYTES) {
+  let text = inlinePayload(event) ?? "";
+  if (!text) {
     const id = await conn.oneFirst(
       sql.type(z.object({ id: z.number() }))`insert into realtime_payloads (body) values (${sql.jsonb(body as never)}) returning id`,
     );

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import type { CommonQueryMethods } from "../db/pool.ts";
-import { publish } from "../events/publish.ts";
+import { publish, type RealtimeEvent } from "../events/publish.ts";
 import type { JobRow } from "./records.ts";
 
 export const jobChannel = (id: number) => `private-job.${id}`;
@@ -38,6 +38,13 @@ export async function publishJobProgress(conn: CommonQueryMethods, id: number, p
   await publish(conn, { channel: jobChannel(id), event: "JobProgress", data: { job_id: id, progress, message } });
 }
 
+/** The `JobCompleted` event of a finished job. */
+export const jobCompletedEvent = (row: JobRow): RealtimeEvent => ({
+  channel: jobChannel(row.id),
+  event: "JobCompleted",
+  data: { job_id: row.id, status: row.status, job: presentJob(row) },
+});
+
 export async function publishJobCompleted(conn: CommonQueryMethods, row: JobRow) {
-  await publish(conn, { channel: jobChannel(row.id), event: "JobCompleted", data: { job_id: row.id, status: row.status, job: presentJob(row) } });
+  await publish(conn, jobCompletedEvent(row));
 }

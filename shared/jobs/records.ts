@@ -42,10 +42,22 @@ export async function findJob(conn: CommonQueryMethods, id: number): Promise<Job
   return conn.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${id}`);
 }
 
+/**
+ * The worker's bookkeeping writes (running, progress, succeeded) commit without waiting
+ * for the WAL flush. That is safe here: graphile-worker completes or fails the job
+ * afterwards with a synchronous commit, and flushing that commit flushes every earlier WAL
+ * record, ours included; after a crash before it, the job is retried anyway. It keeps the
+ * record lifecycle from tripling the fsyncs per job. Used as a CTE of a single statement
+ * (an implicit transaction), where `set_config(…, true)` applies to that commit.
+ */
+export const asyncCommit = sql.fragment`async_commit as (select set_config('synchronous_commit', 'off', true))`;
+
 /** Marks an attempt as started; null when the job is already finished or cancelled (skip it). */
 export async function markRunning(conn: CommonQueryMethods, id: number, attempt: number): Promise<JobRow | null> {
   return conn.maybeOne(sql.type(jobRow)`
+    with ${asyncCommit}
     update jobs set status = 'running', attempts = ${attempt}, started_at = coalesce(started_at, now()), updated_at = now()
+    from async_commit
     where id = ${id} and status in ('queued', 'running')
     returning ${jobColumns}`);
 }

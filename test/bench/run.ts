@@ -18,7 +18,8 @@ const files = (await readdir(dir))
   .filter((f) => filters.length === 0 || filters.some((name) => f.includes(name)))
   .sort();
 
-const cluster = await startTestCluster();
+// fsync on, as in production: commit cost is most of what job benchmarks measure.
+const cluster = await startTestCluster({ durable: true });
 let failed = 0;
 try {
   for (const file of files) {

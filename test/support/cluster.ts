@@ -25,14 +25,22 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-export async function startTestCluster(): Promise<TestCluster> {
+/**
+ * @param durable keep fsync on (benchmarks, to measure what production commits cost);
+ *   tests turn it off for speed.
+ */
+export async function startTestCluster(options: { durable?: boolean } = {}): Promise<TestCluster> {
   const external = process.env.DATABASE_URL;
   const server = external
     ? { url: withDatabase(external, "postgres"), stop: async () => {} }
     : await startEmbeddedPostgres({
         dataDir: path.join(os.tmpdir(), `schemaforge-test-${process.pid}-${randomBytes(3).toString("hex")}`),
         persistent: false,
-        settings: { fsync: "off", synchronous_commit: "off", full_page_writes: "off", max_connections: "400", shared_buffers: "128MB" },
+        settings: {
+          ...(options.durable ? {} : { fsync: "off", synchronous_commit: "off", full_page_writes: "off" }),
+          max_connections: "400",
+          shared_buffers: "128MB",
+        },
       });
   const templateDb = `sf_template_${randomBytes(4).toString("hex")}`;
   const admin = new pg.Client({ connectionString: server.url });

@@ -1,0 +1,114 @@
+/**
+ * Jobs benchmark (issue "Foundation", BENCHMARKS.md "Jobs"):
+ * - throughput of no-op jobs through our jobs layer (record + enqueue + run + complete)
+ *   versus raw graphile-worker `addJob` + a no-op task, each enqueue one committed write;
+ * - enqueue→start latency of our layer, p50 and p99 (jobs enqueued one at a time).
+ * Targets: throughput ratio ≥ 0.5, p50 < 10 ms.
+ */
+import { z } from "zod";
+import { makeWorkerUtils, run, Logger } from "graphile-worker";
+import { createPool } from "../../shared/db/pool.ts";
+import { enqueue } from "../../shared/jobs/enqueue.ts";
+import { defineJobKind } from "../../shared/jobs/kind.ts";
+import { createLogger } from "../../shared/logger.ts";
+import { defineTask } from "../../workers/defineTask.ts";
+import { startWorker } from "../../workers/index.ts";
+import { testConfig } from "../support/app.ts";
+import { benchDatabase, percentile } from "./support/db.ts";
+import { limitFigure, ratioFigure, report } from "./report.ts";
+
+const JOBS = Number(process.env.BENCH_JOBS ?? 1000);
+const LATENCY_SAMPLES = 200;
+const quiet = new Logger(() => () => {});
+
+async function rawGraphile(url: string): Promise<number> {
+  let done = 0;
+  let finish: () => void = () => {};
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const runner = await run({
+    connectionString: url,
+    concurrency: 4,
+    pollInterval: 1000,
+    logger: quiet,
+    noHandleSignals: true,
+    taskList: {
+      bench__raw: async () => {
+        done += 1;
+        if (done === JOBS) finish();
+      },
+    },
+  });
+  const utils = await makeWorkerUtils({ connectionString: url, logger: quiet });
+  const started = performance.now();
+  for (let i = 0; i < JOBS; i += 1) await utils.addJob("bench__raw", { i });
+  await finished;
+  const seconds = (performance.now() - started) / 1000;
+  await utils.release();
+  await runner.stop();
+  return JOBS / seconds;
+}
+
+async function ours(url: string): Promise<{ throughput: number; p50: number; p99: number }> {
+  const config = testConfig(url, { WORKER_CONCURRENCY: "4", WORKER_POLL_INTERVAL_MS: "1000", WORKER_HEARTBEAT_MS: "5000" });
+  const log = createLogger("silent");
+  const pool = await createPool(url, { maxPoolSize: 10 });
+  const kind = defineJobKind("bench__noop", z.object({ i: z.number() }), { maxAttempts: 1 });
+  const startedAt = new Map<number, number>();
+  let done = 0;
+  let finish: () => void = () => {};
+  let target = JOBS;
+  let finished = new Promise<void>((resolve) => (finish = resolve));
+  const task = defineTask(kind, async (_payload, ctx) => {
+    startedAt.set(ctx.jobId!, performance.now());
+    return null;
+  });
+  const worker = await startWorker({ config, pool, log }, { databaseUrl: url, extraTasks: [task], crontab: "" });
+  // Count completions (record marked succeeded) through the job events the wrapper publishes.
+  const { PgListener } = await import("../../shared/events/listener.ts");
+  const listener = new PgListener(url, log);
+  listener.subscribe("realtime", (payload) => {
+    if (payload.includes('"JobCompleted"')) {
+      done += 1;
+      if (done === target) finish();
+    }
+  });
+  await listener.start();
+
+  const t0 = performance.now();
+  for (let i = 0; i < JOBS; i += 1) await enqueue(pool, kind, { i });
+  await finished;
+  const throughput = JOBS / ((performance.now() - t0) / 1000);
+
+  // Latency: one job at a time, from the enqueue's commit to the task's first line.
+  const latencies: number[] = [];
+  done = 0;
+  target = 1;
+  for (let i = 0; i < LATENCY_SAMPLES; i += 1) {
+    finished = new Promise<void>((resolve) => (finish = resolve));
+    done = 0;
+    const job = await enqueue(pool, kind, { i });
+    const committed = performance.now();
+    await finished;
+    latencies.push(startedAt.get(job.id)! - committed);
+  }
+  latencies.sort((a, b) => a - b);
+  await listener.stop();
+  await worker.stop();
+  await pool.end();
+  return { throughput, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+const rawDb = await benchDatabase();
+const ourDb = await benchDatabase();
+try {
+  const baseline = await rawGraphile(rawDb.url);
+  const measured = await ours(ourDb.url);
+  report(`Jobs: ${JOBS} no-op jobs, each enqueue one committed write, 4 concurrent`, [
+    ratioFigure("jobs.throughput", measured.throughput, baseline, "jobs/s", 0.5, "record + enqueue + run + complete vs raw addJob"),
+    limitFigure("jobs.enqueue_to_start.p50", measured.p50, "ms", 10),
+    limitFigure("jobs.enqueue_to_start.p99", measured.p99, "ms", 50, null, "p99 has no target; shown for context"),
+  ]);
+} finally {
+  await rawDb.drop();
+  await ourDb.drop();
+}
