@@ -1,0 +1,179 @@
+import http from "node:http";
+import net from "node:net";
+import type { AddressInfo } from "node:net";
+import t, { type Test } from "tap";
+import { createGuardedFetch } from "../../../shared/net/guardedFetch.ts";
+import { createGuardedLookup } from "../../../shared/net/guardedLookup.ts";
+import { assertPublicHost, NetworkTargetError, type Resolver } from "../../../shared/net/networkGuard.ts";
+
+const PUBLIC = "93.184.216.34";
+
+/** A loopback HTTP server that counts the requests it receives. */
+async function countingServer(t: Test) {
+  let requests = 0;
+  let connections = 0;
+  const server = http.createServer((_req, res) => {
+    requests += 1;
+    res.end("reached");
+  });
+  server.on("connection", () => (connections += 1));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { port: (server.address() as AddressInfo).port, requests: () => requests, connections: () => connections };
+}
+
+/** A resolver that answers from a table; unknown names fail like the system resolver. */
+function tableResolver(table: Record<string, string[]>): Resolver {
+  return async (hostname) => {
+    const answers = table[hostname];
+    if (!answers) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+    return answers.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  };
+}
+
+/** A resolver that answers with a public address first and a private one afterwards. */
+function rebindingResolver(privateAddress: string): Resolver & { calls: number } {
+  const resolver = Object.assign(
+    async () => {
+      resolver.calls += 1;
+      return [{ address: resolver.calls === 1 ? PUBLIC : privateAddress, family: 4 as const }];
+    },
+    { calls: 0 },
+  );
+  return resolver;
+}
+
+t.test("assertPublicHost refuses every blocked class in every host notation", async (t) => {
+  const policy = { allowPrivate: false };
+  const refused = [
+    "127.0.0.1",
+    "http://127.0.0.1:8080/hook",
+    "localhost",
+    "api.localhost",
+    "http://localhost/",
+    "10.0.0.5:21",
+    "172.20.1.1",
+    "https://192.168.0.10/x",
+    "[::1]:22",
+    "::1",
+    "http://[::ffff:127.0.0.1]/",
+    "::ffff:192.168.1.1",
+    "fd00::1",
+    "169.254.10.10",
+    "fe80::1",
+    "100.64.0.7",
+    "224.0.0.1",
+    "0.0.0.0",
+    "http://0/",
+    "2130706433",
+    "0x7f000001",
+    "0x7f.0.0.1",
+    "0177.0.0.1",
+    "127.1",
+    "http://2130706433/",
+    "ssh://0x7f.1:22",
+    "169.254.169.254",
+    "http://169.254.169.254/latest/meta-data/",
+    "[fd00:ec2::254]",
+    "metadata.google.internal",
+    "http://metadata.google.internal/computeMetadata/v1/",
+  ];
+  for (const target of refused) {
+    await t.rejects(assertPublicHost(target, policy), NetworkTargetError, target);
+  }
+  const error = await assertPublicHost("http://0x7f.1/", policy).catch((e: unknown) => e);
+  t.match(error, { status: 422, code: "network_target_refused", message: /127\.0\.0\.1: a loopback address.*ALLOW_PRIVATE_NETWORK_TARGETS/ });
+});
+
+t.test("names are judged by every address they resolve to", async (t) => {
+  const resolver = tableResolver({
+    "public.test": [PUBLIC],
+    "mixed.test": [PUBLIC, "10.0.0.1"],
+    "v6private.test": ["fd12::1"],
+    "mapped.test": ["::ffff:169.254.169.254"],
+  });
+  const policy = { allowPrivate: false, resolver };
+  t.same(await assertPublicHost("https://public.test/api", policy), [{ address: PUBLIC, family: 4 }]);
+  await t.rejects(assertPublicHost("mixed.test", policy), { code: "network_target_refused", message: /10\.0\.0\.1/ });
+  await t.rejects(assertPublicHost("v6private.test", policy), { code: "network_target_refused" });
+  await t.rejects(assertPublicHost("mapped.test", { allowPrivate: true, resolver }), { message: /cloud metadata/ });
+  await t.rejects(assertPublicHost("missing.test", policy), { code: "host_not_found" });
+});
+
+t.test("allowPrivate lets loopback and private targets through, never metadata", async (t) => {
+  const policy = { allowPrivate: true, resolver: tableResolver({ "internal.test": ["10.1.2.3"] }) };
+  t.same(await assertPublicHost("127.0.0.1", policy), [{ address: "127.0.0.1", family: 4 }]);
+  t.same(await assertPublicHost("http://0x7f.1/", policy), [{ address: "127.0.0.1", family: 4 }]);
+  t.same(await assertPublicHost("internal.test", policy), [{ address: "10.1.2.3", family: 4 }]);
+  await t.rejects(assertPublicHost("169.254.169.254", policy), { message: /cloud metadata address. Metadata endpoints are never allowed/ });
+  await t.rejects(assertPublicHost("metadata.google.internal", policy), { message: /cloud metadata/ });
+  await t.rejects(assertPublicHost("[::ffff:a9fe:a9fe]", policy), { message: /cloud metadata/ });
+});
+
+t.test("a raw socket with the guarded lookup connects to what the guard allows only", async (t) => {
+  const server = await countingServer(t);
+  const connect = (host: string, lookup: net.LookupFunction) =>
+    new Promise<void>((resolve, reject) => {
+      const socket = net.connect({ host, port: server.port, lookup });
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve();
+      });
+      socket.once("error", reject);
+    });
+  const allowed = createGuardedLookup({ allowPrivate: true, resolver: tableResolver({ "peer.test": ["127.0.0.1"] }) });
+  await connect("peer.test", allowed);
+  t.equal(server.connections(), 1, "the name resolved through the guard's resolver");
+
+  const rebinding = rebindingResolver("127.0.0.1");
+  const policy = { allowPrivate: false, resolver: rebinding };
+  t.same(await assertPublicHost("rebind.test", policy), [{ address: PUBLIC, family: 4 }], "validation sees a public answer");
+  await t.rejects(connect("rebind.test", createGuardedLookup(policy)), NetworkTargetError, "the connection sees the private answer and is refused");
+  t.equal(rebinding.calls, 2);
+  t.equal(server.connections(), 1, "no connection reached the server");
+});
+
+t.test("guarded fetch: DNS rebinding, literals, redirects into private space", async (t) => {
+  const server = await countingServer(t);
+  const rebinding = rebindingResolver("127.0.0.1");
+  const policy = { allowPrivate: false, resolver: rebinding };
+  await assertPublicHost(`http://rebind.test:${server.port}/hook`, policy);
+  const guarded = createGuardedFetch(policy);
+  t.teardown(() => guarded.close());
+  const failure = await guarded.fetch(`http://rebind.test:${server.port}/hook`).catch((e: Error) => e);
+  t.type(failure, Error);
+  t.type((failure as Error).cause, NetworkTargetError, "fetch fails with the guard's refusal as cause");
+  for (const literal of [`http://127.0.0.1:${server.port}/`, `http://[::ffff:7f00:1]:${server.port}/`, `http://0x7f.1:${server.port}/`]) {
+    const error = await guarded.fetch(literal).catch((e: Error) => e);
+    t.type((error as Error).cause, NetworkTargetError, literal);
+  }
+  t.equal(server.requests(), 0, "the loopback server saw no request");
+
+  // Allowed: a name that resolves to loopback reaches the server only through the guard's resolver.
+  const open = createGuardedFetch({ allowPrivate: true, resolver: tableResolver({ "peer.test": ["127.0.0.1"] }) });
+  t.teardown(() => open.close());
+  const response = await open.fetch(`http://peer.test:${server.port}/`);
+  t.equal(await response.text(), "reached");
+  t.equal(server.requests(), 1);
+});
+
+t.test("a redirect is checked again when fetch follows it", async (t) => {
+  const target = await countingServer(t);
+  let redirects = 0;
+  const redirector = http.createServer((_req, res) => {
+    redirects += 1;
+    res.writeHead(302, { location: `http://private.test:${target.port}/secret` }).end();
+  });
+  await new Promise<void>((resolve) => redirector.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => new Promise<void>((resolve) => redirector.close(() => resolve())));
+  // The redirecting host may be reached (allowed by this resolver's public answer mapped to
+  // loopback for the test); the name it redirects to answers with a refused address.
+  const resolver = tableResolver({ "public.test": ["127.0.0.1"], "private.test": ["169.254.169.254"] });
+  const guarded = createGuardedFetch({ allowPrivate: true, resolver });
+  t.teardown(() => guarded.close());
+  const port = (redirector.address() as AddressInfo).port;
+  const error = await guarded.fetch(`http://public.test:${port}/start`).catch((e: Error) => e);
+  t.equal(redirects, 1, "the first hop was made");
+  t.type((error as Error).cause, NetworkTargetError, "the redirect target is refused");
+  t.equal(target.requests(), 0);
+});
