@@ -1,0 +1,60 @@
+/**
+ * HTTP benchmark (issue "Foundation", BENCHMARKS.md "HTTP"): a route doing one SQL query
+ * through the full middleware stack (request id, logs, metrics, errors, security headers,
+ * router, validation, Slonik with row validation) versus a bare Koa + pg handler doing the
+ * same query, 50 concurrent connections, alternating runs. Target ratio ≥ 0.7.
+ */
+import { spawn } from "node:child_process";
+import autocannon from "autocannon";
+import { createPool } from "../../shared/db/pool.ts";
+import { insertUser } from "../../shared/db/users.ts";
+import { benchDatabase } from "./support/db.ts";
+import { ratioFigure, report } from "./report.ts";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = 2;
+
+async function load(url: string, seconds: number): Promise<number> {
+  const result = await autocannon({ url, connections: 50, duration: seconds, pipelining: 1 });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+const db = await benchDatabase();
+const pool = await createPool(db.url);
+await insertUser(pool, { name: "Bench User", username: "bench", email: "bench@example.test", passwordHash: null });
+await pool.end();
+
+const child = spawn(process.execPath, [new URL("./support/httpServers.ts", import.meta.url).pathname], {
+  env: { ...process.env, DATABASE_URL: db.url },
+  stdio: ["ignore", "pipe", "inherit"],
+});
+try {
+  const [oursPort, barePort] = await new Promise<[number, number]>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /^ready (\d+) (\d+)$/m.exec(out);
+      if (match) resolve([Number(match[1]), Number(match[2])]);
+    });
+    child.once("exit", (code) => reject(new Error(`server process exited with ${code}`)));
+  });
+  child.stdout.resume();
+  const oursUrl = `http://127.0.0.1:${oursPort}/api/bench/one-query`;
+  const bareUrl = `http://127.0.0.1:${barePort}/`;
+  await load(oursUrl, 1);
+  await load(bareUrl, 1);
+  const ours: number[] = [];
+  const bare: number[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    bare.push(await load(bareUrl, SECONDS));
+    ours.push(await load(oursUrl, SECONDS));
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  report("HTTP: one SQL query per request, 50 connections", [
+    ratioFigure("http.one_query", mean(ours), mean(bare), "req/s", 0.7, "full stack vs bare Koa + pg"),
+  ]);
+} finally {
+  child.kill("SIGKILL");
+  await db.drop();
+}
