@@ -1,0 +1,207 @@
+/**
+ * Column definitions: name, data type (optional in SQLite, absent for T-SQL and Firebird
+ * computed columns) and the column options of all five dialects. Inline PRIMARY KEY,
+ * UNIQUE and REFERENCES become table constraints, as the engines record them.
+ */
+import type { Cursor} from "./cursor.ts";
+import { intValue } from "./cursor.ts";
+import { parseDataType } from "./dataType.ts";
+import { parseReferences } from "./constraints.ts";
+import { Tok } from "./scanner.ts";
+import type { ParseContext } from "./context.ts";
+import type { ParsedField, ParsedTable } from "./types.ts";
+
+/** Words that end a default or other option expression at depth 0. */
+export const OPTION_WORDS = new Set([
+  "NOT", "NULL", "PRIMARY", "UNIQUE", "REFERENCES", "CHECK", "CONSTRAINT", "DEFAULT", "COLLATE", "AUTO_INCREMENT",
+  "AUTOINCREMENT", "IDENTITY", "COMMENT", "ON", "GENERATED", "AS", "WITH", "ROWGUIDCOL", "SPARSE", "FOR", "CHARACTER",
+  "KEY", "STORED", "VIRTUAL", "PERSISTENT", "PERSISTED", "INVISIBLE", "VISIBLE", "COLUMN_FORMAT", "STORAGE", "COMPRESSION",
+  "HIDDEN", "MASKED", "FILESTREAM", "ENCRYPTED", "COMPUTED", "SERIAL",
+]);
+const NO_TYPE = new Set(["CONSTRAINT", "PRIMARY", "NOT", "NULL", "UNIQUE", "CHECK", "DEFAULT", "REFERENCES", "COLLATE", "GENERATED", "AS"]);
+
+/** A fresh field with the defaults every dialect shares (nullable, no default). */
+export function newField(name: string): ParsedField {
+  return {
+    field_name: name,
+    field_type: "",
+    length: null,
+    scale: null,
+    is_nullable: true,
+    is_auto_increment: false,
+    is_primary_key: false,
+    default_value: null,
+    comment: null,
+  };
+}
+
+/** Parses a column definition at the cursor into `table` (field plus inline constraints). */
+export function parseColumn(c: Cursor, table: ParsedTable, ctx: ParseContext): ParsedField {
+  const field = newField(c.ident("a column name"));
+  if (c.accept("AS") && (c.dialect === "MSSQL" || c.dialect === "SQLite")) {
+    computed(c, field); // T-SQL computed column: no type
+  } else if (c.dialect === "Firebird" && (c.is("COMPUTED") || (c.is("GENERATED") && c.is("ALWAYS", 1) && c.is("AS", 2) && !c.is("IDENTITY", 3)))) {
+    if (!c.accept("COMPUTED")) c.acceptSeq("GENERATED", "ALWAYS", "AS");
+    c.accept("BY");
+    computed(c, field);
+  } else if (!c.isAny(NO_TYPE) && c.isIdent()) {
+    const type = parseDataType(c);
+    field.field_type = type.name;
+    field.length = type.length;
+    field.scale = type.scale;
+    field.type_name = type.qualified ?? type.written; // kept only if it names a user type (finalize)
+    if (type.unsigned) field.is_unsigned = true;
+    if (type.enumValues) field.enum_values = type.enumValues;
+    if (type.arrayDimensions) field.array_dimensions = type.arrayDimensions;
+    if (type.charset) field.charset = type.charset;
+  }
+  columnOptions(c, field, table, ctx);
+  return field;
+}
+
+function columnOptions(c: Cursor, field: ParsedField, table: ParsedTable, ctx: ParseContext): void {
+  while (!c.atEnd() && !c.isPunct(",") && !c.isPunct(")")) {
+    let name: string | null = null;
+    if (c.accept("CONSTRAINT")) name = c.isAny(CONSTRAINT_KINDS) ? null : c.ident("a constraint name");
+    if (c.acceptSeq("NOT", "NULL")) {
+      field.is_nullable = false;
+      conflictClause(c);
+      c.accept("ENABLE");
+    } else if (c.accept("NULL")) field.is_nullable = true;
+    else if (c.accept("PRIMARY")) {
+      c.expect("KEY");
+      while (c.accept("ASC") || c.accept("DESC") || c.accept("CLUSTERED") || c.accept("NONCLUSTERED")) continue;
+      conflictClause(c);
+      indexTail(c);
+      table.constraints.push({ type: "primary_key", name, columns: [field.field_name], references_table: null, references_columns: null, on_delete: null, on_update: null });
+      if (c.accept("AUTOINCREMENT")) field.is_auto_increment = true;
+    } else if (c.accept("UNIQUE")) {
+      c.accept("KEY");
+      while (c.accept("CLUSTERED") || c.accept("NONCLUSTERED")) continue;
+      conflictClause(c);
+      indexTail(c);
+      table.constraints.push({ type: "unique", name, columns: [field.field_name], references_table: null, references_columns: null, on_delete: null, on_update: null });
+    } else if (c.is("REFERENCES")) {
+      table.constraints.push({ ...parseReferences(c), type: "foreign_key", name, columns: [field.field_name] });
+    } else if (c.accept("CHECK")) {
+      const expression = c.skipGroup();
+      c.acceptSeq("NOT", "FOR", "REPLICATION");
+      (table.checks ??= []).push({ name, expression });
+    } else if (c.accept("DEFAULT")) {
+      field.default_value = defaultValue(c);
+      if (c.dialect === "MSSQL" && c.accept("WITH")) c.accept("VALUES");
+    } else if (c.accept("COLLATE")) field.collation = c.qualifiedName("a collation").name;
+    else if (c.acceptSeq("CHARACTER", "SET") || c.accept("CHARSET")) field.charset = c.ident("a character set");
+    else if (c.accept("AUTO_INCREMENT") || c.accept("AUTOINCREMENT")) field.is_auto_increment = true;
+    else if (c.accept("IDENTITY")) {
+      field.is_auto_increment = true;
+      if (c.isPunct("(")) c.skipGroup();
+      c.acceptSeq("NOT", "FOR", "REPLICATION");
+    } else if (c.is("GENERATED") || c.is("AS")) generated(c, field);
+    else if (c.accept("COMMENT")) field.comment = stringValue(c);
+    else if (c.acceptSeq("ON", "UPDATE")) field.on_update = c.expression(OPTION_WORDS);
+    else if (c.acceptSeq("SERIAL", "DEFAULT", "VALUE")) field.is_auto_increment = true;
+    else if (c.acceptSeq("NOT", "FOR", "REPLICATION") || c.accept("ROWGUIDCOL") || c.accept("SPARSE") || c.accept("FILESTREAM") || c.accept("HIDDEN")) continue;
+    else if (c.accept("INVISIBLE") || c.accept("VISIBLE")) continue;
+    else if (c.accept("COLUMN_FORMAT") || c.accept("STORAGE") || c.accept("COMPRESSION")) c.next();
+    else if (c.accept("MASKED") || c.accept("ENCRYPTED")) {
+      c.accept("WITH");
+      if (c.isPunct("(")) c.skipGroup();
+    } else {
+      const at = c.offset();
+      const word = c.peek().value;
+      if (!c.skipUntil(OPTION_WORDS)) c.next();
+      ctx.warn(at, `ignored column option "${word}" of ${table.table_name}.${field.field_name}`);
+    }
+  }
+}
+
+const CONSTRAINT_KINDS = new Set(["PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "REFERENCES", "DEFAULT", "NOT", "NULL"]);
+
+/** SQLite `ON CONFLICT ROLLBACK|ABORT|FAIL|IGNORE|REPLACE`. */
+function conflictClause(c: Cursor): void {
+  if (c.is("ON") && c.is("CONFLICT", 1)) c.i += 3;
+}
+
+/** Index options after an inline key: `WITH (…)`, `ON [PRIMARY]`, `USING INDEX TABLESPACE x`. */
+export function indexTail(c: Cursor): void {
+  for (;;) {
+    if (c.accept("WITH") && c.isPunct("(")) c.skipGroup();
+    else if (c.is("ON") && !c.is("DELETE", 1) && !c.is("UPDATE", 1) && !c.is("CONFLICT", 1) && c.isIdent(1)) c.i += 2;
+    else if (c.acceptSeq("USING", "INDEX")) {
+      if (c.accept("TABLESPACE")) c.next();
+    } else if (c.accept("USING")) c.next();
+    else return;
+  }
+}
+
+/** A default value: its text as written without wrapping parentheses; null for NULL. */
+export function defaultValue(c: Cursor): string | null {
+  let from = c.i;
+  c.expression(OPTION_WORDS);
+  let to = c.i;
+  const open = (k: number) => c.tokens[k]?.type === Tok.Punct && c.tokens[k]?.value === "(";
+  while (to - from >= 2 && open(from) && matchingClose(c, from) === to - 1) {
+    from++;
+    to--;
+  }
+  const first = c.tokens[from]!;
+  const text = c.text.slice(first.start, c.tokens[to - 1]!.end);
+  return to - from === 1 && first.type === Tok.Word && first.upper === "NULL" ? null : text;
+}
+
+function matchingClose(c: Cursor, open: number): number {
+  let depth = 0;
+  for (let k = open; k < c.tokens.length; k++) {
+    const t = c.tokens[k]!;
+    if (t.type !== Tok.Punct) continue;
+    if (t.value === "(") depth++;
+    else if (t.value === ")" && --depth === 0) return k;
+  }
+  return -1;
+}
+
+/** `GENERATED … AS IDENTITY`, `GENERATED ALWAYS AS (expr)`, `AS (expr) STORED`, T-SQL `AS ROW START`. */
+function generated(c: Cursor, field: ParsedField): void {
+  if (c.accept("GENERATED")) {
+    const always = c.accept("ALWAYS");
+    if (!always) c.acceptSeq("BY", "DEFAULT");
+    c.acceptSeq("ON", "NULL");
+    c.expect("AS");
+    if (c.accept("IDENTITY")) {
+      field.is_auto_increment = true;
+      field.identity = always ? "always" : "by_default";
+      if (c.isPunct("(")) c.skipGroup();
+      return;
+    }
+    if (c.accept("ROW") || c.accept("TRANSACTION_ID") || c.accept("SEQUENCE_NUMBER")) {
+      c.acceptAny("START", "END");
+      c.accept("HIDDEN");
+      return;
+    }
+  } else c.expect("AS");
+  computed(c, field);
+}
+
+function computed(c: Cursor, field: ParsedField): void {
+  field.computed = c.isPunct("(") ? c.skipGroup() : c.expression(OPTION_WORDS);
+  field.computed_stored = false;
+  if (c.accept("STORED") || c.accept("PERSISTED") || c.accept("PERSISTENT")) field.computed_stored = true;
+  else c.accept("VIRTUAL");
+}
+
+/** A string literal's value (comments, enum labels). */
+export function stringValue(c: Cursor): string {
+  c.acceptPunct("=");
+  if (c.peek().type !== Tok.String) c.fail("expected a string");
+  const t = c.next();
+  return t.value;
+}
+
+/** A possibly signed integer literal. */
+export function signedInt(c: Cursor): number | null {
+  const negative = c.acceptPunct("-");
+  c.acceptPunct("+");
+  const n = intValue(c.next());
+  return n === null ? null : negative ? -n : n;
+}

@@ -1,0 +1,69 @@
+/**
+ * What one parse accumulates besides the schema: warnings located by line and column
+ * (capped, so a dump full of INSERTs yields a readable list), statement counters, and the
+ * first problem, which names the line and column of the error when nothing was understood.
+ */
+import type { SchemaBuilder } from "./model.ts";
+import type { Dialect, ParseWarning } from "./types.ts";
+
+const MAX_WARNINGS = 1000;
+const MAX_PER_KIND = 20;
+
+export class ParseContext {
+  readonly text: string;
+  readonly dialect: Dialect;
+  readonly builder: SchemaBuilder;
+  readonly warnings: ParseWarning[] = [];
+  understood = 0;
+  skipped = 0;
+  /** Statements that changed the schema model (tables, keys, types, comments). */
+  modelled = 0;
+  firstProblem: { offset: number; message: string } | null = null;
+  private readonly lineStarts: number[];
+  private readonly perKind = new Map<string, number>();
+  private dropped = 0;
+
+  constructor(text: string, dialect: Dialect, builder: SchemaBuilder) {
+    this.text = text;
+    this.dialect = dialect;
+    this.builder = builder;
+    this.lineStarts = [0];
+    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.lineStarts.push(i + 1);
+  }
+
+  /** 1-based line and column of an offset. */
+  locate(offset: number): { line: number; column: number } {
+    let lo = 0;
+    let hi = this.lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.lineStarts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo + 1, column: offset - this.lineStarts[lo]! + 1 };
+  }
+
+  /** Records a warning; `kind` groups repetitive ones (e.g. every skipped INSERT). */
+  warn(offset: number, message: string, kind?: string): void {
+    this.firstProblem ??= { offset, message };
+    if (kind) {
+      const seen = (this.perKind.get(kind) ?? 0) + 1;
+      this.perKind.set(kind, seen);
+      if (seen > MAX_PER_KIND) return;
+    }
+    if (this.warnings.length >= MAX_WARNINGS) {
+      this.dropped++;
+      return;
+    }
+    this.warnings.push({ ...this.locate(offset), message });
+  }
+
+  /** Appends the summaries of grouped and dropped warnings. */
+  summarize(): void {
+    const end = this.locate(this.text.length);
+    for (const [kind, seen] of this.perKind) {
+      if (seen > MAX_PER_KIND) this.warnings.push({ ...end, message: `${seen - MAX_PER_KIND} more ${kind} statements skipped` });
+    }
+    if (this.dropped) this.warnings.push({ ...end, message: `${this.dropped} more warnings not listed` });
+  }
+}

@@ -1,0 +1,276 @@
+/**
+ * A cursor over one statement's tokens with the small vocabulary the recursive-descent
+ * parsers share: keywords, punctuation, identifiers (folded as the dialect folds them),
+ * qualified names, column lists, and raw expression text taken from the source.
+ */
+import { Tok, type Token } from "./scanner.ts";
+import type { Dialect } from "./types.ts";
+
+/** Thrown when a statement does not have the expected shape; becomes a warning. */
+export class SyntaxProblem extends Error {
+  readonly offset: number;
+  constructor(message: string, offset: number) {
+    super(message);
+    this.offset = offset;
+  }
+}
+
+/** A possibly schema-qualified name. */
+export interface QualifiedName {
+  schema: string | null;
+  name: string;
+}
+
+/** Words that start a new T-SQL statement in a batch without semicolons. */
+export const BATCH_STATEMENT_WORDS = new Set(["CREATE", "ALTER", "DROP", "INSERT", "EXEC", "EXECUTE", "GRANT", "IF", "PRINT", "USE", "DECLARE", "SELECT", "BEGIN"]);
+
+const END: Token = { type: Tok.End, value: "", upper: "", start: 0, end: 0 };
+
+export class Cursor {
+  readonly tokens: Token[];
+  readonly text: string;
+  readonly dialect: Dialect;
+  i = 0;
+
+  constructor(tokens: Token[], text: string, dialect: Dialect) {
+    this.tokens = tokens;
+    this.text = text;
+    this.dialect = dialect;
+  }
+
+  peek(k = 0): Token {
+    return this.tokens[this.i + k] ?? this.endToken();
+  }
+
+  next(): Token {
+    const t = this.peek();
+    if (this.i < this.tokens.length) this.i++;
+    return t;
+  }
+
+  atEnd(): boolean {
+    return this.i >= this.tokens.length;
+  }
+
+  /** Offset used for messages: the current token, or the end of the statement. */
+  offset(): number {
+    return this.peek().start;
+  }
+
+  is(word: string, k = 0): boolean {
+    const t = this.peek(k);
+    return t.type === Tok.Word && t.upper === word;
+  }
+
+  isAny(words: ReadonlySet<string>, k = 0): boolean {
+    const t = this.peek(k);
+    return t.type === Tok.Word && words.has(t.upper);
+  }
+
+  accept(word: string): boolean {
+    if (!this.is(word)) return false;
+    this.i++;
+    return true;
+  }
+
+  /** Accepts whichever one of the words comes next. */
+  acceptAny(...words: string[]): boolean {
+    return words.some((w) => this.accept(w));
+  }
+
+  /** Accepts the words in sequence, or none of them. */
+  acceptSeq(...words: string[]): boolean {
+    for (let k = 0; k < words.length; k++) if (!this.is(words[k]!, k)) return false;
+    this.i += words.length;
+    return true;
+  }
+
+  expect(word: string): void {
+    if (!this.accept(word)) this.fail(`expected ${word}`);
+  }
+
+  isPunct(ch: string, k = 0): boolean {
+    const t = this.peek(k);
+    return t.type === Tok.Punct && t.value === ch;
+  }
+
+  acceptPunct(ch: string): boolean {
+    if (!this.isPunct(ch)) return false;
+    this.i++;
+    return true;
+  }
+
+  expectPunct(ch: string): void {
+    if (!this.acceptPunct(ch)) this.fail(`expected "${ch}"`);
+  }
+
+  fail(message: string): never {
+    const t = this.peek();
+    const found = t.type === Tok.End ? "end of statement" : `"${this.text.slice(t.start, Math.min(t.end, t.start + 40))}"`;
+    throw new SyntaxProblem(`${message}, found ${found}`, t.type === Tok.End ? this.lastEnd() : t.start);
+  }
+
+  /** Whether the next token can be an identifier. */
+  isIdent(k = 0): boolean {
+    const t = this.peek(k);
+    return t.type === Tok.Word || t.type === Tok.Quoted || (t.type === Tok.String && this.dialect === "MySQL");
+  }
+
+  /** An identifier: unquoted names fold as the engine folds them (PostgreSQL: lower case). */
+  ident(what = "a name"): string {
+    const t = this.peek();
+    if (t.type === Tok.Word) {
+      this.i++;
+      return this.dialect === "PostgreSQL" ? t.value.toLowerCase() : t.value;
+    }
+    if (t.type === Tok.Quoted || (t.type === Tok.String && this.dialect === "MySQL")) {
+      this.i++;
+      return t.value;
+    }
+    return this.fail(`expected ${what}`);
+  }
+
+  /** `a`, `s.a`, `db.s.a` (the last two parts are kept). */
+  qualifiedName(what = "a name"): QualifiedName {
+    const parts = [this.ident(what)];
+    while (this.isPunct(".") && this.isIdent(1)) {
+      this.i++;
+      parts.push(this.ident(what));
+    }
+    // T-SQL `db..table`: an empty middle part means the default schema
+    while (this.isPunct(".") && this.isPunct(".", 1) && this.isIdent(2)) {
+      this.i += 2;
+      parts.push(this.ident(what));
+    }
+    const name = parts[parts.length - 1]!;
+    return { schema: parts.length > 1 ? parts[parts.length - 2]! : null, name };
+  }
+
+  /** `(a [ASC|DESC] [(len)], b, …)`: plain column names of a key. */
+  columnList(): string[] {
+    this.expectPunct("(");
+    const columns: string[] = [];
+    if (this.acceptPunct(")")) return columns;
+    do {
+      columns.push(this.ident("a column name"));
+      if (this.isPunct("(")) this.skipGroup(); // MySQL prefix length
+      this.skipKeyPartOptions();
+    } while (this.acceptPunct(","));
+    this.expectPunct(")");
+    return columns;
+  }
+
+  /** Skips what may follow a key column: COLLATE x, ASC/DESC, NULLS FIRST/LAST. */
+  skipKeyPartOptions(): void {
+    for (;;) {
+      if (this.accept("COLLATE")) this.qualifiedName("a collation");
+      else if (this.accept("NULLS")) this.i++;
+      else if (!this.accept("ASC") && !this.accept("DESC")) return;
+    }
+  }
+
+  /** Skips a parenthesised group starting at the current `(`; returns the inner text. */
+  skipGroup(): string {
+    const open = this.peek();
+    this.expectPunct("(");
+    let depth = 1;
+    while (!this.atEnd()) {
+      const t = this.next();
+      if (t.type !== Tok.Punct) continue;
+      if (t.value === "(") depth++;
+      else if (t.value === ")" && --depth === 0) return this.text.slice(open.end, t.start).trim();
+    }
+    return this.fail("unbalanced parentheses");
+  }
+
+  /**
+   * Raw text of an expression that runs until a `,` or `)` at depth 0 or a stop word.
+   * `stopWords` are checked only after the first token, so `DEFAULT NULL` keeps NULL.
+   */
+  expression(stopWords: ReadonlySet<string>): string {
+    const first = this.peek();
+    if (first.type === Tok.End) this.fail("expected an expression");
+    let depth = 0;
+    let last = first;
+    let count = 0;
+    while (!this.atEnd()) {
+      const t = this.peek();
+      if (t.type === Tok.Punct) {
+        if (t.value === "(") depth++;
+        else if (t.value === ")") {
+          if (depth === 0) break;
+          depth--;
+        } else if (t.value === "," && depth === 0) break;
+      } else if (depth === 0 && count > 0 && t.type === Tok.Word && stopWords.has(t.upper) && !continuesExpression(last, t)) break;
+      last = this.next();
+      count++;
+    }
+    if (count === 0) this.fail("expected an expression");
+    return this.text.slice(first.start, last.end);
+  }
+
+  /** Source text from token index `from` to the token before the cursor. */
+  textFrom(from: number): string {
+    const a = this.tokens[from];
+    const b = this.tokens[this.i - 1];
+    return a && b && b.end >= a.start ? this.text.slice(a.start, b.end) : "";
+  }
+
+  /** Skips tokens until one of the words (or `,`/`)` at depth 0); returns whether any was skipped. */
+  skipUntil(words: ReadonlySet<string>): boolean {
+    const from = this.i;
+    let depth = 0;
+    while (!this.atEnd()) {
+      const t = this.peek();
+      if (t.type === Tok.Punct) {
+        if (t.value === "(") depth++;
+        else if (t.value === ")") {
+          if (depth === 0) break;
+          depth--;
+        } else if (t.value === "," && depth === 0) break;
+      } else if (depth === 0 && t.type === Tok.Word && words.has(t.upper) && this.i > from) break;
+      this.i++;
+    }
+    return this.i > from;
+  }
+
+  /**
+   * Skips the rest of the statement; in T-SQL only up to the next statement of the batch
+   * (batches need no semicolons), which the caller then parses.
+   */
+  skipStatement(): void {
+    if (this.dialect !== "MSSQL") {
+      this.i = this.tokens.length;
+      return;
+    }
+    let depth = 0;
+    while (!this.atEnd()) {
+      const t = this.peek();
+      if (t.type === Tok.Punct && t.value === "(") depth++;
+      else if (t.type === Tok.Punct && t.value === ")") depth--;
+      else if (depth <= 0 && t.type === Tok.Word && BATCH_STATEMENT_WORDS.has(t.upper)) return;
+      this.i++;
+    }
+  }
+
+  private lastEnd(): number {
+    return this.tokens[this.tokens.length - 1]?.end ?? 0;
+  }
+
+  private endToken(): Token {
+    const at = this.lastEnd();
+    return at === 0 ? END : { ...END, start: at, end: at };
+  }
+}
+
+/** After `::` a word is a type name; `NEXT VALUE FOR` keeps its FOR. */
+function continuesExpression(prev: Token, t: Token): boolean {
+  return (prev.type === Tok.Punct && prev.value === ":") || (prev.upper === "VALUE" && t.upper === "FOR");
+}
+
+/** Integer value of a numeric token, or null. */
+export function intValue(t: Token): number | null {
+  if (t.type !== Tok.Number) return null;
+  const n = Number(t.value);
+  return Number.isSafeInteger(n) ? n : null;
+}
