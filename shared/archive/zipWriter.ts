@@ -1,0 +1,281 @@
+/**
+ * Streaming ZIP writer. Entries are pulled one at a time from an (async) iterable and bytes
+ * leave as soon as they are made, so memory holds one entry, one 64 KiB block and the central
+ * directory (about 100 bytes an entry), never the archive. The output is a Readable that only
+ * pulls the next entry when its consumer reads: a slow consumer stops the writer.
+ *
+ * In-memory entries up to 256 KiB (the bulk of generated code) are deflated whole on a small
+ * pool of long-lived zlib streams (deflatePool.ts) while the entries before them are written;
+ * their CRC and sizes go in the local header, and they are stored instead when deflate does not
+ * shrink them. Larger or streamed entries go through their own streaming deflate and a data
+ * descriptor. Measured figures and the reasons for each choice are in docs/notes/archive.md.
+ */
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream";
+import zlib from "node:zlib";
+import { ChunkBatcher } from "./chunkBatcher.ts";
+import { DeflatePool } from "./deflatePool.ts";
+import { toDosDateTime, toUnixSeconds, type DosDateTime } from "./dosTime.ts";
+import { EntryPathSet } from "./entryPath.ts";
+import { ArchiveError, quote } from "./errors.ts";
+import {
+  centralHeader,
+  dataDescriptor,
+  endRecords,
+  flagDataDescriptor,
+  flagUtf8,
+  localHeader,
+  methodDeflate,
+  methodStore,
+  type EntryRecord,
+} from "./zipFormat.ts";
+
+/** What an entry's bytes may be: in memory, or a stream of chunks. */
+export type ZipContent = Buffer | Uint8Array | string | Readable | AsyncIterable<Buffer | Uint8Array | string>;
+
+/** One file to put in the archive. */
+export interface ZipEntryInput {
+  /** Relative path inside the archive; normalised and checked (see entryPath.ts). */
+  path: string;
+  /**
+   * The bytes (strings are UTF-8), or a function producing them shortly before the entry is
+   * written (see `readAhead`). A Buffer must not change until the archive stream has ended.
+   */
+  content: ZipContent | (() => ZipContent | Promise<ZipContent>);
+  /** Modification time; defaults to the archive's `mtime`. */
+  mtime?: Date;
+  /** Unix permission bits (e.g. 0o755); defaults to 0o644. File type bits are ignored. */
+  mode?: number;
+}
+
+/** Options of {@link createZipStream}. */
+export interface ZipStreamOptions {
+  /** Deflate level 0–9 (default 6; 0 stores). */
+  level?: number;
+  /** Write ZIP64 records for every entry and the end of the archive even when nothing overflows. */
+  zip64?: boolean;
+  /** Default modification time of entries (default: when the stream was created). */
+  mtime?: Date;
+  /**
+   * How many entries ahead lazy `content` functions are started (default 8), so that slow
+   * sources (files, storage) are read concurrently while earlier entries are written.
+   */
+  readAhead?: number;
+}
+
+/** Entries at most this long go to the deflate pool whole; longer ones are streamed. */
+const wholeLimit = 256 * 1024;
+/** Below this, deflate cannot win enough to pay for its call: stored as is. */
+const storeBelow = 64;
+/** Entries (and bytes) deflating ahead of the one being written: bounds memory, keeps zlib busy. */
+const aheadEntries = 64;
+const aheadBytes = 1024 * 1024;
+/** Deflate streams per archive: two keep both cores of a small machine busy (measured). */
+const poolSize = 2;
+const max32 = 0xffffffff;
+
+/**
+ * Returns a Readable of the ZIP archive of `entries`, produced lazily as it is read.
+ * The stream errors with an {@link ArchiveError} (unsafe or duplicate path, oversize stream
+ * without ZIP64) or with the error of an entry's content stream.
+ */
+export function createZipStream(entries: Iterable<ZipEntryInput> | AsyncIterable<ZipEntryInput>, options: ZipStreamOptions = {}): Readable {
+  return Readable.from(zipChunks(entries, options), { objectMode: false, highWaterMark: 64 * 1024 });
+}
+
+/** An in-memory entry whose deflated bytes may still be on their way. */
+interface Queued {
+  record: EntryRecord;
+  data: Buffer;
+  deflated: Promise<Buffer> | null;
+}
+
+/** The archive as an async sequence of chunks (what {@link createZipStream} wraps). */
+export async function* zipChunks(
+  entries: Iterable<ZipEntryInput> | AsyncIterable<ZipEntryInput>,
+  options: ZipStreamOptions = {},
+): AsyncGenerator<Buffer, void, undefined> {
+  const level = options.level ?? 6;
+  if (!Number.isInteger(level) || level < 0 || level > 9) throw new RangeError(`Deflate level must be 0–9, got ${level}.`);
+  const forceZip64 = options.zip64 === true;
+  const defaultTime = stamp(options.mtime ?? new Date());
+  const out = new ChunkBatcher();
+  const central = new ChunkBatcher();
+  const paths = new EntryPathSet();
+  const pool = level > 0 ? new DeflatePool(level, poolSize) : null;
+  const queue: Queued[] = [];
+  let queuedBytes = 0;
+
+  /** Writes the oldest queued entry: header and body, stored when deflate did not shrink it. */
+  const writeFirst = async () => {
+    const { record, data, deflated } = queue.shift()!;
+    queuedBytes -= data.length;
+    const compressed = deflated ? await deflated : null;
+    const body = compressed && compressed.length < data.length ? compressed : data;
+    record.method = body === data ? methodStore : methodDeflate;
+    record.compressedSize = body.length;
+    record.offset = out.written;
+    out.write(localHeader(record));
+    out.write(body, body !== data);
+    central.write(centralHeader(record, forceZip64));
+  };
+
+  try {
+    for await (const { input, content: pending } of readAhead(entries, options.readAhead ?? 8)) {
+      let record: EntryRecord;
+      try {
+        record = newRecord(paths, input, input.mtime ? stamp(input.mtime) : defaultTime, forceZip64);
+      } catch (error) {
+        release(pending);
+        throw error;
+      }
+      const content = await resolve(pending);
+      if (content.length !== undefined && content.length <= wholeLimit) {
+        const data = content.data;
+        record.crc = zlib.crc32(data);
+        record.size = data.length;
+        const deflated = pool && data.length >= storeBelow ? pool.deflate(data) : null;
+        deflated?.catch(() => {}); // awaited in writeFirst; this only silences an abandoned one
+        queue.push({ record, data, deflated });
+        queuedBytes += data.length;
+        while (queue.length > aheadEntries || queuedBytes > aheadBytes) await writeFirst();
+      } else {
+        while (queue.length) await writeFirst();
+        record.flags |= flagDataDescriptor;
+        record.offset = out.written;
+        if (content.length !== undefined && content.length >= max32) record.zip64Local = true;
+        out.write(localHeader(record));
+        const source = content.length === undefined ? content.data : [content.data];
+        for await (const chunk of deflateStream(source, record, level)) {
+          out.write(chunk, true);
+          if (out.ready) yield* out.take();
+        }
+        out.write(dataDescriptor(record));
+        central.write(centralHeader(record, forceZip64));
+      }
+      if (out.ready) yield* out.take();
+    }
+    while (queue.length) await writeFirst();
+  } finally {
+    pool?.close();
+  }
+  const directoryOffset = out.written;
+  yield* out.take(true);
+  yield* central.take(true);
+  yield endRecords(paths.size, directoryOffset, central.written, forceZip64);
+}
+
+/** An entry whose lazy content may already be loading. */
+interface Prefetched {
+  input: ZipEntryInput;
+  content: ZipContent | Promise<ZipContent>;
+}
+
+/**
+ * Passes entries through in order, calling each lazy `content` function `depth` entries before
+ * the writer reaches it. Content started for entries never reached (the archive failed or was
+ * abandoned) is released: streams are destroyed, errors swallowed.
+ */
+async function* readAhead(entries: Iterable<ZipEntryInput> | AsyncIterable<ZipEntryInput>, depth: number): AsyncGenerator<Prefetched> {
+  const window: Prefetched[] = [];
+  const start = (input: ZipEntryInput): Prefetched => {
+    if (typeof input.content !== "function") return { input, content: input.content };
+    const loading = Promise.resolve().then(input.content);
+    loading.catch(() => {}); // rejections are rethrown where the writer awaits the content
+    return { input, content: loading };
+  };
+  try {
+    for await (const input of entries) {
+      window.push(start(input));
+      if (window.length > depth) yield window.shift()!;
+    }
+    while (window.length) yield window.shift()!;
+  } finally {
+    for (const { content } of window) release(content);
+  }
+}
+
+/** Lets go of content that will not be written: a stream is destroyed (closing its file). */
+function release(content: ZipContent | Promise<ZipContent>): void {
+  void Promise.resolve(content).then(
+    (value) => value instanceof Readable && value.destroy(),
+    () => {},
+  );
+}
+
+/**
+ * Checks and records the entry's path and starts its record.
+ * @throws ArchiveError `archive_unsafe_path` or `archive_duplicate_path`
+ */
+function newRecord(paths: EntryPathSet, input: ZipEntryInput, time: Stamp, forceZip64: boolean): EntryRecord {
+  return {
+    name: Buffer.from(paths.add(input.path)),
+    method: methodDeflate,
+    flags: flagUtf8,
+    dos: time.dos,
+    unixSeconds: time.unixSeconds,
+    crc: 0,
+    compressedSize: 0,
+    size: 0,
+    offset: 0,
+    mode: (input.mode ?? 0o644) & 0o777,
+    zip64Local: forceZip64,
+  };
+}
+
+interface Stamp {
+  dos: DosDateTime;
+  unixSeconds: number | null;
+}
+
+const stamp = (when: Date): Stamp => ({ dos: toDosDateTime(when), unixSeconds: toUnixSeconds(when) });
+
+/** Content with its length when it is in memory (`length` undefined for streams). */
+type Resolved = { data: Buffer; length: number } | { data: AsyncIterable<Buffer | Uint8Array | string>; length: undefined };
+
+async function resolve(content: ZipContent | Promise<ZipContent>): Promise<Resolved> {
+  const value = await content;
+  if (typeof value === "string") {
+    const data = Buffer.from(value);
+    return { data, length: data.length };
+  }
+  if (value instanceof Uint8Array) {
+    const data = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    return { data, length: data.length };
+  }
+  if (value && typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === "function") return { data: value, length: undefined };
+  throw new TypeError("Zip entry content must be a Buffer, a string, a Readable or an async iterable of chunks.");
+}
+
+/**
+ * Deflates a stream of chunks, updating the record's CRC and sizes as bytes pass. Backpressure
+ * holds: the source is read only as fast as the deflated output is consumed.
+ */
+async function* deflateStream(source: Iterable<Buffer> | AsyncIterable<Buffer | Uint8Array | string>, record: EntryRecord, level: number): AsyncGenerator<Buffer> {
+  const deflate = zlib.createDeflateRaw({ level, chunkSize: 64 * 1024 });
+  const count = async function* (chunks: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer>) {
+    for await (const chunk of chunks) {
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      record.crc = zlib.crc32(bytes, record.crc);
+      record.size += bytes.length;
+      if (!record.zip64Local && record.size >= max32) {
+        throw new ArchiveError(
+          "archive_entry_too_large",
+          `Archive entry ${quote(record.name.toString())} streams 4 GiB or more; create the archive with { zip64: true }.`,
+          record.name.toString(),
+        );
+      }
+      yield bytes;
+    }
+  };
+  const deflated = pipeline(source, count, deflate, () => {
+    // Errors surface through the iteration below; this callback only keeps pipeline from throwing.
+  });
+  for await (const chunk of deflated as AsyncIterable<Buffer>) {
+    record.compressedSize += chunk.length;
+    yield chunk;
+  }
+  if (!record.zip64Local && record.compressedSize >= max32) {
+    throw new ArchiveError("archive_entry_too_large", `Archive entry ${quote(record.name.toString())} deflates to 4 GiB or more; create the archive with { zip64: true }.`, record.name.toString());
+  }
+}
