@@ -1,0 +1,71 @@
+/**
+ * The generated files as deployers read them: paths checked and normalised once, so no
+ * deployer can be steered outside its target (`../`), inject protocol commands (a newline in
+ * an FTP path) or write the same path twice.
+ */
+import { posix } from "node:path";
+import { DeployError } from "./errors.ts";
+import type { DeployFile, DeployFiles } from "./types.ts";
+
+/**
+ * A relative path with `/` separators, no empty, `.` or `..` segment and no control
+ * character.
+ * @throws DeployError `invalid_config` naming the path.
+ */
+export function normalizeFilePath(path: string): string {
+  const cleaned = path.replace(/\\/g, "/").replace(/^(\.\/)+/, "").replace(/\/{2,}/g, "/");
+  const segments = cleaned.split("/");
+  const bad =
+    cleaned === "" ||
+    cleaned.startsWith("/") ||
+    cleaned.endsWith("/") ||
+    hasControlCharacter(cleaned) ||
+    segments.some((segment) => segment === "." || segment === "..");
+  if (bad) throw new DeployError("invalid_config", `Invalid file path in the generation: ${JSON.stringify(path)}.`);
+  return cleaned;
+}
+
+/** Streams the files with normalised paths. @throws DeployError on a bad or repeated path. */
+export async function* eachFile(files: DeployFiles): AsyncGenerator<DeployFile> {
+  const seen = new Set<string>();
+  for await (const file of files) {
+    const path = normalizeFilePath(file.path);
+    if (seen.has(path)) throw new DeployError("invalid_config", `The generation contains ${path} twice.`);
+    seen.add(path);
+    yield { path, content: file.content };
+  }
+}
+
+/** All files in memory (git commits need them all at once). */
+export async function collectFiles(files: DeployFiles): Promise<DeployFile[]> {
+  const out: DeployFile[] = [];
+  for await (const file of eachFile(files)) out.push(file);
+  return out;
+}
+
+/** The ancestors of a relative path, outermost first (`a/b/c.txt` → `a`, `a/b`). */
+export function parentDirectories(path: string): string[] {
+  const parts = path.split("/").slice(0, -1);
+  return parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+}
+
+/** Joins a remote base directory and a relative path. */
+export function joinRemote(base: string, relative: string): string {
+  return relative === "" ? base : posix.join(base, relative);
+}
+
+/** A deployment id made safe for remote file and branch names. */
+export function safeId(deploymentId: string | number): string {
+  const id = String(deploymentId).replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 64);
+  if (!id || /^-+$/.test(id)) throw new DeployError("invalid_config", "The deployment id is empty.");
+  return id;
+}
+
+/** Whether a text holds a control character (C0 or DEL): never valid in a remote path. */
+export function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
