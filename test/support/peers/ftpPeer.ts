@@ -23,6 +23,12 @@ export interface FtpPeerOptions {
   failWritesAfter?: number;
   /** Reply to a wrong password with a 530 message that quotes the password given. */
   echoPasswordOnFailure?: boolean;
+  /**
+   * Disable Nagle on control connections (default true), as production servers do. With
+   * false, ftp-srv runs as shipped: each reply that follows another waits for the client's
+   * delayed ACK, about 40 ms, much like the round trip of a distant server.
+   */
+  noDelay?: boolean;
 }
 
 /** A running FTP peer. */
@@ -84,7 +90,7 @@ export async function startFtpPeer(options: FtpPeerOptions = {}): Promise<FtpPee
   // Production FTP servers disable Nagle on the control connection; ftp-srv does not, and
   // its "150" and "226" replies then wait out the client's delayed ACK (40 ms per file).
   const events = server as unknown as EventEmitter;
-  events.on("connect", ({ connection }: { connection: { commandSocket: Socket } }) => connection.commandSocket.setNoDelay(true));
+  events.on("connect", ({ connection }: { connection: { commandSocket: Socket } }) => connection.commandSocket.setNoDelay(options.noDelay ?? true));
   events.on("disconnect", ({ connection }: { connection: { authenticated?: boolean } }) => {
     if (connection.authenticated) stats.open -= 1;
   });
