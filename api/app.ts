@@ -17,6 +17,7 @@ import { buildRouter } from "./routes/buildRouter.ts";
 import { allRoutes } from "./routes/index.ts";
 import type { RouteSpec } from "./routes/route.ts";
 import { openapiRoute } from "./routes/system/system.router.ts";
+import { oauthMount } from "./oauth/mount.ts";
 
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
 
@@ -44,6 +45,7 @@ export function makeApp(deps: AppDeps, options: MakeAppOptions = {}): Koa<AppSta
     await next();
     if (ctx.status === 404 && ctx.body == null) throw new AppError(404, "not_found", `No route for ${ctx.method} ${ctx.path}.`);
   });
+  app.use(oauthMount);
   app.use(apiRouter.routes());
   app.use(apiRouter.allowedMethods({
     throw: true,

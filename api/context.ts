@@ -8,6 +8,8 @@ import type { DatabasePool } from "../shared/db/pool.ts";
 import type { UserRow } from "../shared/db/users.ts";
 import type { EventHub } from "../shared/events/hub.ts";
 import type { Logger } from "../shared/logger.ts";
+import type { Storage } from "../shared/storage/storage.ts";
+import type { Identity } from "./identity.ts";
 import type { AppMetrics } from "./metrics.ts";
 
 /** Process-wide resources of a web process. */
@@ -17,10 +19,14 @@ export interface AppDeps {
   log: Logger;
   hub: EventHub;
   metrics: AppMetrics;
+  storage: Storage;
+  identity: Identity;
 }
 
 /** How the caller authenticated. */
-export type AuthMethod = { kind: "personal_token"; tokenId: number; abilities: string[] } | { kind: "jwt"; jti: string; scope: string; clientId: string };
+export type AuthMethod =
+  | { kind: "personal_token"; tokenId: number; abilities: string[] }
+  | { kind: "jwt"; jti: string; scope: string; clientId: string; expiresAt: Date };
 
 export interface AppState {
   requestId: string;

@@ -53,6 +53,20 @@ export const envSchema = z.object({
   REALTIME_ACTIVITY_TIMEOUT_S: integer(10, 600).default(120),
   OAUTH_CLIENT_ID: z.string().min(1).optional(),
   OAUTH_CLIENT_SECRET: z.string().min(16, { error: "expected at least 16 characters" }).optional(),
+  OAUTH_JWKS: z
+    .string()
+    .refine((v) => {
+      try {
+        return Array.isArray((JSON.parse(v) as { keys?: unknown }).keys);
+      } catch {
+        return false;
+      }
+    }, { error: 'expected a JSON private key set {"keys": [...]}' })
+    .optional(),
+  RATE_LIMIT_USER_PER_HOUR: integer(1, 100_000_000).default(1000),
+  RATE_LIMIT_PUBLIC_PER_HOUR: integer(1, 100_000_000).default(100),
+  LOGIN_MAX_ATTEMPTS: integer(1, 1000).default(5),
+  LOGIN_LOCKOUT_S: integer(1, 86_400).default(900),
   SMTP_URL: z.url({ error: "expected a URL such as smtp://user:pass@mail.example.com:587" }).optional(),
   MAIL_FROM: z.string().min(3).default("SchemaForge <no-reply@localhost>"),
   WORKER_CONCURRENCY: integer(1, 256).default(4),
@@ -84,7 +98,8 @@ export interface Config {
   /** 32-byte key for AES-256-GCM encryption of secrets at rest and for signed links. */
   appKey: Buffer;
   realtime: { appId: string; key: string; secret: string; activityTimeoutS: number };
-  oauth: { clientId: string | undefined; clientSecret: string | undefined };
+  oauth: { clientId: string | undefined; clientSecret: string | undefined; jwks: string | undefined };
+  rateLimit: { userPerHour: number; publicPerHour: number; loginMaxAttempts: number; loginLockoutS: number };
   mail: { smtpUrl: string | undefined; from: string };
   worker: { concurrency: number; pollIntervalMs: number; heartbeatMs: number; staleAfterMs: number };
   syncWaitMs: number;
@@ -142,7 +157,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       secret: e.REALTIME_APP_SECRET,
       activityTimeoutS: e.REALTIME_ACTIVITY_TIMEOUT_S,
     },
-    oauth: { clientId: e.OAUTH_CLIENT_ID, clientSecret: e.OAUTH_CLIENT_SECRET },
+    oauth: { clientId: e.OAUTH_CLIENT_ID, clientSecret: e.OAUTH_CLIENT_SECRET, jwks: e.OAUTH_JWKS },
+    rateLimit: {
+      userPerHour: e.RATE_LIMIT_USER_PER_HOUR,
+      publicPerHour: e.RATE_LIMIT_PUBLIC_PER_HOUR,
+      loginMaxAttempts: e.LOGIN_MAX_ATTEMPTS,
+      loginLockoutS: e.LOGIN_LOCKOUT_S,
+    },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     worker: {
       concurrency: e.WORKER_CONCURRENCY,
@@ -162,5 +183,5 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 }
 
 function redact(name: string, value: string): string {
-  return /KEY|SECRET|TOKEN|PASSWORD|URL/.test(name) ? "<redacted>" : value;
+  return /KEY|SECRET|TOKEN|PASSWORD|URL|JWKS/.test(name) ? "<redacted>" : value;
 }

@@ -1,27 +1,24 @@
 /**
  * Bearer authentication for protected routes: `Authorization: Bearer <token>`, where the
- * token is a personal API token (`<id>|<secret>`) or an OAuth access token (a JWT, once the
- * identity layer registers its verifier). Anything else answers 401.
+ * token is an OAuth access token (RS256 JWT) or a personal API token (`<id>|<secret>`).
+ * A JWT must verify (signature, typ, issuer, audience, expiry, not-before), its user must
+ * exist, it must not be revoked by /logout, and it must be younger than the user's
+ * `tokens_revoked_at` (logout-all-devices, password change). Anything else answers 401;
+ * failed attempts count against the caller's IP budget, so token guessing is limited.
  */
 import type { Next } from "koa";
+import { z } from "zod";
 import { touchPersonalToken, verifyPersonalToken, looksLikePersonalToken } from "../../shared/auth/personalTokens.ts";
-import { findUserById, type UserRow } from "../../shared/db/users.ts";
+import { sql } from "../../shared/db/pool.ts";
+import { findUserById, userColumns, userRow, type UserRow } from "../../shared/db/users.ts";
 import { unauthorized } from "../../shared/errors.ts";
 import type { AppContext, AppDeps, AuthMethod } from "../context.ts";
+import { issuedAtMs, verifyAccessToken } from "../oauth/accessTokens.ts";
+import { chargeIp } from "./rateLimit.ts";
 
 export interface Authenticated {
   user: UserRow;
   auth: AuthMethod;
-}
-
-/** Verifies a non-personal bearer token (the OAuth JWT verifier). */
-export type TokenVerifier = (deps: AppDeps, token: string) => Promise<Authenticated | null>;
-
-const verifiers: TokenVerifier[] = [];
-
-/** Adds a verifier for bearer tokens that are not personal tokens. */
-export function registerTokenVerifier(verifier: TokenVerifier): void {
-  verifiers.push(verifier);
 }
 
 /** Reads the bearer token of a request, if any. */
@@ -30,30 +27,43 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
+const userWithRevocation = userRow.extend({ revoked: z.boolean() });
+
+async function resolveJwt(deps: AppDeps, token: string): Promise<Authenticated | null> {
+  const { identity } = deps;
+  const claims = await verifyAccessToken(token, identity.keys, identity.issuer, identity.clients);
+  if (!claims) return null;
+  // One round trip: the user and whether this token was revoked by /logout.
+  const row = await deps.pool.maybeOne(sql.type(userWithRevocation)`
+    select ${userColumns}, exists (select 1 from revoked_access_tokens where jti = ${claims.jti}) as revoked
+    from users u where u.id = ${Number(claims.sub)}`);
+  if (!row || row.revoked) return null;
+  if (row.tokens_revoked_at && issuedAtMs(claims) < row.tokens_revoked_at.getTime()) return null;
+  const { revoked: _revoked, ...user } = row;
+  const clientId = claims.client_id ?? (Array.isArray(claims.aud) ? claims.aud[0]! : claims.aud!);
+  return { user, auth: { kind: "jwt", jti: claims.jti, scope: claims.scope, clientId, expiresAt: new Date(claims.exp * 1000) } };
+}
+
 /** Resolves a bearer token to its user, or null when it is not valid. */
 export async function resolveBearer(deps: AppDeps, token: string): Promise<Authenticated | null> {
-  if (looksLikePersonalToken(token)) {
-    const row = await verifyPersonalToken(deps.pool, token);
-    if (!row) return null;
-    const user = await findUserById(deps.pool, row.user_id);
-    if (!user) return null;
-    if (user.tokens_revoked_at && row.created_at.getTime() < user.tokens_revoked_at.getTime()) return null;
-    touchPersonalToken(deps.pool, row).catch((error: unknown) => deps.log.warn({ err: error }, "could not record token use"));
-    return { user, auth: { kind: "personal_token", tokenId: row.id, abilities: row.abilities } };
-  }
-  for (const verify of verifiers) {
-    const result = await verify(deps, token);
-    if (result) return result;
-  }
-  return null;
+  if (!looksLikePersonalToken(token)) return resolveJwt(deps, token);
+  const row = await verifyPersonalToken(deps.pool, token);
+  if (!row) return null;
+  const user = await findUserById(deps.pool, row.user_id);
+  if (!user) return null;
+  if (user.tokens_revoked_at && row.created_at.getTime() < user.tokens_revoked_at.getTime()) return null;
+  touchPersonalToken(deps.pool, row).catch((error: unknown) => deps.log.warn({ err: error }, "could not record token use"));
+  return { user, auth: { kind: "personal_token", tokenId: row.id, abilities: row.abilities } };
 }
 
 /** Koa middleware: 401 unless the request carries a valid bearer token. */
 export async function authenticate(ctx: AppContext, next: Next): Promise<void> {
   const token = bearerToken(ctx.get("authorization"));
-  if (!token) throw unauthorized();
-  const result = await resolveBearer(ctx.deps, token);
-  if (!result) throw unauthorized("The access token is invalid or has expired.");
+  const result = token ? await resolveBearer(ctx.deps, token) : null;
+  if (!result) {
+    await chargeIp(ctx);
+    throw token ? unauthorized("The access token is invalid or has expired.") : unauthorized();
+  }
   ctx.state.user = result.user;
   ctx.state.auth = result.auth;
   ctx.state.log = ctx.state.log.child({ user_id: result.user.id });

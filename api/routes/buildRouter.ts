@@ -12,6 +12,7 @@ import { fieldErrors } from "../../shared/validation.ts";
 import type { Config } from "../../shared/config.ts";
 import type { AppContext, AppState, AppDeps } from "../context.ts";
 import { authenticate } from "../middleware/authenticate.ts";
+import { limitByIp, limitByUser } from "../middleware/rateLimit.ts";
 import { toRouterPath, type BodyKind, type RouteSpec } from "./route.ts";
 
 type AppMiddleware = Middleware<AppState, { deps: AppDeps }>;
@@ -99,7 +100,8 @@ export function buildRouter(routes: RouteSpec[], deps: AppDeps, prefix: string):
   const router = new Router<AppState, { deps: AppDeps }>({ prefix });
   for (const route of routes) {
     const stack: AppMiddleware[] = [];
-    if (route.auth === "bearer") stack.push(authenticate as AppMiddleware);
+    if (route.auth === "bearer") stack.push(authenticate as AppMiddleware, limitByUser as AppMiddleware);
+    else if (!route.unlimited) stack.push(limitByIp as AppMiddleware);
     if (route.body || route.bodyKind) stack.push(bodyReader(route.bodyKind ?? "json", deps.config));
     stack.push(validator(route, deps));
     router[route.method](toRouterPath(route.path), ...(stack as [AppMiddleware]));

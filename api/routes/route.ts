@@ -41,6 +41,8 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   body?: B;
   bodyKind?: BodyKind;
   responses: Record<number, ResponseSpec>;
+  /** Public route exempt from the per-IP limit (health checks, metrics, docs assets). */
+  unlimited?: boolean;
   /** Hidden from the OpenAPI document (the document itself, the docs page). */
   hidden?: boolean;
   handler: (ctx: AppContext, input: RouteInput<P, Q, B>) => Promise<void> | void;

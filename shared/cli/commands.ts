@@ -45,11 +45,15 @@ async function requireMigrated(runtime: Runtime): Promise<void> {
 
 async function startWebPart(runtime: Runtime): Promise<Stopper> {
   const { startWeb } = await import("../../api/server.ts");
-  const { AppMetrics } = await import("../../api/metrics.ts");
+  const { buildAppDeps } = await import("../../api/appDeps.ts");
   const { config, pool, log, hub } = runtime;
-  const web = await startWeb({ config, pool, log, hub, metrics: new AppMetrics(pool) }, config.port, config.host);
+  const deps = await buildAppDeps({ config, pool, log, hub });
+  const web = await startWeb(deps, config.port, config.host);
   log.info({ url: web.url }, `listening on ${web.url} (API at ${web.url}/api, docs at ${web.url}/api/docs)`);
-  return () => web.stop();
+  return async () => {
+    await web.stop();
+    await deps.identity.close();
+  };
 }
 
 async function startWorkerPart(runtime: Runtime): Promise<Stopper> {

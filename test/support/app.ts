@@ -3,9 +3,9 @@
  * port (with its LISTEN connection and event hub) and, when asked, a worker in the same
  * process. Everything is stopped in `t.teardown`.
  */
-import { randomBytes } from "node:crypto";
 import type { Test } from "tap";
-import { AppMetrics } from "../../api/metrics.ts";
+import { buildAppDeps } from "../../api/appDeps.ts";
+import { freePort } from "../../shared/db/embedded.ts";
 import type { RouteSpec } from "../../api/routes/route.ts";
 import { startWeb, type RunningWeb } from "../../api/server.ts";
 import type { AppDeps } from "../../api/context.ts";
@@ -24,7 +24,8 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
   return loadConfig({
     NODE_ENV: "test",
     DATABASE_URL: databaseUrl,
-    APP_KEY: randomBytes(32).toString("hex"),
+    // One key for every process of a test run, as in production all processes share APP_KEY.
+    APP_KEY: "5f2b9c0e8d7a41f3b6e2c9d8a7f01e4c3b2a19087f6e5d4c3b2a1908f7e6d5c4",
     REALTIME_APP_KEY: "test-app-key",
     REALTIME_APP_SECRET: "test-app-secret-0123456789",
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
@@ -35,6 +36,10 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
     SYNC_WAIT_MS: "10000",
     SHUTDOWN_TIMEOUT_MS: "2000",
     ALLOW_PRIVATE_NETWORK_TARGETS: "true",
+    OAUTH_CLIENT_ID: "test-client",
+    OAUTH_CLIENT_SECRET: "test-client-secret-0123456789",
+    RATE_LIMIT_PUBLIC_PER_HOUR: "100000",
+    RATE_LIMIT_USER_PER_HOUR: "100000",
     ...overrides,
   });
 }
@@ -61,19 +66,22 @@ export interface TestAppOptions {
 
 export async function startTestApp(t: Test, options: TestAppOptions = {}): Promise<TestApp> {
   const db = options.db ?? (await freshDatabase(t));
-  const config = testConfig(db.url, options.env);
+  // The OAuth issuer is this server's URL, so the port is chosen before the config.
+  const port = await freePort();
+  const config = testConfig(db.url, { APP_URL: `http://127.0.0.1:${port}`, ...options.env });
   const log = createLogger(config.logLevel);
   const listener = new PgListener(db.url, log);
   await listener.start();
   const hub = new EventHub(listener, db.pool, log);
   hub.start();
-  const deps: AppDeps = { config, pool: db.pool, log, hub, metrics: new AppMetrics(db.pool) };
-  const web = await startWeb(deps, 0, "127.0.0.1", { extraRoutes: options.extraRoutes ?? [] });
+  const deps: AppDeps = await buildAppDeps({ config, pool: db.pool, log, hub });
+  const web = await startWeb(deps, port, "127.0.0.1", { extraRoutes: options.extraRoutes ?? [] });
   const worker = options.worker
     ? await startWorker({ config, pool: db.pool, log }, { databaseUrl: db.url, extraTasks: options.extraTasks ?? [], crontab: "" })
     : undefined;
   t.teardown(async () => {
     await web.stop();
+    await deps.identity.close();
     await worker?.stop();
     hub.stop();
     await listener.stop();

@@ -28,6 +28,7 @@ const queueRow = z.object({ pending: z.number(), running: z.number(), failed_las
 const health = defineRoute({
   method: "get",
   path: "/health",
+  unlimited: true,
   summary: "Service health: database, job queue and realtime status",
   tags: ["System"],
   auth: "public",
@@ -66,6 +67,7 @@ const health = defineRoute({
 const metrics = defineRoute({
   method: "get",
   path: "/metrics",
+  unlimited: true,
   root: true,
   summary: "Prometheus metrics (HTTP and job figures)",
   tags: ["System"],
@@ -99,6 +101,7 @@ const realtimeConfig = defineRoute({
 const docsPage = defineRoute({
   method: "get",
   path: "/docs",
+  unlimited: true,
   summary: "API reference page",
   tags: ["System"],
   auth: "public",
@@ -120,6 +123,7 @@ const docsPage = defineRoute({
 const docsAsset = defineRoute({
   method: "get",
   path: "/docs/assets/{file}",
+  unlimited: true,
   summary: "Static assets of the API reference page",
   tags: ["System"],
   auth: "public",
@@ -145,6 +149,7 @@ export function openapiRoute(document: unknown) {
   return defineRoute({
     method: "get",
     path: "/openapi.json",
+  unlimited: true,
     summary: "OpenAPI 3.1 description of this API",
     tags: ["System"],
     auth: "public",

@@ -6,7 +6,7 @@
 import Koa from "koa";
 import pg from "pg";
 import { z } from "zod";
-import { AppMetrics } from "../../../api/metrics.ts";
+import { buildAppDeps } from "../../../api/appDeps.ts";
 import { defineRoute } from "../../../api/routes/route.ts";
 import { startWeb } from "../../../api/server.ts";
 import { createPool, sql } from "../../../shared/db/pool.ts";
@@ -19,7 +19,12 @@ const url = process.env.DATABASE_URL!;
 const QUERY_ID = 1;
 const userSummary = z.object({ id: z.number(), name: z.string(), email: z.string() });
 
-const config = testConfig(url, { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info", NODE_ENV: "production" });
+const config = testConfig(url, {
+  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
+  NODE_ENV: "production",
+  RATE_LIMIT_PUBLIC_PER_HOUR: "100000000",
+  RATE_LIMIT_USER_PER_HOUR: "100000000",
+});
 const log = createLogger(config.logLevel);
 const pool = await createPool(url, { maxPoolSize: 10 });
 const listener = new PgListener(url, log);
@@ -40,7 +45,7 @@ export const oneQueryRoute = defineRoute({
   },
 });
 
-const ours = await startWeb({ config, pool, log, hub, metrics: new AppMetrics(pool) }, 0, "127.0.0.1", { extraRoutes: [oneQueryRoute] });
+const ours = await startWeb(await buildAppDeps({ config, pool, log, hub }), 0, "127.0.0.1", { extraRoutes: [oneQueryRoute] });
 
 const barePool = new pg.Pool({ connectionString: url, max: 10 });
 const bare = new Koa();

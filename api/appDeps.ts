@@ -1,0 +1,20 @@
+/**
+ * Assembles the resources of a web process from the runtime's basics.
+ */
+import type { Config } from "../shared/config.ts";
+import type { DatabasePool } from "../shared/db/pool.ts";
+import type { EventHub } from "../shared/events/hub.ts";
+import type { Logger } from "../shared/logger.ts";
+import { PostgresStorage } from "../shared/storage/postgresStorage.ts";
+import type { AppDeps } from "./context.ts";
+import { createIdentity } from "./identity.ts";
+import { AppMetrics } from "./metrics.ts";
+
+export async function buildAppDeps(base: { config: Config; pool: DatabasePool; log: Logger; hub: EventHub }): Promise<AppDeps> {
+  return {
+    ...base,
+    metrics: new AppMetrics(base.pool),
+    storage: new PostgresStorage(base.pool),
+    identity: await createIdentity(base.config, base.pool, base.log),
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * Rate limits (DESIGN §7, spec "Limits"): 1000 requests an hour per user on bearer routes,
+ * 100 an hour per IP on public routes, with `X-RateLimit-Limit`, `X-RateLimit-Remaining`
+ * and `X-RateLimit-Reset` (Unix time) on every response and 429 + `Retry-After` beyond.
+ */
+import type { Next } from "koa";
+import { AppError } from "../../shared/errors.ts";
+import type { LimitState } from "../../shared/rateLimit.ts";
+import type { AppContext } from "../context.ts";
+
+function applyHeaders(ctx: AppContext, state: LimitState): void {
+  ctx.set("X-RateLimit-Limit", String(state.limit));
+  ctx.set("X-RateLimit-Remaining", String(state.remaining));
+  ctx.set("X-RateLimit-Reset", String(Math.floor(state.resetAt.getTime() / 1000)));
+}
+
+function tooMany(state: LimitState): AppError {
+  return new AppError(429, "rate_limited", `Too many requests; try again in ${state.retryAfterS} seconds.`, undefined, {
+    "Retry-After": String(state.retryAfterS),
+  });
+}
+
+/** Spends one unit of the caller's IP budget; throws 429 past it. */
+export async function chargeIp(ctx: AppContext): Promise<void> {
+  const state = await ctx.deps.identity.limiter.hit(`ip:${ctx.ip}`, ctx.deps.config.rateLimit.publicPerHour);
+  applyHeaders(ctx, state);
+  if (!state.allowed) throw tooMany(state);
+}
+
+/** Public routes: limited per IP. */
+export async function limitByIp(ctx: AppContext, next: Next): Promise<void> {
+  await chargeIp(ctx);
+  await next();
+}
+
+/** Bearer routes (after authenticate): limited per user. */
+export async function limitByUser(ctx: AppContext, next: Next): Promise<void> {
+  const user = ctx.state.user;
+  if (!user) throw new Error("limitByUser must follow authenticate");
+  const state = await ctx.deps.identity.limiter.hit(`user:${user.id}`, ctx.deps.config.rateLimit.userPerHour);
+  applyHeaders(ctx, state);
+  if (!state.allowed) throw tooMany(state);
+  await next();
+}

@@ -1,0 +1,112 @@
+/**
+ * Access tokens as the API sees them: verification of the RS256 JWTs the OAuth server
+ * issues (signature with the cached public keys, header typ JWT, issuer, audience = a
+ * known client, exp and nbf), and minting of the same kind of token for POST /auth/login
+ * and the other first-party routes that answer with an access token.
+ */
+import { randomUUID } from "node:crypto";
+import { decodeProtectedHeader, jwtVerify, SignJWT, type JWTPayload } from "jose";
+import { listActiveClientIds } from "../../shared/db/oauth.ts";
+import type { DatabasePool } from "../../shared/db/pool.ts";
+import type { SigningKeys } from "./keys.ts";
+
+export interface AccessClaims extends JWTPayload {
+  sub: string;
+  jti: string;
+  iat: number;
+  exp: number;
+  scope: string;
+  client_id?: string;
+  /** Issue time in milliseconds, so revocations within the same second are exact. */
+  iat_ms?: number;
+}
+
+/** Known client ids, refreshed when a token names one we have not seen (at most once a minute). */
+export class ClientIdCache {
+  readonly #pool: DatabasePool;
+  #ids = new Set<string>();
+  #loadedAt = 0;
+
+  constructor(pool: DatabasePool) {
+    this.#pool = pool;
+  }
+
+  async has(clientId: string): Promise<boolean> {
+    if (this.#ids.has(clientId)) return true;
+    if (Date.now() - this.#loadedAt < 60_000) return false;
+    await this.reload();
+    return this.#ids.has(clientId);
+  }
+
+  async reload(): Promise<void> {
+    this.#ids = new Set(await listActiveClientIds(this.#pool));
+    this.#loadedAt = Date.now();
+  }
+}
+
+/** Verifies an access token; null when it is not one of ours or not valid now. */
+export async function verifyAccessToken(
+  token: string,
+  keys: SigningKeys,
+  issuer: string,
+  clients: ClientIdCache,
+): Promise<AccessClaims | null> {
+  let header;
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    return null;
+  }
+  if (header.alg !== "RS256" || header.typ !== "JWT" || typeof header.kid !== "string") return null;
+  const key = keys.publicKeys.get(header.kid);
+  if (!key) return null;
+  try {
+    const { payload } = await jwtVerify(token, key, {
+      issuer,
+      algorithms: ["RS256"],
+      typ: "JWT",
+      requiredClaims: ["sub", "jti", "iat", "exp", "nbf", "aud"],
+      clockTolerance: 5,
+    });
+    const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+    if (aud.length !== 1 || typeof aud[0] !== "string" || !(await clients.has(aud[0]))) return null;
+    if (!/^\d{1,18}$/.test(String(payload.sub))) return null;
+    return payload as AccessClaims;
+  } catch {
+    return null;
+  }
+}
+
+export interface MintedToken {
+  token: string;
+  jti: string;
+  expiresIn: number;
+}
+
+/** Issues an access token for a user, as the OAuth server would, for `clientId`. */
+export async function mintAccessToken(
+  keys: SigningKeys,
+  issuer: string,
+  clientId: string,
+  userId: number,
+  scope: string,
+  ttlS: number,
+): Promise<MintedToken> {
+  const nowMs = Date.now();
+  const iat = Math.floor(nowMs / 1000);
+  const jti = randomUUID().replace(/-/g, "");
+  const token = await new SignJWT({ scope, client_id: clientId, iat_ms: nowMs })
+    .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: keys.signing.kid })
+    .setIssuer(issuer)
+    .setAudience(clientId)
+    .setSubject(String(userId))
+    .setJti(jti)
+    .setIssuedAt(iat)
+    .setNotBefore(iat)
+    .setExpirationTime(iat + ttlS)
+    .sign(keys.signing.key);
+  return { token, jti, expiresIn: ttlS };
+}
+
+/** Milliseconds at which a token was issued (iat_ms when present, else the end of its iat second). */
+export const issuedAtMs = (claims: AccessClaims) => claims.iat_ms ?? claims.iat * 1000 + 999;

@@ -1,0 +1,96 @@
+/**
+ * Mounts oidc-provider at /api/oauth (token, revocation, JWKS, discovery). The spec sends
+ * token requests as JSON, which oidc-provider does not read, so a JSON body is turned into
+ * the form encoding it expects before the request is handed over. The client's `scope=*`
+ * is dropped (no scope means every scope the user may hold; on refresh, the token's own). Requests count against the
+ * caller's IP budget like every public route.
+ */
+import type { IncomingMessage } from "node:http";
+import { Readable } from "node:stream";
+import type { Next } from "koa";
+import type Provider from "oidc-provider";
+import type { AppContext } from "../context.ts";
+import { chargeIp } from "../middleware/rateLimit.ts";
+
+const PREFIX = "/api/oauth";
+const callbacks = new WeakMap<object, ReturnType<Provider["callback"]>>();
+const MAX_BODY = 64 * 1024;
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw Object.assign(new Error("request entity too large"), { status: 413 });
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+function flatten(body: unknown): URLSearchParams {
+  const params = new URLSearchParams();
+  if (body && typeof body === "object" && !Array.isArray(body)) {
+    for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+      if (value === null || value === undefined || typeof value === "object") continue;
+      params.set(key, String(value));
+    }
+  }
+  return params;
+}
+
+/** A stand-in request carrying `form` as its body, otherwise identical to `req`. */
+function withFormBody(req: IncomingMessage, form: URLSearchParams, url: string): IncomingMessage {
+  const body = Buffer.from(form.toString());
+  return Object.assign(Readable.from([body]), {
+    headers: { ...req.headers, "content-type": "application/x-www-form-urlencoded", "content-length": String(body.length) },
+    rawHeaders: [],
+    method: req.method,
+    url,
+    originalUrl: req.url, // oidc-provider derives its mount path from the difference
+    socket: req.socket,
+    connection: req.socket,
+    httpVersion: req.httpVersion,
+    httpVersionMajor: req.httpVersionMajor,
+    httpVersionMinor: req.httpVersionMinor,
+    complete: true,
+    aborted: false,
+  }) as unknown as IncomingMessage;
+}
+
+/** Koa middleware serving everything under /api/oauth through oidc-provider. */
+export async function oauthMount(ctx: AppContext, next: Next): Promise<void> {
+  if (ctx.path !== PREFIX && !ctx.path.startsWith(`${PREFIX}/`)) return next();
+  await chargeIp(ctx);
+  const provider = ctx.deps.identity.provider;
+  let handle = callbacks.get(provider);
+  if (!handle) {
+    handle = provider.callback();
+    callbacks.set(provider, handle);
+  }
+  const innerUrl = ctx.req.url!.slice(PREFIX.length) || "/";
+  let req = ctx.req;
+  if (ctx.method === "POST") {
+    const type = ctx.get("content-type").toLowerCase();
+    const raw = await readBody(ctx.req);
+    let form: URLSearchParams;
+    if (type.includes("json")) {
+      try {
+        form = flatten(JSON.parse(raw.toString("utf8") || "{}"));
+      } catch {
+        ctx.status = 400;
+        ctx.body = { error: "invalid_request", error_description: "the request body is not valid JSON" };
+        return;
+      }
+    } else {
+      form = new URLSearchParams(raw.toString("utf8"));
+    }
+    if (form.get("scope")?.trim() === "*") form.delete("scope"); // "everything allowed" is the default
+    req = withFormBody(ctx.req, form, innerUrl);
+  } else {
+    (ctx.req as IncomingMessage & { originalUrl?: string }).originalUrl = ctx.req.url;
+    ctx.req.url = innerUrl;
+  }
+  ctx.respond = false;
+  ctx.status = 200; // keeps our 404 fallback out of the way; the provider writes the response
+  await handle(req, ctx.res);
+}

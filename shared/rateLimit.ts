@@ -1,0 +1,127 @@
+/**
+ * Rate limits shared by every web process, counted in PostgreSQL (DESIGN §7).
+ *
+ * Counting each request with a database write would add a round trip to every request, so
+ * a process *leases* a slice of a key's hourly budget at once (`rate_limit_take`, one
+ * statement) and spends it locally. The sum of all leases never exceeds the limit, so the
+ * limit holds exactly across processes; small limits lease one unit at a time. Unused
+ * leases are handed back when the process stops.
+ *
+ * Failed logins use the same table with their own key and window, one write per failure.
+ */
+import { z } from "zod";
+import { ignoredRow, sql, type DatabasePool } from "./db/pool.ts";
+
+export interface LimitState {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** End of the current window. */
+  resetAt: Date;
+  retryAfterS: number;
+}
+
+interface Entry {
+  windowStart: number;
+  /** Units leased from the shared budget and not yet spent. */
+  leased: number;
+  /** The shared count after our last lease (includes every process's leases). */
+  total: number;
+  exhausted: boolean;
+  pending: Promise<void> | undefined;
+}
+
+const takeRow = z.object({ granted: z.number(), total: z.number() });
+
+/** How many units to lease at once for a limit. */
+export const leaseSize = (limit: number) => Math.max(1, Math.min(100, Math.floor(limit / 50)));
+
+export class RateLimiter {
+  readonly #pool: DatabasePool;
+  readonly #windowS: number;
+  readonly #entries = new Map<string, Entry>();
+  #currentWindow = 0;
+
+  constructor(pool: DatabasePool, windowS = 3600) {
+    this.#pool = pool;
+    this.#windowS = windowS;
+  }
+
+  /** Spends one unit of `key`'s budget of `limit` per window. */
+  async hit(key: string, limit: number): Promise<LimitState> {
+    const windowStart = Math.floor(Date.now() / 1000 / this.#windowS) * this.#windowS;
+    if (windowStart !== this.#currentWindow) {
+      this.#entries.clear(); // a new window: every budget starts again
+      this.#currentWindow = windowStart;
+    }
+    let entry = this.#entries.get(key);
+    if (!entry) {
+      entry = { windowStart, leased: 0, total: 0, exhausted: false, pending: undefined };
+      this.#entries.set(key, entry);
+    }
+    while (entry.leased === 0 && !entry.exhausted) {
+      entry.pending ??= this.#lease(key, entry, limit).finally(() => (entry.pending = undefined));
+      await entry.pending;
+    }
+    const resetAt = new Date((windowStart + this.#windowS) * 1000);
+    const retryAfterS = Math.max(1, Math.ceil((resetAt.getTime() - Date.now()) / 1000));
+    if (entry.leased === 0) return { allowed: false, limit, remaining: 0, resetAt, retryAfterS };
+    entry.leased -= 1;
+    return { allowed: true, limit, remaining: Math.max(0, limit - entry.total + entry.leased), resetAt, retryAfterS };
+  }
+
+  async #lease(key: string, entry: Entry, limit: number): Promise<void> {
+    const { granted, total } = await this.#pool.one(sql.type(takeRow)`
+      select granted, total from rate_limit_take(${key}, to_timestamp(${entry.windowStart}), ${leaseSize(limit)}, ${limit})`);
+    entry.total = total;
+    entry.leased += granted;
+    entry.exhausted = granted === 0;
+  }
+
+  /** Hands unspent leases back to the shared budget (on shutdown). */
+  async close(): Promise<void> {
+    const returns = [...this.#entries].filter(([, e]) => e.leased > 0 && e.windowStart === this.#currentWindow);
+    this.#entries.clear();
+    for (const [key, entry] of returns) {
+      await this.#pool.query(sql.type(ignoredRow)`
+        update rate_limit_counters set count = greatest(0, count - ${entry.leased})
+        where key = ${key} and window_start = to_timestamp(${entry.windowStart})`);
+    }
+  }
+}
+
+/** Failed-attempt counting for logins: `windowS`-long windows per key. */
+export class AttemptCounter {
+  readonly #pool: DatabasePool;
+  readonly #max: number;
+  readonly #windowS: number;
+
+  constructor(pool: DatabasePool, max: number, windowS: number) {
+    this.#pool = pool;
+    this.#max = max;
+    this.#windowS = windowS;
+  }
+
+  #window(): number {
+    return Math.floor(Date.now() / 1000 / this.#windowS) * this.#windowS;
+  }
+
+  /** Seconds until `key` may try again, or 0 when it may try now. */
+  async lockedFor(key: string): Promise<number> {
+    const window = this.#window();
+    const count = await this.#pool.maybeOneFirst(sql.type(z.object({ count: z.number() }))`
+      select count from rate_limit_counters where key = ${key} and window_start = to_timestamp(${window})`);
+    return (count ?? 0) >= this.#max ? Math.max(1, window + this.#windowS - Math.floor(Date.now() / 1000)) : 0;
+  }
+
+  /** Records a failure. */
+  async fail(key: string): Promise<void> {
+    await this.#pool.query(sql.type(ignoredRow)`
+      select granted from rate_limit_take(${key}, to_timestamp(${this.#window()}), 1, 2147483647)`);
+  }
+
+  /** Clears the failures of `key` after a success. */
+  async reset(key: string): Promise<void> {
+    await this.#pool.query(sql.type(ignoredRow)`delete from rate_limit_counters where key = ${key}`);
+  }
+}

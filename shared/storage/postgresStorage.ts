@@ -1,0 +1,128 @@
+/**
+ * The PostgreSQL storage driver: metadata in `stored_files`, content in 1 MiB rows of
+ * `stored_file_chunks`. A put writes chunks as they arrive and flips `complete` at the end,
+ * in one transaction, so readers never see half a file.
+ */
+import { Readable } from "node:stream";
+import { z } from "zod";
+import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
+import { assertSafeKey, type PutOptions, type Storage, type StoredFileInfo } from "./storage.ts";
+
+const CHUNK = 1024 * 1024;
+
+const infoRow = z.object({
+  id: z.number(),
+  key: z.string(),
+  size: z.number(),
+  content_type: z.string(),
+  created_at: z.date(),
+  expires_at: z.date().nullable(),
+});
+const toInfo = (row: z.infer<typeof infoRow>): StoredFileInfo => ({
+  key: row.key,
+  size: row.size,
+  contentType: row.content_type,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+});
+
+async function* chunked(content: Buffer | Readable | AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  if (Buffer.isBuffer(content)) {
+    for (let i = 0; i < content.length; i += CHUNK) yield content.subarray(i, i + CHUNK);
+    return;
+  }
+  let pending: Buffer[] = [];
+  let size = 0;
+  for await (const piece of content as AsyncIterable<Buffer | string>) {
+    const buffer = typeof piece === "string" ? Buffer.from(piece) : piece;
+    pending.push(buffer);
+    size += buffer.length;
+    while (size >= CHUNK) {
+      const all = Buffer.concat(pending, size);
+      yield all.subarray(0, CHUNK);
+      pending = [all.subarray(CHUNK)];
+      size -= CHUNK;
+    }
+  }
+  if (size > 0) yield Buffer.concat(pending, size);
+}
+
+export class PostgresStorage implements Storage {
+  readonly #pool: DatabasePool;
+
+  constructor(pool: DatabasePool) {
+    this.#pool = pool;
+  }
+
+  async put(key: string, content: Buffer | Readable | AsyncIterable<Buffer>, options: PutOptions = {}): Promise<StoredFileInfo> {
+    assertSafeKey(key);
+    return this.#pool.transaction(async (tx) => {
+      await tx.query(sql.type(ignoredRow)`delete from stored_files where key = ${key}`);
+      const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
+        insert into stored_files (key, content_type, expires_at)
+        values (${key}, ${options.contentType ?? "application/octet-stream"}, ${options.expiresAt ? options.expiresAt.toISOString() : null})
+        returning id`);
+      let seq = 0;
+      let size = 0;
+      for await (const chunk of chunked(content)) {
+        await tx.query(sql.type(ignoredRow)`insert into stored_file_chunks (file_id, seq, data) values (${id}, ${seq}, ${sql.binary(chunk)})`);
+        seq += 1;
+        size += chunk.length;
+      }
+      const row = await tx.one(sql.type(infoRow)`
+        update stored_files set size = ${size}, complete = true where id = ${id}
+        returning id, key, size, content_type, created_at, expires_at`);
+      return toInfo(row);
+    });
+  }
+
+  async #find(key: string) {
+    return this.#pool.maybeOne(sql.type(infoRow)`
+      select id, key, size, content_type, created_at, expires_at from stored_files where key = ${key} and complete`);
+  }
+
+  async stat(key: string): Promise<StoredFileInfo | null> {
+    const row = await this.#find(key);
+    return row ? toInfo(row) : null;
+  }
+
+  async read(key: string): Promise<{ info: StoredFileInfo; stream: Readable } | null> {
+    const row = await this.#find(key);
+    if (!row) return null;
+    const pool = this.#pool;
+    async function* chunks() {
+      for (let seq = 0; ; seq += 1) {
+        const data = await pool.maybeOneFirst(sql.type(z.object({ data: z.instanceof(Buffer) }))`
+          select data from stored_file_chunks where file_id = ${row!.id} and seq = ${seq}`);
+        if (!data) return;
+        yield data;
+      }
+    }
+    return { info: toInfo(row), stream: Readable.from(chunks()) };
+  }
+
+  async readBuffer(key: string): Promise<Buffer | null> {
+    const found = await this.read(key);
+    if (!found) return null;
+    const parts: Buffer[] = [];
+    for await (const part of found.stream) parts.push(part as Buffer);
+    return Buffer.concat(parts);
+  }
+
+  async delete(key: string): Promise<boolean> {
+    const gone = await this.#pool.maybeOne(sql.type(z.object({ id: z.number() }))`delete from stored_files where key = ${key} returning id`);
+    return gone !== null;
+  }
+
+  async list(prefix: string, limit = 100): Promise<StoredFileInfo[]> {
+    const rows = await this.#pool.any(sql.type(infoRow)`
+      select id, key, size, content_type, created_at, expires_at from stored_files
+      where starts_with(key, ${prefix}) and complete order by created_at desc, id desc limit ${limit}`);
+    return rows.map(toInfo);
+  }
+
+  async deleteExpired(): Promise<number> {
+    return this.#pool.oneFirst(sql.type(z.object({ count: z.number() }))`
+      with gone as (delete from stored_files where expires_at < now() returning 1) select count(*)::int as count from gone`);
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * File storage behind one interface (DESIGN §8): outbox e-mails, attachments, media and
+ * generated archives. The default driver keeps files in PostgreSQL so that every web and
+ * worker process reads what any other wrote; files are streamed in and out in chunks, so
+ * a large archive never sits whole in memory.
+ */
+import type { Readable } from "node:stream";
+
+export interface StoredFileInfo {
+  key: string;
+  size: number;
+  contentType: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
+
+export interface PutOptions {
+  contentType?: string;
+  /** The file may be removed by the cleanup job after this instant. */
+  expiresAt?: Date | null;
+}
+
+export interface Storage {
+  /** Stores `content` under `key`, replacing any file there. Resolves once it is readable. */
+  put(key: string, content: Buffer | Readable | AsyncIterable<Buffer>, options?: PutOptions): Promise<StoredFileInfo>;
+  /** Metadata of a complete file, or null. */
+  stat(key: string): Promise<StoredFileInfo | null>;
+  /** Streams a complete file; null when there is none. */
+  read(key: string): Promise<{ info: StoredFileInfo; stream: Readable } | null>;
+  /** The whole content (small files only). */
+  readBuffer(key: string): Promise<Buffer | null>;
+  /** Removes a file; resolves to whether it existed. */
+  delete(key: string): Promise<boolean>;
+  /** Keys under a prefix, newest first. */
+  list(prefix: string, limit?: number): Promise<StoredFileInfo[]>;
+  /** Removes files past their expiry; returns how many. */
+  deleteExpired(): Promise<number>;
+}
+
+/** Refuses keys that could be confused with paths outside their area. */
+export function assertSafeKey(key: string): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._\-/]{0,1023}$/.test(key) || key.includes("..") || key.includes("//") || key.endsWith("/")) {
+    throw new Error(`Unsafe storage key: ${JSON.stringify(key)}`);
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * A real SSH server for tests: ssh2's Server on loopback with password and public-key
+ * authentication, an SFTP subsystem (sftpServer.ts) and `exec` through the system shell in
+ * the user's home directory (a temporary folder), like an OpenSSH account. `exec` can be
+ * switched off to stand for an SFTP-only account.
+ */
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import ssh2, { type ParsedKey } from "ssh2";
+import { serveSftp } from "./sftpServer.ts";
+
+const { Server, utils } = ssh2;
+
+/** An OpenSSH-format key pair. */
+export interface KeyPair {
+  private: string;
+  public: string;
+}
+
+/** A fresh ed25519 key pair (host keys and user keys). */
+export function generateKeyPair(): KeyPair {
+  return utils.generateKeyPairSync("ed25519");
+}
+
+/** The OpenSSH `SHA256:` fingerprint of a public key line (`ssh-ed25519 AAAA… comment`). */
+export function fingerprintOf(publicKey: string): string {
+  const blob = Buffer.from(publicKey.trim().split(/\s+/)[1] ?? "", "base64");
+  return `SHA256:${createHash("sha256").update(blob).digest("base64").replace(/=+$/, "")}`;
+}
+
+/** Options of the SSH peer. */
+export interface SshPeerOptions {
+  username?: string;
+  password?: string;
+  /** Public keys (OpenSSH lines) accepted for public-key authentication. */
+  authorizedKeys?: string[];
+  /** The host key pair; a fresh one when absent. */
+  hostKey?: KeyPair;
+  /** Serve `exec` requests through /bin/sh (default true). */
+  allowExec?: boolean;
+  /** Existing home directory (a fresh temporary one when absent, removed on close). */
+  home?: string;
+  /** Listen on this port (to restart a peer with another host key at the same address). */
+  port?: number;
+}
+
+/** A running SSH peer. */
+export interface SshPeer {
+  host: string;
+  port: number;
+  username: string;
+  password: string;
+  /** The user's home directory, where relative paths start. */
+  home: string;
+  hostKey: KeyPair;
+  hostKeyFingerprint: string;
+  /** Commands run through exec, and failed authentications. */
+  stats: { execs: string[]; authFailures: number; logins: number };
+  close(): Promise<void>;
+}
+
+/** Starts an SSH server on 127.0.0.1. */
+export async function startSshPeer(options: SshPeerOptions = {}): Promise<SshPeer> {
+  const username = options.username ?? "deployer";
+  const password = options.password ?? "ssh-secret-Passw0rd";
+  const hostKey = options.hostKey ?? generateKeyPair();
+  const ownHome = !options.home;
+  const home = await realpath(options.home ?? (await mkdtemp(path.join(tmpdir(), "sf-ssh-"))));
+  const authorized = (options.authorizedKeys ?? []).map((line) => utils.parseKey(line)).filter((key): key is ParsedKey => !(key instanceof Error));
+  const stats = { execs: [] as string[], authFailures: 0, logins: 0 };
+
+  const connections = new Set<ssh2.Connection>();
+  const server = new Server({ hostKeys: [hostKey.private] }, (client) => {
+    connections.add(client);
+    client.on("close", () => connections.delete(client));
+    client.on("authentication", (ctx) => {
+      const reject = () => {
+        stats.authFailures += ctx.method === "none" ? 0 : 1;
+        ctx.reject(["password", "publickey"]);
+      };
+      if (ctx.username !== username) return reject();
+      if (ctx.method === "password" && ctx.password === password) return ctx.accept();
+      if (ctx.method === "publickey") {
+        const key = authorized.find((k) => k.type === ctx.key.algo && k.getPublicSSH().equals(ctx.key.data));
+        if (!key) return reject();
+        // Without a signature the client only asks whether the key would do.
+        if (!ctx.signature || key.verify(ctx.blob!, ctx.signature, ctx.hashAlgo) === true) return ctx.accept();
+      }
+      reject();
+    });
+    client.on("ready", () => {
+      stats.logins += 1;
+      client.on("session", (acceptSession) => {
+        const session = acceptSession();
+        session.on("sftp", (accept) => serveSftp(accept(), home));
+        session.on("exec", (accept, reject, info) => {
+          if (options.allowExec === false) return reject();
+          const stream = accept();
+          stats.execs.push(info.command);
+          const child = spawn("/bin/sh", ["-c", info.command], { cwd: home, stdio: ["ignore", "pipe", "pipe"] });
+          child.stdout.pipe(stream, { end: false });
+          child.stderr.pipe(stream.stderr, { end: false });
+          child.on("close", (code) => {
+            stream.exit(code ?? 1);
+            stream.end();
+          });
+        });
+      });
+    });
+    client.on("error", () => {});
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  return {
+    host: "127.0.0.1",
+    port: (server.address() as AddressInfo).port,
+    username,
+    password,
+    home,
+    hostKey,
+    hostKeyFingerprint: fingerprintOf(hostKey.public),
+    stats,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const connection of connections) connection.end();
+      await closed;
+      if (ownHome) await rm(home, { recursive: true, force: true });
+    },
+  };
+}
