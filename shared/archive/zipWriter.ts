@@ -80,7 +80,14 @@ const max32 = 0xffffffff;
  * without ZIP64) or with the error of an entry's content stream.
  */
 export function createZipStream(entries: Iterable<ZipEntryInput> | AsyncIterable<ZipEntryInput>, options: ZipStreamOptions = {}): Readable {
+  checkLevel(options.level);
   return Readable.from(zipChunks(entries, options), { objectMode: false, highWaterMark: 64 * 1024 });
+}
+
+/** @throws RangeError unless the level is an integer 0–9 */
+function checkLevel(level = 6): number {
+  if (!Number.isInteger(level) || level < 0 || level > 9) throw new RangeError(`Deflate level must be 0–9, got ${level}.`);
+  return level;
 }
 
 /** An in-memory entry whose deflated bytes may still be on their way. */
@@ -95,8 +102,7 @@ export async function* zipChunks(
   entries: Iterable<ZipEntryInput> | AsyncIterable<ZipEntryInput>,
   options: ZipStreamOptions = {},
 ): AsyncGenerator<Buffer, void, undefined> {
-  const level = options.level ?? 6;
-  if (!Number.isInteger(level) || level < 0 || level > 9) throw new RangeError(`Deflate level must be 0–9, got ${level}.`);
+  const level = checkLevel(options.level);
   const forceZip64 = options.zip64 === true;
   const defaultTime = stamp(options.mtime ?? new Date());
   const out = new ChunkBatcher();
