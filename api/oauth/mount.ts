@@ -31,8 +31,7 @@ function flatten(body: unknown): URLSearchParams {
   const params = new URLSearchParams();
   if (body && typeof body === "object" && !Array.isArray(body)) {
     for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-      if (value === null || value === undefined || typeof value === "object") continue;
-      params.set(key, String(value));
+      if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") params.set(key, String(value));
     }
   }
   return params;
