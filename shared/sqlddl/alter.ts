@@ -110,10 +110,25 @@ function add(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
 function addColumn(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
   const at = c.offset();
   const field = parseColumn(c, table, ctx);
-  if (ctx.builder.findField(table, field.field_name)) ctx.warn(at, `column ${field.field_name} of ${table.table_name} already exists`);
-  else table.fields.push(field);
-  c.accept("FIRST");
-  if (c.accept("AFTER")) c.ident();
+  if (ctx.builder.findField(table, field.field_name)) {
+    ctx.warn(at, `column ${field.field_name} of ${table.table_name} already exists`);
+    return;
+  }
+  table.fields.push(field);
+  place(c, table, field, ctx);
+}
+
+/** MySQL `FIRST` / `AFTER col`: where an added or changed column goes. */
+function place(c: Cursor, table: ParsedTable, field: ParsedField, ctx: ParseContext): void {
+  let index = -1;
+  if (c.accept("FIRST")) index = 0;
+  else if (c.accept("AFTER")) {
+    const after = ctx.builder.findField(table, c.ident("a column name"));
+    if (after) index = table.fields.indexOf(after) + 1;
+  }
+  if (index < 0) return;
+  table.fields.splice(table.fields.indexOf(field), 1);
+  table.fields.splice(index > table.fields.length ? table.fields.length : index, 0, field);
 }
 
 /** T-SQL `ADD CONSTRAINT DF_x DEFAULT (expr) FOR col`. */
@@ -168,6 +183,7 @@ function alterColumn(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
       c.expect("AS");
       c.expect("IDENTITY");
       field.is_auto_increment = true;
+      field.is_nullable = false;
       if (c.isPunct("(")) c.skipGroup();
     } else if (c.acceptSeq("DROP", "IDENTITY")) {
       c.acceptSeq("IF", "EXISTS");
@@ -200,13 +216,12 @@ function modify(c: Cursor, verb: string, table: ParsedTable, ctx: ParseContext):
   if (verb === "MODIFY") c.i--; // the definition starts with the same name
   const existing = ctx.builder.findField(table, old);
   const replacement = parseColumn(c, table, ctx);
-  c.accept("FIRST");
-  if (c.accept("AFTER")) c.ident();
   if (!existing) {
     ctx.warn(at, `${verb} of ${table.table_name}.${old}: no such column`);
     return;
   }
   table.fields[table.fields.indexOf(existing)] = replacement;
+  place(c, table, replacement, ctx);
   for (const k of table.constraints) k.columns = k.columns.map((col) => (col === existing.field_name ? replacement.field_name : col));
 }
 

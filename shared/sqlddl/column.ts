@@ -16,7 +16,7 @@ export const OPTION_WORDS = new Set([
   "NOT", "NULL", "PRIMARY", "UNIQUE", "REFERENCES", "CHECK", "CONSTRAINT", "DEFAULT", "COLLATE", "AUTO_INCREMENT",
   "AUTOINCREMENT", "IDENTITY", "COMMENT", "ON", "GENERATED", "AS", "WITH", "ROWGUIDCOL", "SPARSE", "FOR", "CHARACTER",
   "KEY", "STORED", "VIRTUAL", "PERSISTENT", "PERSISTED", "INVISIBLE", "VISIBLE", "COLUMN_FORMAT", "STORAGE", "COMPRESSION",
-  "HIDDEN", "MASKED", "FILESTREAM", "ENCRYPTED", "COMPUTED", "SERIAL",
+  "HIDDEN", "MASKED", "FILESTREAM", "ENCRYPTED", "COMPUTED", "SERIAL", "FIRST", "AFTER",
 ]);
 const NO_TYPE = new Set(["CONSTRAINT", "PRIMARY", "NOT", "NULL", "UNIQUE", "CHECK", "DEFAULT", "REFERENCES", "COLLATE", "GENERATED", "AS"]);
 
@@ -54,6 +54,7 @@ export function parseColumn(c: Cursor, table: ParsedTable, ctx: ParseContext): P
     if (type.enumValues) field.enum_values = type.enumValues;
     if (type.arrayDimensions) field.array_dimensions = type.arrayDimensions;
     if (type.charset) field.charset = type.charset;
+    if (c.dialect === "MySQL" && type.name === "serial") uniqueKey(table, field); // SERIAL: BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
   }
   columnOptions(c, field, table, ctx);
   return field;
@@ -61,6 +62,7 @@ export function parseColumn(c: Cursor, table: ParsedTable, ctx: ParseContext): P
 
 function columnOptions(c: Cursor, field: ParsedField, table: ParsedTable, ctx: ParseContext): void {
   while (!c.atEnd() && !c.isPunct(",") && !c.isPunct(")")) {
+    if (c.dialect === "MySQL" && (c.is("FIRST") || c.is("AFTER"))) return; // ALTER TABLE placement
     let name: string | null = null;
     if (c.accept("CONSTRAINT")) name = c.isAny(CONSTRAINT_KINDS) ? null : c.ident("a constraint name");
     if (c.acceptSeq("NOT", "NULL")) {
@@ -95,12 +97,17 @@ function columnOptions(c: Cursor, field: ParsedField, table: ParsedTable, ctx: P
     else if (c.accept("AUTO_INCREMENT") || c.accept("AUTOINCREMENT")) field.is_auto_increment = true;
     else if (c.accept("IDENTITY")) {
       field.is_auto_increment = true;
+      field.is_nullable = false;
       if (c.isPunct("(")) c.skipGroup();
       c.acceptSeq("NOT", "FOR", "REPLICATION");
     } else if (c.is("GENERATED") || c.is("AS")) generated(c, field);
     else if (c.accept("COMMENT")) field.comment = stringValue(c);
     else if (c.acceptSeq("ON", "UPDATE")) field.on_update = c.expression(OPTION_WORDS);
-    else if (c.acceptSeq("SERIAL", "DEFAULT", "VALUE")) field.is_auto_increment = true;
+    else if (c.acceptSeq("SERIAL", "DEFAULT", "VALUE")) {
+      field.is_auto_increment = true;
+      field.is_nullable = false;
+      uniqueKey(table, field);
+    }
     else if (c.acceptSeq("NOT", "FOR", "REPLICATION") || c.accept("ROWGUIDCOL") || c.accept("SPARSE") || c.accept("FILESTREAM") || c.accept("HIDDEN")) continue;
     else if (c.accept("INVISIBLE") || c.accept("VISIBLE")) continue;
     else if (c.accept("COLUMN_FORMAT") || c.accept("STORAGE") || c.accept("COMPRESSION")) c.next();
@@ -114,6 +121,10 @@ function columnOptions(c: Cursor, field: ParsedField, table: ParsedTable, ctx: P
       ctx.warn(at, `ignored column option "${word}" of ${table.table_name}.${field.field_name}`);
     }
   }
+}
+
+function uniqueKey(table: ParsedTable, field: ParsedField): void {
+  table.constraints.push({ type: "unique", name: null, columns: [field.field_name], references_table: null, references_columns: null, on_delete: null, on_update: null });
 }
 
 const CONSTRAINT_KINDS = new Set(["PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "REFERENCES", "DEFAULT", "NOT", "NULL"]);
@@ -137,28 +148,33 @@ export function indexTail(c: Cursor): void {
 
 /** A default value: its text as written without wrapping parentheses; null for NULL. */
 export function defaultValue(c: Cursor): string | null {
-  let from = c.i;
+  const from = c.i;
   c.expression(OPTION_WORDS);
-  let to = c.i;
-  const open = (k: number) => c.tokens[k]?.type === Tok.Punct && c.tokens[k]?.value === "(";
-  while (to - from >= 2 && open(from) && matchingClose(c, from) === to - 1) {
-    from++;
-    to--;
-  }
-  const first = c.tokens[from]!;
-  const text = c.text.slice(first.start, c.tokens[to - 1]!.end);
-  return to - from === 1 && first.type === Tok.Word && first.upper === "NULL" ? null : text;
+  const layers = wrappingParentheses(c, from, c.i);
+  const first = c.tokens[from + layers]!;
+  const last = c.tokens[c.i - 1 - layers]!;
+  const text = c.text.slice(first.start, last.end);
+  return first === last && first.type === Tok.Word && first.upper === "NULL" ? null : text;
 }
 
-function matchingClose(c: Cursor, open: number): number {
-  let depth = 0;
-  for (let k = open; k < c.tokens.length; k++) {
-    const t = c.tokens[k]!;
-    if (t.type !== Tok.Punct) continue;
-    if (t.value === "(") depth++;
-    else if (t.value === ")" && --depth === 0) return k;
+/**
+ * How many parenthesis pairs wrap the whole token range `[from, to)`, in one pass:
+ * the leading `(` run and trailing `)` run, capped by the lowest depth between them.
+ */
+function wrappingParentheses(c: Cursor, from: number, to: number): number {
+  const punct = (k: number, ch: string) => c.tokens[k]!.type === Tok.Punct && c.tokens[k]!.value === ch;
+  let lead = 0;
+  while (from + lead < to && punct(from + lead, "(")) lead++;
+  let trail = 0;
+  while (to - 1 - trail > from + lead - 1 && punct(to - 1 - trail, ")")) trail++;
+  let layers = Math.min(lead, trail);
+  let depth = lead;
+  for (let k = from + lead; k < to - trail && layers > 0; k++) {
+    if (punct(k, "(")) depth++;
+    else if (punct(k, ")")) depth--;
+    layers = Math.min(layers, depth);
   }
-  return -1;
+  return to - from - 2 * layers >= 1 ? layers : Math.max(0, layers - 1);
 }
 
 /** `GENERATED … AS IDENTITY`, `GENERATED ALWAYS AS (expr)`, `AS (expr) STORED`, T-SQL `AS ROW START`. */
@@ -170,6 +186,7 @@ function generated(c: Cursor, field: ParsedField): void {
     c.expect("AS");
     if (c.accept("IDENTITY")) {
       field.is_auto_increment = true;
+      field.is_nullable = false; // identity columns are NOT NULL
       field.identity = always ? "always" : "by_default";
       if (c.isPunct("(")) c.skipGroup();
       return;

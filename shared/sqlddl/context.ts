@@ -19,6 +19,8 @@ export class ParseContext {
   /** Statements that changed the schema model (tables, keys, types, comments). */
   modelled = 0;
   firstProblem: { offset: number; message: string } | null = null;
+  /** Depth of nested T-SQL IF blocks being parsed. */
+  nesting = 0;
   private readonly lineStarts: number[];
   private readonly perKind = new Map<string, number>();
   private dropped = 0;

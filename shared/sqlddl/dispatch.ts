@@ -22,6 +22,9 @@ import type { ParseContext } from "./context.ts";
 
 export type Outcome = "modelled" | "noise" | "skipped";
 
+/** T-SQL IF blocks nest by recursion: bounded so a hostile input cannot exhaust the stack. */
+const MAX_NESTING = 32;
+
 const NOISE = new Set(["SET", "USE", "COMMIT", "ROLLBACK", "START", "LOCK", "UNLOCK", "PRAGMA", "PRINT", "CONNECT", "RAISERROR", "CHECKPOINT", "VACUUM", "ANALYZE", "REINDEX", "DISCARD", "RESET", "SAVEPOINT", "RELEASE", "FLUSH", "INPUT", "OUTPUT", "SHOW"]);
 const CREATE_MODIFIERS = new Set(["OR", "REPLACE", "GLOBAL", "LOCAL", "TEMP", "TEMPORARY", "UNLOGGED", "UNIQUE", "CLUSTERED", "NONCLUSTERED", "FULLTEXT", "SPATIAL", "BITMAP", "PRIMARY", "XML", "ASC", "ASCENDING", "DESC", "DESCENDING", "COLUMNSTORE", "RECURSIVE", "MATERIALIZED", "VIRTUAL", "TRUSTED", "PROCEDURAL", "SECURE", "ONLINE", "OFFLINE", "CONSTRAINT"]);
 const INDEX_KINDS = new Set(["CLUSTERED", "NONCLUSTERED", "FULLTEXT", "SPATIAL", "BITMAP", "XML", "COLUMNSTORE"]);
@@ -139,6 +142,7 @@ function alter(c: Cursor, ctx: ParseContext): Outcome {
 
 /** T-SQL `IF <condition> [BEGIN] statement … [END]`: the guarded statements are modelled. */
 function conditional(c: Cursor, ctx: ParseContext): Outcome {
+  if (ctx.nesting >= MAX_NESTING) return skip(c, ctx, `IF nested deeper than ${MAX_NESTING}`);
   c.next();
   let depth = 0;
   while (!c.atEnd()) {
@@ -155,7 +159,13 @@ function conditional(c: Cursor, ctx: ParseContext): Outcome {
     let end = start;
     while (end < c.tokens.length && c.tokens[end]!.type !== Tok.Delim) end++;
     const inner = new Cursor(c.tokens.slice(start, end), c.text, c.dialect);
-    const result = dispatch(inner, ctx);
+    ctx.nesting++;
+    let result: Outcome;
+    try {
+      result = dispatch(inner, ctx);
+    } finally {
+      ctx.nesting--;
+    }
     if (result === "modelled" || (result === "skipped" && outcome === "noise")) outcome = result;
     c.i = start + Math.max(inner.i, 1);
     if (c.peek().type === Tok.Delim) c.next();

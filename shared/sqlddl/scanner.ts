@@ -131,8 +131,11 @@ export class Scanner {
       // /*!40101 … */ and /*M!100101 … */ hold code a MySQL/MariaDB server runs
       let j = i + (text.charCodeAt(i + 2) === 33 ? 3 : 4);
       while (isDigit(text.charCodeAt(j))) j++;
-      this.conditional++;
-      return j;
+      if (text.charCodeAt(j) !== 92) {
+        this.conditional++;
+        return j;
+      }
+      // a client command inside (mariadb-dump's `/*M!999999\- enable the sandbox mode */`)
     }
     if (!this.pg) {
       const end = text.indexOf("*/", i + 2);

@@ -23,6 +23,10 @@ export function parseCreateTable(c: Cursor, ctx: ParseContext): boolean {
   const at = c.offset();
   const ifNotExists = c.acceptSeq("IF", "NOT", "EXISTS");
   const name = c.qualifiedName("a table name");
+  if (c.dialect === "SQLite" && name.name.toLowerCase().startsWith("sqlite_")) {
+    c.i = c.tokens.length; // the engine's own bookkeeping (sqlite_sequence in a .schema dump)
+    return true;
+  }
   const table = newTable(name);
   if (c.accept("PARTITION")) {
     c.expect("OF");
@@ -125,7 +129,7 @@ function tableOptions(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
     else if (c.accept("COMMENT")) table.comment = stringValue(c);
     else if (c.acceptSeq("WITHOUT", "ROWID")) options.without_rowid = "true";
     else if (c.dialect === "SQLite" && c.accept("STRICT")) options.strict = "true";
-    else if (c.accept("INHERITS")) options.inherits = c.skipGroup();
+    else if (c.accept("INHERITS")) inherit(c, table, ctx);
     else if (c.acceptSeq("PARTITION", "BY")) {
       options.partition_by = partitionText(c);
     } else if (c.isPunct("(")) c.skipGroup();
@@ -134,8 +138,25 @@ function tableOptions(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
       if (t.type === Tok.Word && t.upper === "WITH" && c.isPunct("(")) c.skipGroup();
     }
   }
-  if (Object.keys(options).length) table.options = options;
-  void ctx;
+  if (Object.keys(options).length) table.options = { ...table.options, ...options };
+}
+
+/** PostgreSQL INHERITS (a, b): the parents' columns come first, then the table's own. */
+function inherit(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
+  const at = c.offset();
+  c.expectPunct("(");
+  const inherited: ParsedTable["fields"] = [];
+  do {
+    const parent = ctx.builder.findTable(c.qualifiedName("a parent table"));
+    if (!parent) ctx.warn(at, `${table.table_name} inherits from a table not defined earlier; its columns are unknown`);
+    for (const f of parent?.fields ?? []) {
+      if (!inherited.some((g) => g.field_name === f.field_name)) inherited.push({ ...f, is_primary_key: false });
+    }
+  } while (c.acceptPunct(","));
+  c.expectPunct(")");
+  const own = table.fields.filter((f) => !inherited.some((g) => g.field_name === f.field_name));
+  table.fields = [...inherited, ...own];
+  (table.options ??= {}).inherits = "true";
 }
 
 function optionValue(c: Cursor): string {

@@ -1,0 +1,143 @@
+/**
+ * PostgreSQL as the judge: DDL is loaded with psql (the server's own client, so dump
+ * scripts run exactly as they would for a user) into a fresh test database whose public
+ * schema is emptied first, and the truth is read back from pg_catalog/information_schema.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import pg from "pg";
+import type { Test } from "tap";
+import { freshDatabase } from "../../../support/db.ts";
+import type { EngineRules, TruthTable } from "./truth.ts";
+import type { ParsedField } from "../../../../shared/sqlddl/index.ts";
+
+const run = promisify(execFile);
+
+/** An empty PostgreSQL database for one test, with psql and catalog access. */
+export interface PgScratch {
+  url: string;
+  client: pg.Client;
+  /** Runs SQL text through psql (errors do not stop it); returns psql's error lines. */
+  load(sql: string): Promise<string[]>;
+  /** Schemas that existed before anything was loaded (left out of the truth). */
+  baseline: Set<string>;
+}
+
+/** A fresh database (test/support/db.ts) with an empty public schema. */
+export async function pgScratch(t: Test): Promise<PgScratch> {
+  const db = await freshDatabase(t, { poolSize: 1 });
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  t.teardown(() => client.end());
+  await client.query("drop schema public cascade; create schema public");
+  const { rows } = await client.query<{ nspname: string }>("select nspname from pg_namespace where nspname <> 'public'");
+  const baseline = new Set(rows.map((r) => r.nspname));
+  const load = async (sql: string) => {
+    const child = run("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=0", "-d", db.url, "-f", "-"], { maxBuffer: 64 << 20 });
+    child.child.stdin!.end(sql);
+    const { stderr } = await child;
+    return stderr.split("\n").filter((l) => /ERROR/.test(l));
+  };
+  return { url: db.url, client, load, baseline };
+}
+
+/** The tables of every schema created after the baseline (plus public). */
+export async function pgTruth(scratch: PgScratch): Promise<TruthTable[]> {
+  const { client } = scratch;
+  const schemas = (await client.query<{ nspname: string }>("select nspname from pg_namespace")).rows
+    .map((r) => r.nspname)
+    .filter((s) => !scratch.baseline.has(s) && !s.startsWith("pg_"));
+  const columns = await client.query(
+    `select c.table_schema, c.table_name, c.column_name, c.is_nullable, c.is_identity, c.column_default,
+            c.character_maximum_length, c.numeric_precision, c.numeric_scale, c.datetime_precision, c.data_type,
+            case when t.typtype = 'e' then 'enum'
+                 when t.typtype = 'd' then format_type(t.typbasetype, null)
+                 when t.typcategory = 'A' then format_type(t.typelem, null) || '[]'
+                 else format_type(a.atttypid, null) end as type
+       from information_schema.columns c
+       join pg_namespace n on n.nspname = c.table_schema
+       join pg_class k on k.relnamespace = n.oid and k.relname = c.table_name and k.relkind in ('r', 'p')
+       join pg_attribute a on a.attrelid = k.oid and a.attname = c.column_name
+       join pg_type t on t.oid = a.atttypid
+      where c.table_schema = any($1)
+      order by c.table_schema, c.table_name, c.ordinal_position`,
+    [schemas],
+  );
+  const tables = new Map<string, TruthTable>();
+  const tableOf = (schema: string, name: string) => {
+    const key = `${schema}.${name}`;
+    let table = tables.get(key);
+    if (!table) tables.set(key, (table = { schema, name, columns: [], primaryKey: [], uniques: [], foreignKeys: [] }));
+    return table;
+  };
+  for (const r of columns.rows) {
+    const char = ["character varying", "character", "bit", "bit varying"].includes(r.data_type);
+    const numeric = r.data_type === "numeric";
+    const time = /^(time|timestamp|interval)/.test(r.data_type);
+    tableOf(r.table_schema, r.table_name).columns.push({
+      name: r.column_name,
+      type: r.type,
+      length: char ? r.character_maximum_length : numeric ? r.numeric_precision : time ? r.datetime_precision : null,
+      scale: numeric ? r.numeric_scale : null,
+      nullable: r.is_nullable === "YES",
+      autoIncrement: r.is_identity === "YES" || /^nextval\(/.test(r.column_default ?? ""),
+    });
+  }
+  const keys = await client.query(
+    `select con.contype, n.nspname, c.relname,
+            array(select a.attname from unnest(con.conkey) with ordinality k(num, ord) join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.num order by k.ord)::text[] as cols,
+            fc.relname as ref_table,
+            array(select a.attname from unnest(con.confkey) with ordinality k(num, ord) join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.num order by k.ord)::text[] as ref_cols,
+            con.confdeltype, con.confupdtype
+       from pg_constraint con
+       join pg_class c on c.oid = con.conrelid
+       join pg_namespace n on n.oid = c.relnamespace
+       left join pg_class fc on fc.oid = con.confrelid
+      where con.contype in ('p', 'u', 'f') and n.nspname = any($1)
+        and not (con.contype = 'f' and fc.relispartition and con.conparentid <> 0)
+      order by con.conname`,
+    [schemas],
+  );
+  const actions: Record<string, string> = { a: "NO ACTION", r: "RESTRICT", c: "CASCADE", n: "SET NULL", d: "SET DEFAULT" };
+  for (const r of keys.rows) {
+    const table = tables.get(`${r.nspname}.${r.relname}`);
+    if (!table) continue;
+    if (r.contype === "p") table.primaryKey = r.cols;
+    else if (r.contype === "u") table.uniques.push(r.cols);
+    else table.foreignKeys.push({ columns: r.cols, refTable: r.ref_table, refColumns: r.ref_cols, onDelete: actions[r.confdeltype]!, onUpdate: actions[r.confupdtype]! });
+  }
+  const indexes = await client.query(
+    `select n.nspname, c.relname,
+            array(select a.attname from unnest(i.indkey::int2[]) with ordinality k(num, ord) join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.num order by k.ord)::text[] as cols
+       from pg_index i
+       join pg_class c on c.oid = i.indrelid
+       join pg_namespace n on n.oid = c.relnamespace
+      where i.indisunique and not i.indisprimary and i.indpred is null and i.indexprs is null and n.nspname = any($1)
+        and not exists (select 1 from pg_constraint con where con.conindid = i.indexrelid and con.contype in ('u', 'p'))`,
+    [schemas],
+  );
+  for (const r of indexes.rows) tables.get(`${r.nspname}.${r.relname}`)?.uniques.push(r.cols);
+  return [...tables.values()];
+}
+
+/** The engine's spelling of each parsed type, asked of the server itself (to_regtype). */
+export async function pgRules(client: pg.Client, fields: ParsedField[]): Promise<EngineRules> {
+  const written = [...new Set(fields.map((f) => f.field_type).filter((t) => t && t !== "enum"))];
+  const { rows } = await client.query<{ t: string; name: string | null }>("select t, format_type(to_regtype(t), null) as name from unnest($1::text[]) t", [written]);
+  const canonical = new Map(rows.map((r) => [r.t, r.name ?? r.t]));
+  const name = (f: ParsedField) => (f.field_type === "enum" ? "enum" : (canonical.get(f.field_type) ?? f.field_type));
+  return {
+    typeOf: (f) => (f.computed && !f.field_type ? null : `${name(f)}${f.array_dimensions ? "[]" : ""}`),
+    sizeOf: (f) => {
+      const type = name(f);
+      if (f.array_dimensions) return null;
+      if (type === "character" || type === "bit") return [f.length ?? 1, null];
+      if (type === "character varying" || type === "bit varying") return [f.length, null];
+      if (type === "numeric") return [f.length, f.scale];
+      if (/^(time|timestamp|interval)/.test(type)) return [f.length ?? 6, null]; // PostgreSQL default precision
+      return null;
+    },
+    defaultAction: "NO ACTION",
+    tableKey: (schema, table) => `${schema ?? "public"}.${table}`,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * What an engine's catalog says a schema is (the truth the parser is held to), in one
+ * engine-neutral shape, and the comparison of a ParsedSchema with it. Each engine module
+ * supplies the rules that map a parsed field to the engine's own spelling of its type and
+ * to the sizes the engine records (its documented defaults included).
+ */
+import type { ParsedField, ParsedSchema, ParsedTable } from "../../../../shared/sqlddl/index.ts";
+
+export interface TruthColumn {
+  name: string;
+  type: string;
+  /** Character length or numeric precision, null when the engine records none. */
+  length: number | null;
+  scale: number | null;
+  nullable: boolean;
+  autoIncrement: boolean;
+}
+
+export interface TruthForeignKey {
+  columns: string[];
+  refTable: string;
+  refColumns: string[];
+  onDelete: string;
+  onUpdate: string;
+}
+
+export interface TruthTable {
+  schema: string | null;
+  name: string;
+  columns: TruthColumn[];
+  primaryKey: string[];
+  uniques: string[][];
+  foreignKeys: TruthForeignKey[];
+}
+
+/** How one engine spells and sizes what the parser produced. */
+export interface EngineRules {
+  /** The engine's name for the parsed field's type (null: not comparable, e.g. computed). */
+  typeOf(field: ParsedField): string | null;
+  /** Expected [length, scale] in the engine's catalog, or null when the engine keeps no size for the type. */
+  sizeOf(field: ParsedField, truth: TruthColumn): [number | null, number | null] | null;
+  /** The action a foreign key has when none is declared. */
+  defaultAction: string;
+  /** Key that pairs a parsed table with a catalog table. */
+  tableKey(schema: string | null, name: string): string;
+}
+
+const fk = (columns: string[], refTable: string, refColumns: string[], onDelete: string, onUpdate: string) =>
+  `(${columns.join(",")}) -> ${refTable}(${refColumns.join(",")}) on delete ${onDelete} on update ${onUpdate}`;
+
+/** Lists every difference between the parsed schema and the catalog (empty: they agree). */
+export function compareWithTruth(parsed: ParsedSchema | ParsedTable[], truth: TruthTable[], rules: EngineRules): string[] {
+  const tables = Array.isArray(parsed) ? parsed : parsed.tables;
+  const problems: string[] = [];
+  const byKey = new Map(truth.map((t) => [rules.tableKey(t.schema, t.name), t]));
+  const seen = new Set<string>();
+  for (const table of tables) {
+    const key = rules.tableKey(table.schema_name, table.table_name);
+    const real = byKey.get(key);
+    if (!real) {
+      problems.push(`table ${key}: parsed, but not in the catalog`);
+      continue;
+    }
+    seen.add(key);
+    problems.push(...compareTable(table, real, rules).map((p) => `table ${key}: ${p}`));
+  }
+  for (const key of byKey.keys()) if (!seen.has(key)) problems.push(`table ${key}: in the catalog, but not parsed`);
+  return problems;
+}
+
+function compareTable(table: ParsedTable, real: TruthTable, rules: EngineRules): string[] {
+  const problems: string[] = [];
+  const names = (list: { name: string }[]) => list.map((c) => c.name).join(", ");
+  const parsedNames = table.fields.map((f) => f.field_name).join(", ");
+  if (parsedNames !== names(real.columns)) problems.push(`columns [${parsedNames}] != catalog [${names(real.columns)}]`);
+  for (const field of table.fields) {
+    const col = real.columns.find((c) => c.name === field.field_name);
+    if (!col) continue;
+    const where = `column ${field.field_name}`;
+    const type = rules.typeOf(field);
+    if (type !== null && type !== col.type) problems.push(`${where}: type ${type} != catalog ${col.type}`);
+    const size = rules.sizeOf(field, col);
+    if (size && (size[0] !== col.length || size[1] !== col.scale)) {
+      problems.push(`${where}: size (${size[0]},${size[1]}) != catalog (${col.length},${col.scale})`);
+    }
+    if (field.is_nullable !== col.nullable) problems.push(`${where}: nullable ${field.is_nullable} != catalog ${col.nullable}`);
+    if (field.is_auto_increment !== col.autoIncrement) problems.push(`${where}: auto-increment ${field.is_auto_increment} != catalog ${col.autoIncrement}`);
+    const pk = real.primaryKey.includes(field.field_name);
+    if (field.is_primary_key !== pk) problems.push(`${where}: primary key ${field.is_primary_key} != catalog ${pk}`);
+  }
+  const pk = table.constraints.find((k) => k.type === "primary_key")?.columns ?? [];
+  if (pk.join(",") !== real.primaryKey.join(",")) problems.push(`primary key (${pk.join(",")}) != catalog (${real.primaryKey.join(",")})`);
+  const uniques = (lists: string[][]) => lists.map((l) => l.join(",")).sort();
+  const parsedUniques = uniques(table.constraints.filter((k) => k.type === "unique").map((k) => k.columns));
+  if (JSON.stringify(parsedUniques) !== JSON.stringify(uniques(real.uniques))) {
+    problems.push(`unique keys [${parsedUniques.join(" | ")}] != catalog [${uniques(real.uniques).join(" | ")}]`);
+  }
+  const parsedFks = table.constraints
+    .filter((k) => k.type === "foreign_key")
+    .map((k) => fk(k.columns, k.references_table ?? "?", k.references_columns ?? [], k.on_delete ?? rules.defaultAction, k.on_update ?? rules.defaultAction))
+    .sort();
+  const realFks = real.foreignKeys.map((k) => fk(k.columns, k.refTable, k.refColumns, k.onDelete, k.onUpdate)).sort();
+  for (const k of parsedFks) if (!realFks.includes(k)) problems.push(`foreign key ${k}: parsed, not in the catalog`);
+  for (const k of realFks) if (!parsedFks.includes(k)) problems.push(`foreign key ${k}: in the catalog, not parsed`);
+  return problems;
+}
