@@ -1,0 +1,78 @@
+/**
+ * Placeholder filters (`{:name|pascal:}`) and the one rule that turns a value into text.
+ * Case filters split a name into words at `_`, `-`, spaces, dots and case changes
+ * (`userID` → user ID, `HTTPServer` → HTTP Server); digits stay with the word before them
+ * (`address2Line` → address2 Line). Results are memoised: templates apply the same filter to
+ * the same few hundred names over and over.
+ */
+import { pluralize, singularize } from "./inflect.ts";
+
+/** Text of a value: strings as they are, null and undefined empty, objects as JSON. */
+export function toText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === null || value === undefined) return "";
+  if (typeof value === "object") return JSON.stringify(value) ?? "";
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  return "";
+}
+
+const isUpper = (c: string) => c !== c.toLowerCase();
+const isLower = (c: string) => c !== c.toUpperCase();
+
+/** Splits a name into words. */
+export function words(name: string): string[] {
+  const out: string[] = [];
+  for (const chunk of name.split(/[^\p{L}\p{N}]+/u)) {
+    let start = 0;
+    for (let i = 1; i < chunk.length; i++) {
+      const c = chunk[i]!;
+      if (!isUpper(c)) continue;
+      const prev = chunk[i - 1]!;
+      const next = chunk[i + 1];
+      // userId → user|Id, v2Name → v2|Name, HTTPServer → HTTP|Server.
+      if (isLower(prev) || /\p{N}/u.test(prev) || (isUpper(prev) && next !== undefined && isLower(next))) {
+        out.push(chunk.slice(start, i));
+        start = i;
+      }
+    }
+    if (chunk.length > start) out.push(chunk.slice(start));
+  }
+  return out;
+}
+
+const capital = (w: string) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase();
+
+/** Memoises a string → string function over a bounded table (cleared when full). */
+function memo(fn: (s: string) => string): (value: unknown) => string {
+  let table = new Map<string, string>();
+  return (value) => {
+    const s = toText(value);
+    let r = table.get(s);
+    if (r === undefined) {
+      r = fn(s);
+      if (table.size >= 10_000) table = new Map();
+      table.set(s, r);
+    }
+    return r;
+  };
+}
+
+/** The filters by name; each takes any value and returns its filtered form. */
+export const filters: Record<string, (value: unknown) => unknown> = {
+  pascal: memo((s) => words(s).map(capital).join("")),
+  camel: memo((s) =>
+    words(s)
+      .map((w, i) => (i === 0 ? w.toLowerCase() : capital(w)))
+      .join(""),
+  ),
+  snake: memo((s) => words(s).join("_").toLowerCase()),
+  kebab: memo((s) => words(s).join("-").toLowerCase()),
+  upper: (value) => toText(value).toUpperCase(),
+  lower: (value) => toText(value).toLowerCase(),
+  plural: memo(pluralize),
+  singular: memo(singularize),
+  json: (value) => JSON.stringify(value) ?? "null",
+};
+
+/** Names of the filters, for error messages. */
+export const filterNames = Object.keys(filters);

@@ -1,0 +1,48 @@
+/**
+ * Output paths: every generated file lands inside the output root, whatever its file name
+ * template renders to. Paths are `/`-separated and relative; `.` segments are dropped; anything
+ * that could leave the root or confuse an archive or a file system is refused rather than
+ * repaired, so a template author sees the problem.
+ */
+
+/** An output or include path that is not a safe relative path. */
+export class UnsafePathError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UnsafePathError";
+  }
+}
+
+const maxPath = 1024;
+const maxSegment = 255;
+
+/**
+ * Normalises a relative path (`./a/./b.ts` → `a/b.ts`).
+ * @throws UnsafePathError on absolute paths, `..`, backslashes, NUL and control characters,
+ * empty segments, or an over-long path.
+ */
+export function normalizePath(path: string): string {
+  if (typeof path !== "string" || path === "") throw new UnsafePathError("the path is empty");
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(path)) throw new UnsafePathError("control characters (NUL, newline, …) are not allowed in a path");
+  if (path.includes("\\")) throw new UnsafePathError("backslashes are not allowed in a path (use `/`)");
+  if (path.startsWith("/") || /^[A-Za-z]:/.test(path)) throw new UnsafePathError("absolute paths are not allowed");
+  const kept: string[] = [];
+  for (const segment of path.split("/")) {
+    if (segment === "") throw new UnsafePathError("empty path segments (`//`, or a leading or trailing `/`) are not allowed");
+    if (segment === ".") continue;
+    if (segment === "..") throw new UnsafePathError("`..` is not allowed: paths must stay inside the output folder");
+    if (segment.length > maxSegment) throw new UnsafePathError(`a path segment is longer than ${maxSegment} characters`);
+    kept.push(segment);
+  }
+  const out = kept.join("/");
+  if (out === "") throw new UnsafePathError("the path names no file");
+  if (out.length > maxPath) throw new UnsafePathError(`the path is longer than ${maxPath} characters`);
+  return out;
+}
+
+/**
+ * The normalised form of an output path that stays inside the output root.
+ * @throws UnsafePathError when the path is unsafe (see normalizePath).
+ */
+export const safeOutputPath = (path: string): string => normalizePath(path);
