@@ -1,0 +1,238 @@
+/**
+ * Code generation: a node tree → the JavaScript source of one unit function
+ * `(root, rt, r0, ri, rn) => string` (async when it holds a code block).
+ *
+ * Every name a template can write is resolved here, at compile time, as far as it can be:
+ * a loop's item name, `item` and `loop.index` become plain local variables; only an
+ * unqualified name that might be a field of a loop element is looked up at run time, from the
+ * innermost loop outwards, then in the root scope. Template text and names only ever enter the
+ * generated source as JSON string literals; the identifiers are all ours.
+ */
+import type { Expr, PathExpr } from "./expression.ts";
+import type { Node, Pos } from "./parser.ts";
+
+/** What a loop or a repeated file adds to the scope. */
+interface Frame {
+  /** JS variables holding the element, its index and the list length. */
+  elem: string;
+  idx: string;
+  len: string;
+  /** Names bound to the element (`item`, `table`). */
+  names: string[];
+}
+
+/** A position the generated code may report an error or warning at. */
+export interface Site extends Pos {
+  /** The path written in the template, e.g. `table.name`. */
+  what: string;
+}
+
+/** A code block as the runtime runs it. */
+export interface CodeSite {
+  source: string;
+  /** The `{:code:}` tag, for messages. */
+  pos: Pos;
+  /** First character of the code, to map its line numbers. */
+  codePos: Pos;
+}
+
+/** Generated source of one unit, with the tables its code indexes into. */
+export interface UnitSource {
+  body: string;
+  sites: Site[];
+  blocks: CodeSite[];
+  async: boolean;
+  /** Names of the filters the body calls as `$f_<name>`. */
+  filters: string[];
+}
+
+const q = (s: string) => JSON.stringify(s);
+const loopFields: Record<string, (f: Frame) => string> = {
+  index: (f) => f.idx,
+  number: (f) => `(${f.idx} + 1)`,
+  first: (f) => `(${f.idx} === 0)`,
+  last: (f) => `(${f.idx} === ${f.len} - 1)`,
+  length: (f) => f.len,
+};
+
+class Generator {
+  private readonly out: string[] = [];
+  readonly sites: Site[] = [];
+  readonly blocks: CodeSite[] = [];
+  async = false;
+  private counter = 0;
+
+  /** Filters the unit uses; the factory binds each to a local `$f_<name>`. */
+  readonly filters = new Set<string>();
+
+  /** The local variable holding filter `name` (names are checked identifiers). */
+  private filter(name: string): string {
+    this.filters.add(name);
+    return `$f_${name}`;
+  }
+
+  private site(pos: Pos, what: string): string {
+    this.sites.push({ ...pos, what });
+    return `SITES[${this.sites.length - 1}]`;
+  }
+
+  /** Value at a path, `undefined` when missing (never throws). */
+  lookup(path: PathExpr, frames: Frame[]): string {
+    const [head, ...rest] = path.segments as [string, ...string[]];
+    let expr: string | null = null;
+    let chain = "";
+    let depth = 0;
+    for (let i = frames.length - 1; i >= 0 && expr === null; i--) {
+      const f = frames[i]!;
+      if (f.names.includes(head)) expr = f.elem;
+      else if (head === "loop") {
+        const field = rest[0] !== undefined ? loopFields[rest[0]] : undefined;
+        if (field) {
+          rest.shift();
+          expr = field(f);
+        } else expr = `rt.loop(${f.idx}, ${f.len})`;
+      } else {
+        // The element's own field, if it has one; otherwise keep looking outwards.
+        chain += `($H(${f.elem}, ${q(head)}) ? ${f.elem}[${q(head)}] : `;
+        depth++;
+      }
+    }
+    expr = chain + (expr ?? `$P(root, ${q(head)})`) + ")".repeat(depth);
+    for (const segment of rest) expr = `$P(${expr}, ${q(segment)})`;
+    return expr;
+  }
+
+  /** Value of an expression (filters applied; missing values stay undefined). */
+  value(e: Expr, frames: Frame[]): string {
+    switch (e.type) {
+      case "path":
+        return this.lookup(e, frames);
+      case "literal":
+        return JSON.stringify(e.value);
+      case "filter":
+        return `${this.filter(e.name)}(${this.value(e.operand, frames)})`;
+      default:
+        return this.truth(e, frames);
+    }
+  }
+
+  /** A JS boolean expression for a condition. */
+  truth(e: Expr, frames: Frame[]): string {
+    switch (e.type) {
+      case "not":
+        return `!${this.truth(e.operand, frames)}`;
+      case "logic":
+        return `(${this.truth(e.left, frames)} ${e.op === "and" ? "&&" : "||"} ${this.truth(e.right, frames)})`;
+      case "compare": {
+        const op = e.op === "==" ? "===" : e.op === "!=" ? "!==" : e.op;
+        return `(${this.value(e.left, frames)} ${op} ${this.value(e.right, frames)})`;
+      }
+      default:
+        return `$T(${this.value(e, frames)})`;
+    }
+  }
+
+  emit(line: string): void {
+    this.out.push(line);
+  }
+
+  nodes(nodes: Node[], frames: Frame[]): void {
+    let text = "";
+    const flush = () => {
+      if (text) this.emit(`out += ${q(text)};`);
+      text = "";
+    };
+    for (const node of nodes) {
+      if (node.type === "text") {
+        text += node.value;
+        continue;
+      }
+      flush();
+      this.node(node, frames);
+    }
+    flush();
+  }
+
+  private node(node: Exclude<Node, { type: "text" }>, frames: Frame[]): void {
+    switch (node.type) {
+      case "output": {
+        let base: Expr = node.expr;
+        const names: string[] = [];
+        while (base.type === "filter") {
+          names.unshift(base.name);
+          base = base.operand;
+        }
+        const wrap = names.reduce((acc, name) => `${this.filter(name)}(${acc})`, "v");
+        if (base.type === "path") {
+          const site = this.site(node.pos, base.segments.join("."));
+          this.emit(`out += (v = ${this.lookup(base, frames)}) === undefined ? rt.miss(${site}) : $S(${wrap});`);
+        } else {
+          this.emit(`v = ${this.value(base, frames)}; out += $S(${wrap});`);
+        }
+        break;
+      }
+      case "for": {
+        const n = this.counter++;
+        const frame: Frame = { elem: `e${n}`, idx: `i${n}`, len: `n${n}`, names: [node.name ?? "item"] };
+        const site = this.site(node.pos, node.collection.segments.join("."));
+        this.emit(`{ const a${n} = rt.list(${this.lookup(node.collection, frames)}, ${site});`);
+        this.emit(`for (let i${n} = 0, n${n} = a${n}.length; i${n} < n${n}; i${n}++) { const e${n} = a${n}[i${n}];`);
+        this.emit(`if (++it > IL || out.length > OL) rt.limit(${site}, it);`);
+        this.nodes(node.body, [...frames, frame]);
+        this.emit(`} }`);
+        break;
+      }
+      case "if": {
+        node.branches.forEach((branch, i) => {
+          this.emit(`${i === 0 ? "if" : "} else if"} (${this.truth(branch.cond, frames)}) {`);
+          this.nodes(branch.body, frames);
+        });
+        if (node.otherwise) {
+          this.emit(`} else {`);
+          this.nodes(node.otherwise, frames);
+        }
+        this.emit(`}`);
+        break;
+      }
+      case "code": {
+        this.async = true;
+        this.blocks.push({ source: node.source, pos: node.pos, codePos: node.codePos });
+        const call = `await rt.code(BLOCKS[${this.blocks.length - 1}], ${this.bindings(frames)})`;
+        this.emit(`out += ${node.indent ? `rt.indent(${call}, ${q(node.indent)})` : call};`);
+        break;
+      }
+      case "include": {
+        const n = this.counter++;
+        if (node.indent) this.emit(`{ const s${n} = out; out = "";`);
+        this.nodes(node.nodes ?? [], frames);
+        if (node.indent) this.emit(`out = s${n} + rt.indent(out, ${q(node.indent)}); }`);
+        break;
+      }
+    }
+  }
+
+  /** The names a code block sees besides the root scope: every frame's names, inner ones winning. */
+  private bindings(frames: Frame[]): string {
+    const entries = new Map<string, string>();
+    for (const f of frames) for (const name of f.names) entries.set(name, f.elem);
+    const inner = frames.at(-1);
+    if (inner) entries.set("loop", `rt.loop(${inner.idx}, ${inner.len})`);
+    return `{ ${[...entries].map(([k, v]) => `${q(k)}: ${v}`).join(", ")} }`;
+  }
+
+  source(): string {
+    return this.out.join("\n");
+  }
+}
+
+/**
+ * Generates the source of one unit. `repeatNames` are the names a repeated file binds its
+ * element to (the element arrives as `r0`, its index as `ri`, the count as `rn`).
+ */
+export function generateUnit(nodes: Node[], repeatNames: string[] | null): UnitSource {
+  const g = new Generator();
+  const frames: Frame[] = repeatNames ? [{ elem: "r0", idx: "ri", len: "rn", names: repeatNames }] : [];
+  g.nodes(nodes, frames);
+  const body = `let out = "", v, it = 0; const IL = rt.maxIterations, OL = rt.maxOutputBytes;\n${g.source()}\nreturn out;`;
+  return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters] };
+}

@@ -1,0 +1,163 @@
+/**
+ * Compiling a whole template: parse every source, resolve includes, generate one JavaScript
+ * function per source with `new Function` (only our generated code is ever compiled this way;
+ * code blocks go to the sandbox as data), and cache the result by a hash of the template.
+ */
+import { createHash } from "node:crypto";
+import { generateUnit, type CodeSite, type Site } from "./codegen.ts";
+import { TemplateError } from "./errors.ts";
+import { parsePath, type PathExpr } from "./expression.ts";
+import { SourceMap } from "./errors.ts";
+import { singularize } from "./inflect.ts";
+import { resolveIncludes, type IncludeSource } from "./includes.ts";
+import { parse, type Node } from "./parser.ts";
+import { normalizePath } from "./paths.ts";
+import { helpers } from "./runtime.ts";
+import { CONTENT_FILE, type TemplateIssue, type TemplateSource } from "./types.ts";
+import type { UnitRuntime } from "./unitRuntime.ts";
+
+/** A compiled source: call `run(root, rt)`, or `run(root, rt, element, index, count)` for a repeated file. */
+export interface Unit {
+  run: (root: Record<string, unknown>, rt: UnitRuntime, r0?: unknown, ri?: number, rn?: number) => string | Promise<string>;
+  /** True when the source holds a code block (run returns a promise). */
+  async: boolean;
+}
+
+/** A compiled template file. */
+export interface CompiledFile {
+  /** `file_name` as written (used in messages). */
+  fileName: string;
+  order: number;
+  /** The collection the file repeats over, with the names its element is bound to. */
+  repeat: { path: PathExpr; source: string; names: string[] } | null;
+  /** True for a partial (last path segment starts with `_`): includable, never written out. */
+  partial: boolean;
+  name: Unit;
+  body: Unit;
+}
+
+/** A compiled template. */
+export interface CompiledTemplate {
+  content: Unit;
+  /** Files in output order. */
+  files: CompiledFile[];
+}
+
+/** Compiles one generated unit into a function. */
+function build(nodes: Node[], repeatNames: string[] | null): Unit {
+  const unit = generateUnit(nodes, repeatNames);
+  const bind = unit.filters.map((n) => `const $f_${n} = $F[${JSON.stringify(n)}];`).join(" ");
+  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, F: $F } = $helpers; ${bind}
+return ${unit.async ? "async " : ""}function unit(root, rt, r0, ri, rn) {
+${unit.body}
+};`;
+  // The one use of the Function constructor: it compiles our generated code, in which template
+  // text and names appear only as JSON string literals. Code blocks never come here.
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  const factory = new Function("$helpers", "SITES", "BLOCKS", source) as (h: typeof helpers, s: Site[], b: CodeSite[]) => Unit["run"];
+  return { run: factory(helpers, unit.sites, unit.blocks), async: unit.async };
+}
+
+/** Names a repeated file binds its element to: `item`, plus the singular of the collection (`schema.tables` → `table`). */
+function repeatNames(path: PathExpr): string[] {
+  const last = path.segments.at(-1) ?? "";
+  const single = singularize(last);
+  const usable = single !== last && /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(single) && single !== "item" && single !== "loop";
+  return usable ? ["item", single] : ["item"];
+}
+
+const isPartial = (fileName: string) => /(^|\/)_[^/]*$/.test(fileName);
+
+/** Parses one source, recording a syntax error instead of throwing. */
+function tryParse(issues: TemplateIssue[], text: string, file: string, placeholdersOnly = false): Node[] {
+  try {
+    return parse(text, file, { placeholdersOnly });
+  } catch (e) {
+    if (!(e instanceof TemplateError)) throw e;
+    issues.push(...e.issues);
+    return [];
+  }
+}
+
+/** Result of compiling: the template, or every problem found. */
+export type CompileResult = { ok: true; template: CompiledTemplate } | { ok: false; issues: TemplateIssue[] };
+
+/** Compiles a template without the cache. */
+function compileUncached(source: TemplateSource): CompileResult {
+  const issues: TemplateIssue[] = [];
+  const files = (source.files ?? []).map((f, index) => ({ f, index }));
+  files.sort((a, b) => (a.f.order ?? 0) - (b.f.order ?? 0) || a.index - b.index);
+  const contentNodes = tryParse(issues, source.content ?? "", CONTENT_FILE);
+  const includeSources: IncludeSource[] = [{ file: CONTENT_FILE, key: null, nodes: contentNodes }];
+  const parsed = files.map(({ f }) => {
+    const nodes = tryParse(issues, f.content ?? "", f.file_name);
+    let key: string | null = null;
+    try {
+      key = normalizePath(f.file_name);
+    } catch {
+      // A file name with no safe form cannot be included; its output path is checked when rendered.
+    }
+    includeSources.push({ file: f.file_name, key, nodes });
+    const nameNodes = tryParse(issues, f.file_name, f.file_name, true);
+    let repeat: CompiledFile["repeat"] = null;
+    if (f.repeat !== null && f.repeat !== undefined && f.repeat.trim() !== "") {
+      try {
+        const path = parsePath(f.repeat, new SourceMap(f.file_name, f.repeat));
+        repeat = { path, source: f.repeat.trim(), names: repeatNames(path) };
+      } catch (e) {
+        if (!(e instanceof TemplateError)) throw e;
+        issues.push(...e.issues.map((i) => ({ ...i, line: 1, column: 1, message: `repeat \`${f.repeat}\`: ${i.message}` })));
+      }
+    }
+    return { f, nodes, nameNodes, repeat };
+  });
+  issues.push(...resolveIncludes(includeSources));
+  if (issues.length) return { ok: false, issues };
+  const compiledFiles = parsed.map(({ f, nodes, nameNodes, repeat }): CompiledFile => {
+    const names = repeat ? repeat.names : null;
+    return { fileName: f.file_name, order: f.order ?? 0, repeat, partial: isPartial(f.file_name), name: build(nameNodes, names), body: build(nodes, names) };
+  });
+  return { ok: true, template: { content: build(contentNodes, null), files: compiledFiles } };
+}
+
+/** Bounded LRU of compile results by template hash (a Map keeps insertion order). */
+const cache = new Map<string, { result: CompileResult; size: number }>();
+const maxEntries = 256;
+const maxChars = 32 * 1024 * 1024;
+let cachedChars = 0;
+
+/** Hash of everything that affects compilation. */
+function hashOf(source: TemplateSource): { key: string; size: number } {
+  const text = JSON.stringify([source.content ?? "", (source.files ?? []).map((f) => [f.file_name, f.content ?? "", f.order ?? 0, f.repeat ?? null])]);
+  return { key: createHash("sha256").update(text).digest("base64url"), size: text.length };
+}
+
+/** Compiles a template, from the cache when the same template was compiled before. */
+export function compileTemplate(source: TemplateSource): CompileResult {
+  const { key, size } = hashOf(source);
+  const hit = cache.get(key);
+  if (hit) {
+    cache.delete(key);
+    cache.set(key, hit);
+    return hit.result;
+  }
+  const result = compileUncached(source);
+  cache.set(key, { result, size });
+  cachedChars += size;
+  for (const [k, v] of cache) {
+    if (cache.size <= maxEntries && cachedChars <= maxChars) break;
+    cache.delete(k);
+    cachedChars -= v.size;
+  }
+  return result;
+}
+
+/** Compiles a template or throws every problem found. @throws TemplateError */
+export function compileOrThrow(source: TemplateSource): CompiledTemplate {
+  const result = compileTemplate(source);
+  if (!result.ok) throw new TemplateError(result.issues);
+  return result.template;
+}
+
+/** Number of cached templates (for tests and metrics). */
+export const cachedTemplates = () => cache.size;

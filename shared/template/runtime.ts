@@ -1,0 +1,29 @@
+/**
+ * Helpers the generated code calls (bound once per unit as `$S`, `$T`, `$P`, `$H`, `$F`).
+ * They are small so V8 inlines them into the compiled templates.
+ */
+import { filters, toText } from "./filters.ts";
+
+const hasOwn = Object.hasOwn;
+
+/** Text of a value, with the common string case first. */
+const S = (v: unknown): string => (typeof v === "string" ? v : toText(v));
+
+/** Truth of a condition value: JavaScript truthiness, except that an empty list is false. */
+const T = (v: unknown): boolean => (Array.isArray(v) ? v.length > 0 : !!v);
+
+/** Own property `k` of an object, array or string (never an inherited one), else undefined. */
+const P = (o: unknown, k: string): unknown =>
+  ((typeof o === "object" && o !== null) || typeof o === "string") && hasOwn(o as object, k) ? (o as Record<string, unknown>)[k] : undefined;
+
+/** Whether loop element `o` is an object with own field `k` (unqualified names resolve to it). */
+const H = (o: unknown, k: string): boolean => typeof o === "object" && o !== null && hasOwn(o, k);
+
+/** The helper table handed to every compiled unit. */
+export const helpers = { S, T, P, H, F: filters };
+
+/** The `loop` object of a loop at index `i` of `n` elements. */
+export const loopObject = (i: number, n: number) => ({ index: i, number: i + 1, first: i === 0, last: i === n - 1, length: n });
+
+/** Indents every non-empty line of `text` by `indent` (standalone includes and code blocks). */
+export const indentLines = (text: string, indent: string) => text.replace(/^(?=.)/gm, indent);

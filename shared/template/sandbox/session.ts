@@ -1,0 +1,95 @@
+/**
+ * A render's code-block session: opened on the first code block the render meets (so
+ * templates without code blocks never touch the sandbox), holding one QuickJS context with the
+ * render's scope for all its blocks, and closed when the render ends.
+ */
+import type { CodeSite } from "../codegen.ts";
+import { fail } from "../errors.ts";
+import type { TemplateLimits } from "../types.ts";
+import { sandboxHost, SandboxRestarted } from "./host.ts";
+import type { Reply } from "./protocol.ts";
+
+let nextSession = 1;
+/** Time allowed to copy the scope into a new session. */
+const openTimeMs = 10_000;
+
+const mb = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
+
+/** A short, one-line excerpt of a block, to name it in messages. */
+const excerpt = (source: string) => {
+  const line = source.trim().split("\n")[0] ?? "";
+  return line.length > 40 ? `${line.slice(0, 40)}…` : line;
+};
+
+/** Code blocks of one render. */
+export class CodeSession {
+  private id = 0;
+  private generation = -1;
+  private scopeJson: string | null = null;
+  private readonly scope: Record<string, unknown>;
+  private readonly limits: TemplateLimits;
+
+  constructor(scope: Record<string, unknown>, limits: TemplateLimits) {
+    this.scope = scope;
+    this.limits = limits;
+  }
+
+  /** Runs a block with the loop names it sees; resolves with the text it inserts. @throws TemplateError naming the block */
+  async run(block: CodeSite, bindings: Record<string, unknown>): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (this.generation !== sandboxHost.generation || this.id === 0) await this.open(block);
+        const reply = await sandboxHost.request(
+          { type: "run", session: this.id, code: block.source, bindings: JSON.stringify(bindings), names: Object.keys(bindings), timeMs: this.limits.timeMs },
+          this.limits.timeMs,
+        );
+        if (reply.ok) return reply.output;
+        return this.fail(block, reply);
+      } catch (e) {
+        // Another render's block got the worker replaced: our session went with it; reopen once.
+        if (e instanceof SandboxRestarted && attempt < 2) continue;
+        if (e instanceof SandboxRestarted) return fail(block.pos.file, block.pos.line, block.pos.column, `Code block \`${excerpt(block.source)}\` could not run: ${e.message}.`);
+        throw e;
+      }
+    }
+  }
+
+  private async open(block: CodeSite): Promise<void> {
+    this.close();
+    this.scopeJson ??= JSON.stringify(this.scope);
+    this.id = nextSession++;
+    this.generation = sandboxHost.generation;
+    const reply = await sandboxHost.request(
+      { type: "open", session: this.id, scope: this.scopeJson, memoryBytes: this.limits.memoryBytes, maxOutputBytes: this.limits.maxOutputBytes },
+      openTimeMs,
+    );
+    if (!reply.ok) {
+      const why = reply.kind === "memory" ? `the scope does not fit in the sandbox memory limit of ${mb(this.limits.memoryBytes)}` : reply.message;
+      fail(block.pos.file, block.pos.line, block.pos.column, `Code block \`${excerpt(block.source)}\` could not start: ${why}.`);
+    }
+  }
+
+  private fail(block: CodeSite, reply: Extract<Reply, { ok: false }>): never {
+    const name = `Code block \`${excerpt(block.source)}\``;
+    const messages: Record<typeof reply.kind, string> = {
+      time: `${name} exceeded its time limit of ${this.limits.timeMs} ms.`,
+      memory: `${name} exceeded its memory limit of ${mb(this.limits.memoryBytes)}.`,
+      stack: `${name} exceeded its stack limit (recursion too deep).`,
+      output: `${name} printed more than ${this.limits.maxOutputBytes} characters.`,
+      error: `${name} failed: ${reply.message}`,
+      crash: `${name} stopped the sandbox: ${reply.message}`,
+    };
+    let { line, column } = block.pos;
+    if (reply.line !== undefined) {
+      line = block.codePos.line + reply.line - 1;
+      column = reply.line === 1 ? block.codePos.column + (reply.column ?? 1) - 1 : (reply.column ?? 1);
+    }
+    return fail(block.pos.file, line, column, messages[reply.kind]);
+  }
+
+  /** Frees the session's QuickJS context. */
+  close(): void {
+    if (this.id !== 0) sandboxHost.close(this.id, this.generation);
+    this.id = 0;
+  }
+}
