@@ -9,6 +9,7 @@
  * Every refusal is an ArchiveError with a stable code (errors.ts).
  */
 import yauzl, { type Entry, type ZipFile } from "yauzl";
+import { isUtf8 } from "node:buffer";
 import { readFile, stat } from "node:fs/promises";
 import zlib from "node:zlib";
 import { EntryPathSet, normaliseEntryPath } from "./entryPath.ts";
@@ -120,6 +121,18 @@ async function open(source: Buffer | string): Promise<ZipFile> {
   }
 }
 
+/**
+ * The entry's name. The format says an unflagged name is CP437, but Info-ZIP zip on Linux and
+ * others write UTF-8 without the flag; a non-ASCII name that is valid UTF-8 is taken as UTF-8
+ * (CP437 text practically never is), anything else goes through yauzl's flag and 0x7075 rules.
+ */
+function decodeName(entry: Entry): string {
+  const raw = entry.fileNameRaw;
+  const flagged = (entry.generalPurposeBitFlag & 0x0800) !== 0 || entry.extraFields.some((field) => field.id === 0x7075);
+  if (!flagged && isUtf8(raw) && raw.some((byte) => byte >= 0x80)) return raw.toString("utf8");
+  return yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, raw, entry.extraFields, true);
+}
+
 /** Reads and judges every central directory entry; returns the files to inflate, in order. */
 async function checkDirectory(zip: ZipFile, limit: ZipReadLimits): Promise<Checked[]> {
   const paths = new EntryPathSet();
@@ -128,7 +141,7 @@ async function checkDirectory(zip: ZipFile, limit: ZipReadLimits): Promise<Check
   let declaredTotal = 0;
   try {
     for await (const entry of zip.eachEntry()) {
-      const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
+      const name = decodeName(entry);
       const unixMode = entry.externalFileAttributes >>> 16;
       const type = unixMode & typeMask;
       if (type === typeSymlink) throw new ArchiveError("archive_symlink", `The archive entry ${quote(name)} is a symbolic link.`, name);
