@@ -87,9 +87,39 @@ function run(req: RunRequest): string {
   session.deadline = Date.now() + req.timeMs;
   context.newString(req.bindings).consume((json) => unwrap(context, context.callFunction(session.bind, context.undefined, json), 0).dispose());
   const { script, prefix } = blockScript(req.code, req.names);
-  const value = unwrap(context, context.evalCode(script, "block.js", { type: "global", strict: true }), prefix.length);
+  let value = unwrap(context, context.evalCode(script, "block.js", { type: "global", strict: true }), prefix.length);
+  value = settle(session, value, prefix.length);
   const text = value.consume((v) => unwrap(context, context.callFunction(session.take, context.undefined, v), 0));
   return text.consume((t) => context.getString(t));
+}
+
+/**
+ * Runs the promise jobs the block queued (`then` callbacks, async functions), under the same
+ * deadline, and replaces a promise value by its result: a block may use promises but cannot
+ * wait for anything outside itself, so a promise still pending afterwards is an error, and a
+ * rejected one (e.g. `import()`, which has no module loader) fails the block.
+ */
+function settle(session: Session, value: QuickJSHandle, prefixLength: number): QuickJSHandle {
+  const { context, runtime } = session;
+  const jobs = runtime.executePendingJobs();
+  if (jobs.error) {
+    value.dispose();
+    const dumped = context.dump(jobs.error);
+    jobs.error.dispose();
+    throw failure(dumped, prefixLength);
+  }
+  const state = context.getPromiseState(value);
+  if (state.type === "fulfilled") {
+    if (state.notAPromise) return value;
+    value.dispose();
+    return state.value;
+  }
+  value.dispose();
+  if (state.type === "pending") throw new BlockFailure("error", "its value is a promise that never settles (code blocks cannot wait for anything)");
+  const dumped = context.dump(state.error);
+  state.error.dispose();
+  const f = failure(dumped, prefixLength);
+  throw f.kind === "error" ? new BlockFailure("error", `its promise was rejected: ${f.message}`, f.line, f.column) : f;
 }
 
 function close(id: number): void {
