@@ -39,23 +39,27 @@ export function serveSftp(sftp: SFTPWrapper, home: string): void {
     const status = code === "ENOENT" ? STATUS_CODE.NO_SUCH_FILE : code === "EACCES" || code === "EPERM" ? STATUS_CODE.PERMISSION_DENIED : STATUS_CODE.FAILURE;
     sftp.status(reqId, status, (error as Error).message);
   };
-  /** Runs a request on a confined path; answers errors with a status. */
+  /** Runs a request that changes files on a confined path; answers errors with a status. */
   const onPath = (reqId: number, requested: string, body: (file: string) => Promise<void>) => {
     const file = local(requested);
     if (!file) return sftp.status(reqId, STATUS_CODE.PERMISSION_DENIED, "outside the home directory");
     body(file).catch((error: unknown) => fail(reqId, error));
   };
+  /** Runs a read-only request, which like a normal account may look outside its home. */
+  const onAnyPath = (reqId: number, requested: string, body: (file: string) => Promise<void>) => {
+    body(path.resolve(home, requested)).catch((error: unknown) => fail(reqId, error));
+  };
 
-  sftp.on("REALPATH", (reqId, requested) => onPath(reqId, requested, async (file) => void sftp.name(reqId, [{ filename: file, longname: file, attrs: {} as Attributes }])));
-  sftp.on("STAT", (reqId, requested) => onPath(reqId, requested, async (file) => void sftp.attrs(reqId, attributes(await stat(file)))));
-  sftp.on("LSTAT", (reqId, requested) => onPath(reqId, requested, async (file) => void sftp.attrs(reqId, attributes(await lstat(file)))));
+  sftp.on("REALPATH", (reqId, requested) => onAnyPath(reqId, requested, async (file) => void sftp.name(reqId, [{ filename: file, longname: file, attrs: {} as Attributes }])));
+  sftp.on("STAT", (reqId, requested) => onAnyPath(reqId, requested, async (file) => void sftp.attrs(reqId, attributes(await stat(file)))));
+  sftp.on("LSTAT", (reqId, requested) => onAnyPath(reqId, requested, async (file) => void sftp.attrs(reqId, attributes(await lstat(file)))));
   sftp.on("MKDIR", (reqId, requested) => onPath(reqId, requested, async (file) => (await mkdir(file), sftp.status(reqId, STATUS_CODE.OK))));
   sftp.on("RMDIR", (reqId, requested) => onPath(reqId, requested, async (file) => (await rmdir(file), sftp.status(reqId, STATUS_CODE.OK))));
   sftp.on("REMOVE", (reqId, requested) => onPath(reqId, requested, async (file) => (await unlink(file), sftp.status(reqId, STATUS_CODE.OK))));
   sftp.on("SETSTAT", (reqId) => sftp.status(reqId, STATUS_CODE.OK));
   sftp.on("FSETSTAT", (reqId) => sftp.status(reqId, STATUS_CODE.OK));
   sftp.on("READLINK", (reqId, requested) =>
-    onPath(reqId, requested, async (file) => {
+    onAnyPath(reqId, requested, async (file) => {
       const target = await readlink(file);
       sftp.name(reqId, [{ filename: target, longname: target, attrs: {} as Attributes }]);
     }),
