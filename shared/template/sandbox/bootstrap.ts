@@ -24,7 +24,14 @@ export const bootstrapSource = (maxOutputChars: number) => `(function () {
   };
   const scope = freeze(parse(g.__scopeJson));
   delete g.__scopeJson;
-  const text = (v) => typeof v === "string" ? v : v === null || v === undefined ? "" : typeof v === "object" ? (stringify(v) ?? "") : String(v);
+  // As the host's toText: functions and symbols print nothing.
+  const text = (v) => {
+    const t = typeof v;
+    if (t === "string") return v;
+    if (t === "number" || t === "boolean" || t === "bigint") return String(v);
+    if (t === "object" && v !== null) return stringify(v) ?? "";
+    return "";
+  };
   let buf = [], size = 0;
   const write = (s) => {
     size += s.length;

@@ -1,0 +1,37 @@
+/** Code blocks as template constructs (their security limits are in sandbox.test.ts). */
+import type { Case } from "./case.ts";
+
+export const codeCases: Case[] = [
+  { name: "print writes its arguments and a newline", content: "{:code:}print('a', 1){:codeend:}", output: "a 1\n" },
+  { name: "echo writes its arguments as they are", content: "{:code:}echo('a', 1, '-'){:codeend:}", output: "a1-" },
+  { name: "the completion value is inserted when nothing is printed", content: "{:code:}1 + 2{:codeend:}", output: "3" },
+  { name: "printing wins over the completion value", content: "{:code:}print('x'); 5{:codeend:}", output: "x\n" },
+  { name: "no output and no value insert nothing", content: "[{:code:}let a = 1;{:codeend:}]", output: "[]" },
+  { name: "null and undefined print empty", content: "{:code:}echo(null, undefined, 0){:codeend:}", output: "0" },
+  { name: "objects print as JSON", content: "{:code:}print({ a: [1, 'b'] }){:codeend:}", output: '{"a":[1,"b"]}\n' },
+  { name: "scope is readable", content: "{:code:}scope.name.toUpperCase(){:codeend:}", scope: { name: "ada" }, output: "ADA" },
+  { name: "top-level variables are globals", content: "{:code:}name + '!'{:codeend:}", scope: { name: "ada" }, output: "ada!" },
+  { name: "loop item and loop metadata", content: "{:for xs:}{:code:}item * 10 + loop.index{:codeend:},{:endfor:}", scope: { xs: [1, 2] }, output: "10,21," },
+  { name: "named loop items and outer items", content: "{:for t in ts:}{:for f in t.fs:}{:code:}t.n + f{:codeend:} {:endfor:}{:endfor:}", scope: { ts: [{ n: "a", fs: [1, 2] }] }, output: "a1 a2 " },
+  {
+    name: "a standalone block indents what it prints",
+    content: "class A {\n  {:code:}\n  for (const f of fields) print(f + ';')\n  {:codeend:}\n}\n",
+    scope: { fields: ["a", "b"] },
+    output: "class A {\n  a;\n  b;\n}\n",
+  },
+  { name: "let, const and functions stay inside their block", content: "{:code:}function f() { return 1 } const c = 2;{:codeend:}{:code:}typeof f + typeof c{:codeend:}", output: "undefinedundefined" },
+  { name: "blocks of one render share globals", content: "{:code:}globalThis.helper = (s) => s + '!'{:codeend:}{:code:}helper('hi'){:codeend:}", output: "hi!" },
+  { name: "promise callbacks run before the block ends", content: "{:code:}Promise.resolve(2).then((v) => print(v)){:codeend:}", output: "2\n" },
+  { name: "an async value is awaited", content: "{:code:}(async () => 'done')(){:codeend:}", output: "done" },
+  { name: "the scope is read-only", content: "{:code:}\nscope.name = 'x'\n{:codeend:}", scope: { name: "ada" }, error: { line: 2, column: 6, message: /Code block `scope.name = 'x'` failed: TypeError: 'name' is read-only/ } },
+  { name: "loop items are read-only", content: "{:for xs:}{:code:}item.a = 2{:codeend:}{:endfor:}", scope: { xs: [{ a: 1 }] }, error: { line: 1, column: 23, message: /read-only/ } },
+  { name: "a runtime error maps to its template line", content: "a\n{:code:}\nconst x = 1;\nnull.f;\n{:codeend:}", error: { line: 4, column: 5, message: /TypeError: cannot read property 'f' of null/ } },
+  { name: "a thrown error names the block", content: "{:code:}throw new Error('nope'){:codeend:}", error: { line: 1, column: 24, message: /Code block `throw new Error\('nope'\)` failed: Error: nope/ } },
+  { name: "a syntax error in a block", content: "x\n{:code:}\nlet = ;\n{:codeend:}", error: { line: 3, column: 5, message: /SyntaxError/ } },
+  { name: "a rejected promise fails the block", content: "{:code:}Promise.reject(new Error('late')){:codeend:}", error: { line: 1, column: 33, message: /promise was rejected: Error: late/ } },
+  { name: "errors in an included block name that file", content: "{:include: _c.js:}", files: [{ file_name: "_c.js", content: "{:code:}\nundefinedFn()\n{:codeend:}" }], error: { file: "_c.js", line: 2, column: 1, message: /ReferenceError: 'undefinedFn' is not defined/ } },
+  { name: "a code block in a repeated file sees its element", files: [{ file_name: "{:table.n:}.txt", content: "{:code:}table.n.repeat(2) + item.n{:codeend:}", repeat: "tables" }], scope: { tables: [{ n: "a" }] }, out: { "a.txt": "aaa" } },
+  { name: "unclosed code block", content: "x\n{:code:}\nprint(1)\n", error: { line: 2, column: 1, message: /`\{:code:\}` is never closed with `\{:codeend:\}`/ } },
+  { name: "codeend without code", content: "{:codeend:}", error: { line: 1, column: 1, message: /`\{:codeend:\}` without a matching `\{:code:\}`/ } },
+  { name: "code tag with extra words", content: "{:code js:}x{:codeend:}", error: { line: 1, column: 1, message: /write `\{:code:\}` alone/ } },
+];

@@ -1,0 +1,61 @@
+/** Template files: placeholder file names, repeat, output path safety. */
+import { schema, type Case } from "./case.ts";
+
+export const fileCases: Case[] = [
+  { name: "a plain file", content: "main", files: [{ file_name: "README.md", content: "# {:title:}\n" }], scope: { title: "Hi" }, output: "main", out: { "README.md": "# Hi\n" } },
+  { name: "placeholders in a file name", files: [{ file_name: "src/{:name|kebab:}.ts", content: "x" }], scope: { name: "UserProfile" }, out: { "src/user-profile.ts": "x" } },
+  {
+    name: "repeat over schema.tables binds `table`",
+    files: [{ file_name: "src/models/{:table.table_name|singular|pascal:}.ts", content: "export class {:table.table_name|singular|pascal:} {}\n", repeat: "schema.tables" }],
+    scope: { schema },
+    out: { "src/models/UserCategory.ts": "export class UserCategory {}\n", "src/models/Person.ts": "export class Person {}\n" },
+  },
+  {
+    name: "repeat binds `item` and its fields unqualified",
+    files: [{ file_name: "{:item.table_name:}.sql", content: "{:table_name:}:{:for fields:}{:field_name:},{:endfor:}", repeat: "schema.tables" }],
+    scope: { schema },
+    out: { "user_categories.sql": "user_categories:id,display_name,parent_id,", "people.sql": "people:id,email," },
+  },
+  { name: "repeat has loop metadata", files: [{ file_name: "f{:loop.index:}.txt", content: "{:loop.number:}/{:loop.length:}{:if loop.last:} last{:endif:}", repeat: "xs" }], scope: { xs: ["a", "b"] }, out: { "f0.txt": "1/2", "f1.txt": "2/2 last" } },
+  { name: "repeat over `people` binds `person`", files: [{ file_name: "{:person.n:}.txt", content: "{:n:}", repeat: "people" }], scope: { people: [{ n: "a" }] }, out: { "a.txt": "a" } },
+  { name: "repeat over an uncountable binds only `item`", files: [{ file_name: "{:item.n:}.txt", content: "", repeat: "data" }], scope: { data: [{ n: "d" }] }, out: { "d.txt": "" } },
+  { name: "repeat over an empty list writes nothing", files: [{ file_name: "{:item:}.txt", content: "", repeat: "xs" }], scope: { xs: [] }, out: {} },
+  { name: "`.` segments are dropped", files: [{ file_name: "./src/./a.ts", content: "a" }], out: { "src/a.ts": "a" } },
+  { name: "a file name may hold spaces and unicode", files: [{ file_name: "docs/Read me é.md", content: "" }], out: { "docs/Read me é.md": "" } },
+  {
+    name: "two files with one output path",
+    files: [
+      { file_name: "a.txt", content: "1" },
+      { file_name: "./a.txt", content: "2" },
+    ],
+    error: { file: "./a.txt", line: 1, column: 1, message: /Output path `a.txt` is produced twice \(also by `a.txt`\)/ },
+  },
+  { name: "a repeat producing one path twice", files: [{ file_name: "{:item.n:}.txt", content: "", repeat: "xs" }], scope: { xs: [{ n: "x" }, { n: "x" }] }, error: { file: "{:item.n:}.txt", line: 1, column: 1, message: /produced twice/ } },
+  { name: "a value climbing out of the root is refused", files: [{ file_name: "{:name:}.txt", content: "" }], scope: { name: "../../etc/passwd" }, error: { file: "{:name:}.txt", line: 1, column: 1, message: /refused: `..` is not allowed/ } },
+  { name: "an absolute path is refused", files: [{ file_name: "{:name:}", content: "" }], scope: { name: "/etc/passwd" }, error: { file: "{:name:}", line: 1, column: 1, message: /absolute paths are not allowed/ } },
+  { name: "a drive letter is refused", files: [{ file_name: "C:/x.txt", content: "" }], error: { file: "C:/x.txt", line: 1, column: 1, message: /absolute paths are not allowed/ } },
+  { name: "a backslash is refused", files: [{ file_name: "{:name:}", content: "" }], scope: { name: "..\\x" }, error: { file: "{:name:}", line: 1, column: 1, message: /backslashes are not allowed/ } },
+  { name: "a NUL is refused", files: [{ file_name: "{:name:}.txt", content: "" }], scope: { name: "a\u0000b" }, error: { file: "{:name:}.txt", line: 1, column: 1, message: /control characters/ } },
+  { name: "a newline is refused", files: [{ file_name: "{:name:}.txt", content: "" }], scope: { name: "a\nb" }, error: { file: "{:name:}.txt", line: 1, column: 1, message: /control characters/ } },
+  { name: "an empty segment is refused", files: [{ file_name: "src/{:dir:}/a.ts", content: "" }], scope: { dir: "" }, error: { file: "src/{:dir:}/a.ts", line: 1, column: 1, message: /empty path segments/ } },
+  { name: "a name rendering empty is refused", files: [{ file_name: "{:dir:}", content: "" }], scope: { dir: "" }, error: { file: "{:dir:}", line: 1, column: 1, message: /the path is empty/ } },
+  {
+    name: "preview turns a refused path into a warning and skips the file",
+    files: [
+      { file_name: "{:name:}.txt", content: "" },
+      { file_name: "ok.txt", content: "fine" },
+    ],
+    scope: { name: "../x" },
+    mode: "preview",
+    out: { "ok.txt": "fine" },
+    warnings: [[1, 1, /refused/]],
+  },
+  { name: "a missing repeat list is an error", files: [{ file_name: "{:item:}", content: "", repeat: "tables" }], error: { file: "{:item:}", line: 1, column: 1, message: /`tables` is not defined/ } },
+  { name: "a missing repeat list is a warning in preview", files: [{ file_name: "{:item:}", content: "", repeat: "tables" }], mode: "preview", out: {}, warnings: [[1, 1, /`tables` is not defined/]] },
+  { name: "a repeat over a non-list is an error", files: [{ file_name: "{:item:}", content: "", repeat: "name" }], scope: { name: "x" }, error: { file: "{:item:}", line: 1, column: 1, message: /`name` is not a list/ } },
+  { name: "a repeat path must be a path", files: [{ file_name: "a", content: "", repeat: "schema..tables" }], error: { file: "a", line: 1, column: 1, message: /repeat `schema..tables`/ } },
+  { name: "a file name may hold only placeholders", files: [{ file_name: "{:for xs:}a{:endfor:}", content: "" }], error: { file: "{:for xs:}a{:endfor:}", line: 1, column: 1, message: /not allowed here: only placeholders are/ } },
+  { name: "a missing value in a file name", files: [{ file_name: "src/{:nope:}.ts", content: "" }], error: { file: "src/{:nope:}.ts", line: 1, column: 5, message: /`nope` is not defined/ } },
+  { name: "errors in file content name the file", files: [{ file_name: "a.txt", content: "\n {:x:}" }], error: { file: "a.txt", line: 2, column: 2, message: /`x` is not defined/ } },
+  { name: "an output path may be __proto__", files: [{ file_name: "{:n:}", content: "p" }], scope: { n: "__proto__" }, out: JSON.parse('{"__proto__": "p"}') as Record<string, string> },
+];
