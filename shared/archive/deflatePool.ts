@@ -31,7 +31,7 @@ export class DeflatePool {
   }
 
   /**
-   * Resolves with the raw deflate stream of `data` (which must not change until then).
+   * Resolves with the raw deflate stream of `data` (non-empty; it must not change until then).
    * Inputs given to the same stream are processed in order; results are independent.
    */
   deflate(data: Buffer): Promise<Buffer> {
@@ -42,7 +42,9 @@ export class DeflatePool {
         // zlib pushes a write's output before calling its callback, and starts the next
         // queued write on the thread pool only afterwards, so the buffer holds exactly ours.
         const output = stream.read() as Buffer | null;
-        resolve(output ? Buffer.concat([output, finalBlock], output.length + finalBlock.length) : finalBlock);
+        // A full flush always emits at least an empty stored block; nothing means a broken stream.
+        if (!output) return reject(new Error("zlib returned no output for a full flush"));
+        resolve(Buffer.concat([output, finalBlock], output.length + finalBlock.length));
       });
     });
   }
