@@ -26,7 +26,7 @@ export interface AppDeps {
 /** How the caller authenticated. */
 export type AuthMethod =
   | { kind: "personal_token"; tokenId: number; abilities: string[] }
-  | { kind: "jwt"; jti: string; scope: string; clientId: string; expiresAt: Date };
+  | { kind: "jwt"; jti: string; scope: string; clientId: string; expiresAt: Date; grantId: string | null };
 
 export interface AppState {
   requestId: string;

@@ -43,6 +43,7 @@ export const envSchema = z.object({
   PORT: integer(0, 65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
   APP_URL: z.url({ error: "expected an absolute URL such as https://codegen.example.com" }).optional(),
+  FRONTEND_URL: z.url({ error: "expected an absolute URL such as https://app.example.com" }).optional(),
   DATABASE_URL: postgresUrl.optional(),
   DATABASE_POOL_SIZE: integer(1, 500).default(10),
   DATA_DIR: z.string().min(1).default(".data"),
@@ -92,6 +93,8 @@ export interface Config {
   host: string;
   /** Public base URL, used in links that leave the service (e-mails, Location headers stay relative). */
   appUrl: string;
+  /** Base URL of the web client; links in e-mails point there (defaults to APP_URL). */
+  frontendUrl: string;
   databaseUrl: string | undefined;
   databasePoolSize: number;
   dataDir: string;
@@ -147,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     port: e.PORT,
     host: e.HOST,
     appUrl: (e.APP_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
+    frontendUrl: (e.FRONTEND_URL ?? e.APP_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
     dataDir: e.DATA_DIR,

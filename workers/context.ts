@@ -5,12 +5,14 @@
 import type { Config } from "../shared/config.ts";
 import type { DatabasePool } from "../shared/db/pool.ts";
 import type { Logger } from "../shared/logger.ts";
+import type { Storage } from "../shared/storage/storage.ts";
 
 /** Resources of a worker process, shared by all its tasks. */
 export interface WorkerDeps {
   config: Config;
   pool: DatabasePool;
   log: Logger;
+  storage: Storage;
 }
 
 export interface TaskContext {

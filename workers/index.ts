@@ -6,6 +6,7 @@
 import { EventEmitter } from "node:events";
 import { Logger as WorkerLogger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
 import type { Logger } from "../shared/logger.ts";
+import { PostgresStorage } from "../shared/storage/postgresStorage.ts";
 import type { WorkerDeps } from "./context.ts";
 import { crontab } from "./crontab.ts";
 import { wrapTask, type TaskDefinition } from "./defineTask.ts";
@@ -39,7 +40,8 @@ function workerLogger(log: Logger): WorkerLogger {
 }
 
 /** Starts a worker in this process. */
-export async function startWorker(deps: WorkerDeps, options: WorkerOptions): Promise<RunningWorker> {
+export async function startWorker(base: Omit<WorkerDeps, "storage">, options: WorkerOptions): Promise<RunningWorker> {
+  const deps: WorkerDeps = { ...base, storage: new PostgresStorage(base.pool) };
   const definitions = [...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])];
   const taskList: TaskList = {};
   for (const definition of definitions) taskList[definition.kind.name] = wrapTask(definition, deps);

@@ -41,7 +41,10 @@ async function resolveJwt(deps: AppDeps, token: string): Promise<Authenticated |
   if (row.tokens_revoked_at && issuedAtMs(claims) < row.tokens_revoked_at.getTime()) return null;
   const { revoked: _revoked, ...user } = row;
   const clientId = claims.client_id ?? (Array.isArray(claims.aud) ? claims.aud[0]! : claims.aud!);
-  return { user, auth: { kind: "jwt", jti: claims.jti, scope: claims.scope, clientId, expiresAt: new Date(claims.exp * 1000) } };
+  return {
+    user,
+    auth: { kind: "jwt", jti: claims.jti, scope: claims.scope, clientId, expiresAt: new Date(claims.exp * 1000), grantId: claims.gid ?? null },
+  };
 }
 
 /** Resolves a bearer token to its user, or null when it is not valid. */

@@ -35,7 +35,7 @@ const httpCodes: Record<number, [string, string]> = {
 /** Maps database constraint violations to a 422 on the offending field. */
 function constraintError(error: UniqueIntegrityConstraintViolationError | ForeignKeyIntegrityConstraintViolationError): AppError {
   const detail = error.detail ?? "";
-  const column = /Key \((?:lower\()?"?([a-z_]+)"?\)?(?:, [^)]*)?\)=/.exec(detail)?.[1] ?? error.column ?? "id";
+  const column = /Key \((?:lower\()?"?([a-z_]+)"?(?:::\w+)?\)?(?:, [^)]*)?\)=/.exec(detail)?.[1] ?? error.column ?? "id";
   const label = column.replace(/_/g, " ");
   return error instanceof UniqueIntegrityConstraintViolationError
     ? invalid({ [column]: [`The ${label} has already been taken.`] })

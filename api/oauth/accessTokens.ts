@@ -17,6 +17,8 @@ export interface AccessClaims extends JWTPayload {
   exp: number;
   scope: string;
   client_id?: string;
+  /** The OAuth grant (session) the token belongs to, when it came from the token endpoint. */
+  gid?: string;
   /** Issue time in milliseconds, so revocations within the same second are exact. */
   iat_ms?: number;
 }

@@ -76,10 +76,12 @@ export function createProvider(deps: ProviderDeps): Provider {
     formats: {
       customizers: {
         // The spec's token: header typ "JWT" (not RFC 9068's at+jwt) and an nbf claim.
-        jwt: (_ctx, _token, jwt) => {
+        jwt: (_ctx, token, jwt) => {
           jwt.header = { typ: "JWT" };
           jwt.payload.nbf = jwt.payload.iat;
           jwt.payload.iat_ms = Date.now();
+          // The grant id lets POST /logout end this session's refresh tokens too.
+          if ("grantId" in token && token.grantId) jwt.payload.gid = token.grantId;
         },
       },
     },

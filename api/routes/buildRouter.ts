@@ -5,7 +5,7 @@
 import { rm } from "node:fs/promises";
 import Router from "@koa/router";
 import type { Middleware, Next } from "koa";
-import { koaBody } from "koa-body";
+import { HttpMethodEnum, koaBody } from "koa-body";
 import type { ZodType } from "zod";
 import { AppError, invalid, notFound } from "../../shared/errors.ts";
 import { fieldErrors } from "../../shared/validation.ts";
@@ -33,6 +33,7 @@ function bodyReader(kind: BodyKind, config: Config): AppMiddleware {
     jsonLimit: config.bodyLimitBytes,
     formLimit: config.bodyLimitBytes,
     jsonStrict: true,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
     formidable: {
       maxFileSize: config.uploadLimitBytes,
       maxTotalFileSize: config.uploadLimitBytes,

@@ -5,5 +5,25 @@ import type { RouteSpec } from "./route.ts";
 import { broadcastingRoutes } from "./broadcasting/broadcasting.router.ts";
 import { jobRoutes } from "./jobs/jobs.router.ts";
 import { systemRoutes } from "./system/system.router.ts";
+import { emailRoutes } from "./auth/email.router.ts";
+import { loginRoutes } from "./auth/login.router.ts";
+import { passwordRoutes } from "./auth/password.router.ts";
+import { tokenRoutes } from "./auth/tokens.router.ts";
+import { twoFactorRoutes } from "./auth/twoFactor.router.ts";
+import { profileRoutes } from "./profile/profile.router.ts";
+import { sellerRoutes } from "./profile/seller.router.ts";
+import { adminUserRoutes } from "./admin/users.router.ts";
 
-export const allRoutes: RouteSpec[] = [...systemRoutes, ...jobRoutes, ...broadcastingRoutes];
+export const allRoutes: RouteSpec[] = [
+  ...systemRoutes,
+  ...loginRoutes,
+  ...passwordRoutes,
+  ...emailRoutes,
+  ...tokenRoutes,
+  ...twoFactorRoutes,
+  ...profileRoutes,
+  ...sellerRoutes,
+  ...adminUserRoutes,
+  ...jobRoutes,
+  ...broadcastingRoutes,
+];

@@ -57,3 +57,71 @@ export async function insertUser(conn: CommonQueryMethods, input: InsertUserInpu
   if (!user) throw new Error("inserted user vanished");
   return user;
 }
+
+/** Whether an e-mail address is in use (case-insensitively), optionally by someone other than `exceptId`. */
+export async function emailTaken(conn: CommonQueryMethods, email: string, exceptId?: number): Promise<boolean> {
+  return conn.exists(sql.type(z.object({}))`
+    select 1 from users where lower(email) = lower(${email}) and id <> ${exceptId ?? 0}`);
+}
+
+export async function usernameTaken(conn: CommonQueryMethods, username: string, exceptId?: number): Promise<boolean> {
+  return conn.exists(sql.type(z.object({}))`
+    select 1 from users where lower(username) = lower(${username}) and id <> ${exceptId ?? 0}`);
+}
+
+/** A free username derived from `base` (the e-mail's local part in the short registration form). */
+export async function freeUsername(conn: CommonQueryMethods, base: string): Promise<string> {
+  let stem = base.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 48);
+  if (stem.length < 2) stem = `user${stem}`;
+  for (let n = 0; n < 50; n += 1) {
+    const candidate = n === 0 ? stem : `${stem}${n + Math.floor(Math.random() * 1000)}`;
+    if (!(await usernameTaken(conn, candidate))) return candidate;
+  }
+  return `${stem}${Date.now()}`;
+}
+
+/** Sets a new password and ends every token issued before now. */
+export async function setPassword(conn: CommonQueryMethods, userId: number, passwordHash: string): Promise<void> {
+  await conn.query(sql.type(z.object({}))`
+    update users set password_hash = ${passwordHash}, password_changed_at = now(), tokens_revoked_at = now(), updated_at = now()
+    where id = ${userId}`);
+}
+
+/** Ends every access token issued before now (logout-all-devices). */
+export async function revokeAllTokens(conn: CommonQueryMethods, userId: number): Promise<void> {
+  await conn.query(sql.type(z.object({}))`update users set tokens_revoked_at = now(), updated_at = now() where id = ${userId}`);
+}
+
+export async function markEmailVerified(conn: CommonQueryMethods, userId: number): Promise<void> {
+  await conn.query(sql.type(z.object({}))`
+    update users set email_verified_at = coalesce(email_verified_at, now()), updated_at = now() where id = ${userId}`);
+}
+
+export interface ProfileChanges {
+  name?: string;
+  email?: string;
+  username?: string;
+  language?: string;
+  theme?: string;
+  kanban_initials?: string | null;
+  kanban_color?: string | null;
+}
+
+/** Applies profile changes; a changed e-mail address must be verified again. */
+export async function updateProfile(conn: CommonQueryMethods, userId: number, changes: ProfileChanges): Promise<UserRow> {
+  const sets = Object.entries(changes)
+    .filter(([, value]) => value !== undefined)
+    .map(([column, value]) => sql.fragment`${sql.identifier([column])} = ${value as string | null}`);
+  if (changes.email !== undefined) {
+    sets.push(sql.fragment`email_verified_at = case when lower(email) = lower(${changes.email}) then email_verified_at else null end`);
+  }
+  sets.push(sql.fragment`updated_at = now()`);
+  await conn.query(sql.type(z.object({}))`update users set ${sql.join(sets, sql.fragment`, `)} where id = ${userId}`);
+  const user = await findUserById(conn, userId);
+  if (!user) throw new Error(`user ${userId} vanished`);
+  return user;
+}
+
+export async function deleteUser(conn: CommonQueryMethods, userId: number): Promise<void> {
+  await conn.query(sql.type(z.object({}))`delete from users where id = ${userId}`);
+}

@@ -1,0 +1,85 @@
+import { z } from "zod";
+import { userResource } from "../../presenters/user.ts";
+
+export const email = z.email().trim().max(254);
+export const password = z.string().min(8).max(1024);
+export const language = z.enum(["en", "de"]);
+
+/** Adds "confirmed" checking for a password_confirmation field. */
+const confirmed = <T extends { password: string; password_confirmation?: string | undefined }>(value: T, ctx: z.RefinementCtx) => {
+  if (value.password_confirmation !== undefined && value.password_confirmation !== value.password) {
+    ctx.addIssue({ code: "custom", path: ["password"], message: "The password field confirmation does not match." });
+  }
+};
+
+/** Both registration forms of the spec: the full one (username, confirmation, language) and email/password/name. */
+export const registerBody = z
+  .object({
+    name: z.string().trim().min(1).max(255),
+    username: z.string().trim().regex(/^[A-Za-z0-9_.-]{2,64}$/, { error: "The username may contain letters, digits, dots, dashes and underscores (2-64)." }).optional(),
+    email,
+    password,
+    password_confirmation: z.string().max(1024).optional(),
+    language: language.optional(),
+    invitation_token: z.string().min(1).max(255).optional(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.username !== undefined && value.password_confirmation === undefined) {
+      ctx.addIssue({ code: "custom", path: ["password_confirmation"], message: "The password confirmation field is required." });
+    }
+    confirmed(value, ctx);
+  });
+
+export const loginBody = z.object({
+  email,
+  password: z.string().min(1).max(1024),
+  device_id: z.string().min(8).max(255).optional(),
+});
+
+export const login2faBody = z.object({
+  two_factor_token: z.string().min(10).max(255),
+  code: z.string().trim().min(6).max(32),
+  trust_device: z.boolean().optional().default(false),
+  device_id: z.string().min(8).max(255).optional(),
+  browser: z.string().max(255).optional(),
+});
+
+export const forgotPasswordBody = z.object({ email });
+
+export const resetPasswordBody = z
+  .object({ token: z.string().min(10).max(255), email, password, password_confirmation: z.string().max(1024) })
+  .superRefine(confirmed);
+
+export const verifyEmailParams = z.object({
+  id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  hash: z.string().regex(/^[0-9a-f]{40}$/),
+});
+export const verifyEmailQuery = z.object({
+  expires: z.coerce.number().int().positive(),
+  signature: z.string().regex(/^[0-9a-f]{64}$/, { error: "The signature is invalid." }),
+});
+
+export const apiTokenBody = z.object({
+  name: z.string().trim().min(1).max(255),
+  abilities: z.array(z.enum(["*", "read", "write"])).min(1).max(3).optional(),
+  expires_at: z.iso.datetime({ offset: true }).optional(),
+});
+
+export const tokenResponse = z.object({
+  message: z.string(),
+  user: userResource,
+  access_token: z.string(),
+  token_type: z.literal("Bearer"),
+  expires_in: z.number(),
+  has_pending_invitation: z.boolean(),
+  monthly_credits_awarded: z.boolean(),
+});
+
+export const twoFactorRequiredResponse = z.object({
+  message: z.string(),
+  two_factor_required: z.literal(true),
+  two_factor_token: z.string(),
+  needs_reverification: z.boolean(),
+});
+
+export const messageResponse = z.object({ message: z.string() });

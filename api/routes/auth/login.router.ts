@@ -1,0 +1,154 @@
+/**
+ * Registration and login: POST /auth/register, /auth/login (with the two-factor branch)
+ * and /auth/login-2fa.
+ */
+import { z } from "zod";
+import { checkCredentials, findLoginUser } from "../../../shared/auth/credentials.ts";
+import { verificationLink } from "../../../shared/auth/emailVerification.ts";
+import { closeChallenge, createChallenge, deviceTrust, findOpenChallenge, recordWrongCode, trustDevice } from "../../../shared/auth/loginChallenges.ts";
+import { hashPassword } from "../../../shared/auth/passwords.ts";
+import { consumeTotpStep, matchTotp, remainingRecoveryCodes, useRecoveryCode } from "../../../shared/auth/twoFactor.ts";
+import { openText } from "../../../shared/crypto.ts";
+import { emailTaken, freeUsername, insertUser, usernameTaken } from "../../../shared/db/users.ts";
+import { AppError, invalid } from "../../../shared/errors.ts";
+import { enqueueMail } from "../../../shared/mail/enqueueMail.ts";
+import { hasPendingInvitation } from "../../../shared/auth/invitations.ts";
+import { presentUser, userResource } from "../../presenters/user.ts";
+import { defineRoute } from "../route.ts";
+import { login2faBody, loginBody, registerBody, tokenResponse, twoFactorRequiredResponse } from "./auth.schema.ts";
+import { loginResponse } from "./session.ts";
+
+const register = defineRoute({
+  method: "post",
+  path: "/auth/register",
+  summary: "Create an account (a verification e-mail is sent)",
+  tags: ["Authentication"],
+  auth: "public",
+  body: registerBody,
+  responses: {
+    201: {
+      description: "Registered",
+      schema: z.object({ message: z.string(), user: userResource, email_verification_required: z.boolean(), has_pending_invitation: z.boolean() }),
+    },
+  },
+  handler: async (ctx, { body }) => {
+    const { pool, config } = ctx.deps;
+    const errors: Record<string, string[]> = {};
+    if (await emailTaken(pool, body.email)) errors.email = ["The email has already been taken."];
+    if (body.username && (await usernameTaken(pool, body.username))) errors.username = ["The username has already been taken."];
+    if (Object.keys(errors).length) throw invalid(errors);
+    const passwordHash = await hashPassword(body.password);
+    const user = await pool.transaction(async (tx) => {
+      const username = body.username ?? (await freeUsername(tx, body.email.split("@")[0]!));
+      const created = await insertUser(tx, { name: body.name, username, email: body.email, passwordHash, language: body.language ?? "en" });
+      await enqueueMail(tx, {
+        to: created.email,
+        kind: "verify_email",
+        locale: created.language,
+        params: { name: created.name },
+        link: verificationLink(config.frontendUrl, config.appKey, created),
+        userId: created.id,
+      });
+      return created;
+    });
+    ctx.status = 201;
+    ctx.body = {
+      message: "Registration successful. Please check your e-mail to verify your address.",
+      user: presentUser(user),
+      email_verification_required: true,
+      has_pending_invitation: await hasPendingInvitation(pool, user.email),
+    };
+  },
+});
+
+const login = defineRoute({
+  method: "post",
+  path: "/auth/login",
+  summary: "Log in with e-mail and password (24-hour access token, or a two-factor challenge)",
+  tags: ["Authentication"],
+  auth: "public",
+  body: loginBody,
+  responses: {
+    200: { description: "Logged in, or the second factor is needed", schema: z.union([tokenResponse, twoFactorRequiredResponse]) },
+    429: { description: "Too many failed attempts for this e-mail from this address" },
+  },
+  handler: async (ctx, { body }) => {
+    const { pool, identity } = ctx.deps;
+    const result = await checkCredentials({ pool, attempts: identity.attempts }, body.email, body.password, ctx.ip);
+    if (!result.ok) {
+      if (result.reason === "locked") {
+        throw new AppError(429, "too_many_attempts", `Too many login attempts. Please try again in ${result.retryAfterS} seconds.`, undefined, {
+          "Retry-After": String(result.retryAfterS),
+        });
+      }
+      throw invalid({ email: ["These credentials do not match our records."] });
+    }
+    const user = result.user;
+    if (user.two_factor_confirmed_at) {
+      const trust = await deviceTrust(pool, user.id, body.device_id ?? null);
+      if (trust !== "trusted") {
+        const token = await createChallenge(pool, user.id, body.device_id ?? null);
+        ctx.body = {
+          message: "Two-factor authentication is required.",
+          two_factor_required: true,
+          two_factor_token: token,
+          needs_reverification: trust === "expired",
+        };
+        return;
+      }
+    }
+    ctx.body = await loginResponse(ctx.deps, user, "Login successful.");
+  },
+});
+
+const login2fa = defineRoute({
+  method: "post",
+  path: "/auth/login-2fa",
+  summary: "Complete a two-factor login with a TOTP code or a recovery code",
+  tags: ["Authentication"],
+  auth: "public",
+  body: login2faBody,
+  responses: {
+    200: {
+      description: "Logged in",
+      schema: tokenResponse.extend({ recovery_code_used: z.boolean(), recovery_codes_remaining: z.number() }),
+    },
+  },
+  handler: async (ctx, { body }) => {
+    const { pool, config } = ctx.deps;
+    const outcome = await pool.transaction(async (tx) => {
+      const challenge = await findOpenChallenge(tx, body.two_factor_token);
+      if (!challenge) return { error: "two_factor_token" as const };
+      const user = await findLoginUser(tx, { id: challenge.user_id });
+      if (!user?.two_factor_secret || !user.two_factor_confirmed_at) return { error: "two_factor_token" as const };
+      const code = body.code.replace(/\s+/g, "");
+      let recoveryUsed = false;
+      const step = /^\d{6}$/.test(code) ? matchTotp(openText(config.appKey, user.two_factor_secret), code) : null;
+      let accepted = step !== null && (await consumeTotpStep(tx, user.id, step));
+      if (!accepted && step === null) {
+        accepted = await useRecoveryCode(tx, user.id, code);
+        recoveryUsed = accepted;
+      }
+      if (!accepted) {
+        await recordWrongCode(tx, challenge);
+        return { error: "code" as const };
+      }
+      await closeChallenge(tx, challenge);
+      const deviceId = body.device_id ?? challenge.device_id;
+      if (body.trust_device && deviceId) await trustDevice(tx, user.id, deviceId, body.browser ?? null);
+      return { user, recoveryUsed, remaining: await remainingRecoveryCodes(tx, user.id) };
+    });
+    if ("error" in outcome) {
+      throw outcome.error === "code"
+        ? invalid({ code: ["The two-factor code is invalid."] })
+        : invalid({ two_factor_token: ["The two-factor session has expired or is invalid; log in again."] });
+    }
+    ctx.body = {
+      ...(await loginResponse(ctx.deps, outcome.user, "Login successful.")),
+      recovery_code_used: outcome.recoveryUsed,
+      recovery_codes_remaining: outcome.remaining,
+    };
+  },
+});
+
+export const loginRoutes = [register, login, login2fa];

@@ -1,0 +1,24 @@
+/**
+ * What the login-like routes answer: an access token of the first-party client for the
+ * user (24 hours, as the spec's /auth/login reports), with the user resource.
+ */
+import type { UserRow } from "../../../shared/db/users.ts";
+import type { AppDeps } from "../../context.ts";
+import { presentUser } from "../../presenters/user.ts";
+import { hasPendingInvitation } from "../../../shared/auth/invitations.ts";
+
+export const LOGIN_TOKEN_TTL_S = 86_400;
+
+export async function loginResponse(deps: AppDeps, user: UserRow, message: string) {
+  const minted = await deps.identity.mintUserToken(user, LOGIN_TOKEN_TTL_S);
+  return {
+    message,
+    user: presentUser(user),
+    access_token: minted.token,
+    token_type: "Bearer" as const,
+    expires_in: minted.expiresIn,
+    has_pending_invitation: await hasPendingInvitation(deps.pool, user.email),
+    // Monthly credit awards arrive with the credits area; until then nothing is awarded.
+    monthly_credits_awarded: false,
+  };
+}

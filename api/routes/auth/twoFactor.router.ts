@@ -1,0 +1,118 @@
+/**
+ * Two-factor enrollment (DESIGN §6): /auth/2fa/enable (a pending secret and its otpauth
+ * URI), /auth/2fa/confirm {code} (turns it on; ten recovery codes, shown once),
+ * /auth/2fa/disable {password} and /auth/2fa/recovery-codes {password} (new codes).
+ */
+import { z } from "zod";
+import { findLoginUser } from "../../../shared/auth/credentials.ts";
+import { verifyPassword } from "../../../shared/auth/passwords.ts";
+import { consumeTotpStep, matchTotp, newTotpSecret, otpauthUri, replaceRecoveryCodes } from "../../../shared/auth/twoFactor.ts";
+import { openText, seal } from "../../../shared/crypto.ts";
+import { ignoredRow, sql } from "../../../shared/db/pool.ts";
+import { conflict, invalid } from "../../../shared/errors.ts";
+import { currentUser, type AppContext } from "../../context.ts";
+import { defineRoute } from "../route.ts";
+import { messageResponse } from "./auth.schema.ts";
+
+const passwordBody = z.object({ password: z.string().min(1).max(1024) });
+const codesResponse = z.object({ message: z.string(), recovery_codes: z.array(z.string()) });
+
+async function loginUser(ctx: AppContext) {
+  const user = await findLoginUser(ctx.deps.pool, { id: currentUser(ctx).id });
+  if (!user) throw new Error("authenticated user vanished");
+  return user;
+}
+
+async function requirePassword(ctx: AppContext, password: string) {
+  const user = await loginUser(ctx);
+  if (!(await verifyPassword(user.password_hash, password))) throw invalid({ password: ["The password is incorrect."] });
+  return user;
+}
+
+const enable = defineRoute({
+  method: "post",
+  path: "/auth/2fa/enable",
+  summary: "Start two-factor enrollment: a new secret to add to an authenticator app",
+  tags: ["Two-factor"],
+  auth: "bearer",
+  responses: {
+    200: { description: "Pending secret", schema: z.object({ message: z.string(), secret: z.string(), otpauth_url: z.string() }) },
+    409: { description: "Two-factor authentication is already on" },
+  },
+  handler: async (ctx) => {
+    const user = await loginUser(ctx);
+    if (user.two_factor_confirmed_at) throw conflict("Two-factor authentication is already enabled.", "two_factor_enabled");
+    const secret = newTotpSecret();
+    await ctx.deps.pool.query(sql.type(ignoredRow)`
+      update users set two_factor_pending_secret = ${sql.binary(seal(ctx.deps.config.appKey, secret))} where id = ${user.id}`);
+    ctx.body = { message: "Scan the code with your authenticator app, then confirm with a code.", secret, otpauth_url: otpauthUri(secret, user.email) };
+  },
+});
+
+const confirm = defineRoute({
+  method: "post",
+  path: "/auth/2fa/confirm",
+  summary: "Confirm enrollment with a code from the app; returns ten recovery codes",
+  tags: ["Two-factor"],
+  auth: "bearer",
+  body: z.object({ code: z.string().trim().regex(/^\d{6}$/, { error: "The code must be 6 digits." }) }),
+  responses: { 200: { description: "Enabled", schema: codesResponse } },
+  handler: async (ctx, { body }) => {
+    const { pool, config } = ctx.deps;
+    const pending = await pool.maybeOneFirst(sql.type(z.object({ s: z.instanceof(Buffer).nullable() }))`
+      select two_factor_pending_secret as s from users where id = ${currentUser(ctx).id}`);
+    if (!pending) throw invalid({ code: ["Start with /auth/2fa/enable first."] });
+    const secret = openText(config.appKey, pending);
+    const step = matchTotp(secret, body.code);
+    const userId = currentUser(ctx).id;
+    const codes = await pool.transaction(async (tx) => {
+      if (step === null || !(await consumeTotpStep(tx, userId, step))) return null;
+      await tx.query(sql.type(ignoredRow)`
+        update users set two_factor_secret = two_factor_pending_secret, two_factor_pending_secret = null,
+          two_factor_confirmed_at = now(), updated_at = now()
+        where id = ${userId}`);
+      return replaceRecoveryCodes(tx, userId);
+    });
+    if (!codes) throw invalid({ code: ["The code is invalid."] });
+    ctx.body = { message: "Two-factor authentication is enabled. Keep these recovery codes somewhere safe.", recovery_codes: codes };
+  },
+});
+
+const disable = defineRoute({
+  method: "post",
+  path: "/auth/2fa/disable",
+  summary: "Turn two-factor authentication off (password required)",
+  tags: ["Two-factor"],
+  auth: "bearer",
+  body: passwordBody,
+  responses: { 200: { description: "Disabled", schema: messageResponse } },
+  handler: async (ctx, { body }) => {
+    const user = await requirePassword(ctx, body.password);
+    await ctx.deps.pool.transaction(async (tx) => {
+      await tx.query(sql.type(ignoredRow)`
+        update users set two_factor_secret = null, two_factor_pending_secret = null, two_factor_confirmed_at = null, updated_at = now()
+        where id = ${user.id}`);
+      await tx.query(sql.type(ignoredRow)`delete from two_factor_recovery_codes where user_id = ${user.id}`);
+      await tx.query(sql.type(ignoredRow)`delete from trusted_devices where user_id = ${user.id}`);
+    });
+    ctx.body = { message: "Two-factor authentication is disabled." };
+  },
+});
+
+const recoveryCodes = defineRoute({
+  method: "post",
+  path: "/auth/2fa/recovery-codes",
+  summary: "Replace the recovery codes (password required)",
+  tags: ["Two-factor"],
+  auth: "bearer",
+  body: passwordBody,
+  responses: { 200: { description: "New codes", schema: codesResponse } },
+  handler: async (ctx, { body }) => {
+    const user = await requirePassword(ctx, body.password);
+    if (!user.two_factor_confirmed_at) throw conflict("Two-factor authentication is not enabled.", "two_factor_disabled");
+    const codes = await ctx.deps.pool.transaction((tx) => replaceRecoveryCodes(tx, user.id));
+    ctx.body = { message: "New recovery codes generated; the old ones no longer work.", recovery_codes: codes };
+  },
+});
+
+export const twoFactorRoutes = [enable, confirm, disable, recoveryCodes];

@@ -1,0 +1,166 @@
+/**
+ * The caller's own account: GET|PUT|DELETE /user and the /profile routes (details,
+ * password, language, theme, closing the account).
+ */
+import { z } from "zod";
+import { findLoginUser } from "../../../shared/auth/credentials.ts";
+import { verificationLink } from "../../../shared/auth/emailVerification.ts";
+import { hashPassword, verifyPassword } from "../../../shared/auth/passwords.ts";
+import { revokeOAuthGrantsOfAccount } from "../../../shared/db/oauth.ts";
+import { deleteUser, emailTaken, setPassword, updateProfile, usernameTaken, type ProfileChanges } from "../../../shared/db/users.ts";
+import { invalid } from "../../../shared/errors.ts";
+import { enqueueMail } from "../../../shared/mail/enqueueMail.ts";
+import { currentUser, type AppContext } from "../../context.ts";
+import { presentUser, userResource } from "../../presenters/user.ts";
+import { defineRoute, type RouteSpec } from "../route.ts";
+import { messageResponse } from "../auth/auth.schema.ts";
+import { LOGIN_TOKEN_TTL_S } from "../auth/session.ts";
+import { deleteAccountBody, languageBody, passwordChangeBody, profileBody, themeBody, themes } from "./profile.schema.ts";
+
+const userEnvelope = z.object({ message: z.string(), user: userResource });
+
+async function applyProfile(ctx: AppContext, changes: ProfileChanges) {
+  const me = currentUser(ctx);
+  const { pool, config } = ctx.deps;
+  const errors: Record<string, string[]> = {};
+  if (changes.email && (await emailTaken(pool, changes.email, me.id))) errors.email = ["The email has already been taken."];
+  if (changes.username && (await usernameTaken(pool, changes.username, me.id))) errors.username = ["The username has already been taken."];
+  if (Object.keys(errors).length) throw invalid(errors);
+  const emailChanged = changes.email !== undefined && changes.email.toLowerCase() !== me.email.toLowerCase();
+  const user = await pool.transaction(async (tx) => {
+    const updated = await updateProfile(tx, me.id, changes);
+    if (emailChanged) {
+      await enqueueMail(tx, {
+        to: updated.email,
+        kind: "verify_email",
+        locale: updated.language,
+        params: { name: updated.name },
+        link: verificationLink(config.frontendUrl, config.appKey, updated),
+        userId: updated.id,
+      });
+    }
+    return updated;
+  });
+  ctx.body = { message: emailChanged ? "Profile updated. Please verify your new e-mail address." : "Profile updated.", user: presentUser(user) };
+}
+
+async function closeAccount(ctx: AppContext, password: string) {
+  const user = await findLoginUser(ctx.deps.pool, { id: currentUser(ctx).id });
+  if (!user || !(await verifyPassword(user.password_hash, password))) throw invalid({ password: ["The password is incorrect."] });
+  await deleteUser(ctx.deps.pool, user.id);
+  ctx.body = { message: "Your account has been deleted." };
+}
+
+const showUser = defineRoute({
+  method: "get",
+  path: "/user",
+  summary: "The authenticated user",
+  tags: ["Account"],
+  auth: "bearer",
+  responses: { 200: { description: "The User resource", schema: userResource } },
+  handler: (ctx) => {
+    ctx.body = presentUser(currentUser(ctx));
+  },
+});
+
+const updateUser = defineRoute({
+  method: "put",
+  path: "/user",
+  summary: "Update the account's details",
+  tags: ["Account"],
+  auth: "bearer",
+  body: profileBody,
+  responses: { 200: { description: "Updated", schema: userEnvelope } },
+  handler: (ctx, { body }) => applyProfile(ctx, body),
+});
+
+const updateProfileRoute = defineRoute({
+  method: "put",
+  path: "/profile",
+  summary: "Update name, e-mail, language and kanban initials and color",
+  tags: ["Account"],
+  auth: "bearer",
+  body: profileBody.omit({ username: true, theme: true }),
+  responses: { 200: { description: "Updated", schema: userEnvelope } },
+  handler: (ctx, { body }) => applyProfile(ctx, body),
+});
+
+const changePassword = defineRoute({
+  method: "put",
+  path: "/profile/password",
+  summary: "Change the password; every other session is signed out",
+  description: "Tokens issued before the change stop working; the response carries a fresh access token for this client.",
+  tags: ["Account"],
+  auth: "bearer",
+  body: passwordChangeBody,
+  responses: {
+    200: { description: "Changed", schema: messageResponse.extend({ access_token: z.string(), token_type: z.literal("Bearer"), expires_in: z.number() }) },
+  },
+  handler: async (ctx, { body }) => {
+    const { pool, identity } = ctx.deps;
+    const user = await findLoginUser(pool, { id: currentUser(ctx).id });
+    if (!user || !(await verifyPassword(user.password_hash, body.current_password))) {
+      throw invalid({ current_password: ["The current password is incorrect."] });
+    }
+    const passwordHash = await hashPassword(body.password);
+    await pool.transaction(async (tx) => {
+      await setPassword(tx, user.id, passwordHash);
+      await revokeOAuthGrantsOfAccount(tx, user.id);
+      await enqueueMail(tx, { to: user.email, kind: "password_changed", locale: user.language, params: { name: user.name }, userId: user.id });
+    });
+    const minted = await identity.mintUserToken(user, LOGIN_TOKEN_TTL_S);
+    ctx.body = { message: "Password changed. Other sessions have been signed out.", access_token: minted.token, token_type: "Bearer", expires_in: minted.expiresIn };
+  },
+});
+
+const changeLanguage = defineRoute({
+  method: "put",
+  path: "/profile/language",
+  summary: "Set the account's language (en, de)",
+  tags: ["Account"],
+  auth: "bearer",
+  body: languageBody,
+  responses: { 200: { description: "Set", schema: z.object({ message: z.string(), language: z.string() }) } },
+  handler: async (ctx, { body }) => {
+    await updateProfile(ctx.deps.pool, currentUser(ctx).id, { language: body.language });
+    ctx.body = { message: "Language updated.", language: body.language };
+  },
+});
+
+const changeTheme = defineRoute({
+  method: "put",
+  path: "/profile/theme",
+  summary: `Set the account's theme (${themes.join(", ")})`,
+  tags: ["Account"],
+  auth: "bearer",
+  body: themeBody,
+  responses: { 200: { description: "Set", schema: z.object({ message: z.string(), theme: z.string() }) } },
+  handler: async (ctx, { body }) => {
+    await updateProfile(ctx.deps.pool, currentUser(ctx).id, { theme: body.theme });
+    ctx.body = { message: "Theme updated.", theme: body.theme };
+  },
+});
+
+const deleteProfile = defineRoute({
+  method: "delete",
+  path: "/profile",
+  summary: "Close the account (password required)",
+  tags: ["Account"],
+  auth: "bearer",
+  body: deleteAccountBody,
+  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  handler: (ctx, { body }) => closeAccount(ctx, body.password),
+});
+
+const deleteUserRoute = defineRoute({
+  method: "delete",
+  path: "/user",
+  summary: "Close the account (password required)",
+  tags: ["Account"],
+  auth: "bearer",
+  body: deleteAccountBody,
+  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  handler: (ctx, { body }) => closeAccount(ctx, body.password),
+});
+
+export const profileRoutes: RouteSpec[] = [showUser, updateUser, deleteUserRoute, updateProfileRoute, changePassword, changeLanguage, changeTheme, deleteProfile];

@@ -1,0 +1,51 @@
+/**
+ * Delivering an e-mail: through SMTP_URL when configured, otherwise into the storage
+ * outbox (`outbox/<time>-<id>.eml`, a complete RFC 5322 message) with its links logged, so
+ * development works without a mail server and nothing is silently dropped.
+ */
+import nodemailer from "nodemailer";
+import type { Config } from "../config.ts";
+import type { Logger } from "../logger.ts";
+import type { Storage } from "../storage/storage.ts";
+import type { RenderedMail } from "./templates.ts";
+
+export interface OutgoingMail extends RenderedMail {
+  to: string;
+  /** Stable id, so a retried job sends the same Message-ID. */
+  id: string;
+  link?: string;
+}
+
+type Transport = ReturnType<typeof nodemailer.createTransport>;
+const transports = new Map<string, Transport>();
+
+function smtp(url: string): Transport {
+  let transport = transports.get(url);
+  if (!transport) {
+    transport = nodemailer.createTransport(url);
+    transports.set(url, transport);
+  }
+  return transport;
+}
+
+/** Sends (or stores) one message. @throws when the SMTP server refuses it (the job retries). */
+export async function deliverMail(deps: { config: Config; storage: Storage; log: Logger }, mail: OutgoingMail): Promise<{ via: "smtp" | "outbox"; key?: string }> {
+  const domain = new URL(deps.config.appUrl).hostname || "localhost";
+  const message = {
+    from: deps.config.mail.from,
+    to: mail.to,
+    subject: mail.subject,
+    text: mail.text,
+    html: mail.html,
+    messageId: `<${mail.id}@${domain}>`,
+  };
+  if (deps.config.mail.smtpUrl) {
+    await smtp(deps.config.mail.smtpUrl).sendMail(message);
+    return { via: "smtp" };
+  }
+  const raw = await nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" }).sendMail(message);
+  const key = `outbox/${new Date().toISOString().replace(/[:.]/g, "-")}-${mail.id}.eml`;
+  await deps.storage.put(key, raw.message as Buffer, { contentType: "message/rfc822" });
+  deps.log.info({ to: mail.to, subject: mail.subject, outbox: key, link: mail.link }, "e-mail stored in the outbox (SMTP_URL is not set)");
+  return { via: "outbox", key };
+}

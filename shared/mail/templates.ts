@@ -1,0 +1,81 @@
+/**
+ * E-mail texts in both locales of the service (en, de). Each message is a subject and a
+ * few paragraphs with `{name}` placeholders; links are given separately and rendered as a
+ * button in HTML and as a bare line in text.
+ */
+export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation"] as const;
+export type MailKind = (typeof mailKinds)[number];
+export type Locale = "en" | "de";
+
+interface MailText {
+  subject: string;
+  paragraphs: string[];
+  action?: string;
+}
+
+const texts: Record<Locale, Record<MailKind, MailText>> = {
+  en: {
+    verify_email: {
+      subject: "Confirm your e-mail address",
+      paragraphs: ["Hello {name},", "please confirm your e-mail address to finish setting up your account.", "The link is valid for 24 hours."],
+      action: "Confirm e-mail address",
+    },
+    reset_password: {
+      subject: "Reset your password",
+      paragraphs: ["Hello {name},", "someone asked to reset the password of your account. If that was you, choose a new password:", "The link is valid for 60 minutes and can be used once. If you did not ask for this, ignore this message."],
+      action: "Reset password",
+    },
+    password_changed: {
+      subject: "Your password was changed",
+      paragraphs: ["Hello {name},", "the password of your account was just changed and every other session was signed out.", "If you did not do this, reset your password at once and contact support."],
+    },
+    team_invitation: {
+      subject: "{inviter} invited you to the team {team}",
+      paragraphs: ["Hello,", "{inviter} invited you to join the team {team}. Create your account to accept:"],
+      action: "Accept the invitation",
+    },
+  },
+  de: {
+    verify_email: {
+      subject: "Bestätige deine E-Mail-Adresse",
+      paragraphs: ["Hallo {name},", "bitte bestätige deine E-Mail-Adresse, um die Einrichtung deines Kontos abzuschließen.", "Der Link ist 24 Stunden gültig."],
+      action: "E-Mail-Adresse bestätigen",
+    },
+    reset_password: {
+      subject: "Passwort zurücksetzen",
+      paragraphs: ["Hallo {name},", "jemand möchte das Passwort deines Kontos zurücksetzen. Wenn du das warst, wähle ein neues Passwort:", "Der Link ist 60 Minuten gültig und nur einmal verwendbar. Wenn du das nicht angefordert hast, ignoriere diese Nachricht."],
+      action: "Passwort zurücksetzen",
+    },
+    password_changed: {
+      subject: "Dein Passwort wurde geändert",
+      paragraphs: ["Hallo {name},", "das Passwort deines Kontos wurde soeben geändert und alle anderen Sitzungen wurden abgemeldet.", "Wenn du das nicht warst, setze dein Passwort sofort zurück und wende dich an den Support."],
+    },
+    team_invitation: {
+      subject: "{inviter} hat dich in das Team {team} eingeladen",
+      paragraphs: ["Hallo,", "{inviter} hat dich eingeladen, dem Team {team} beizutreten. Lege dein Konto an, um die Einladung anzunehmen:"],
+      action: "Einladung annehmen",
+    },
+  },
+};
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const fill = (template: string, params: Record<string, string>) => template.replace(/\{(\w+)\}/g, (_m, key: string) => params[key] ?? "");
+
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** Renders a message; `link` is the action's target, if the message has one. */
+export function renderMail(kind: MailKind, locale: string, params: Record<string, string>, link?: string): RenderedMail {
+  const t = texts[locale === "de" ? "de" : "en"][kind];
+  const subject = fill(t.subject, params);
+  const paragraphs = t.paragraphs.map((p) => fill(p, params));
+  const text = [...paragraphs.slice(0, 2), ...(link ? [link] : []), ...paragraphs.slice(2)].join("\n\n");
+  const safeParams = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, escapeHtml(v)]));
+  const htmlParagraphs = t.paragraphs.map((p) => `<p>${fill(escapeHtml(p), safeParams)}</p>`);
+  const button = link && t.action ? `<p><a href="${escapeHtml(link)}" style="display:inline-block;padding:10px 18px;background:#2563eb;color:#fff;border-radius:6px;text-decoration:none">${escapeHtml(t.action)}</a></p>` : "";
+  const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${[...htmlParagraphs.slice(0, 2), button, ...htmlParagraphs.slice(2)].join("")}</body></html>`;
+  return { subject, text, html };
+}
