@@ -1,0 +1,142 @@
+/**
+ * The engine's API beyond single renders: safeOutputPath, checkTemplate collecting problems
+ * across files, planTemplate, file order, the compile cache, render limits.
+ */
+import t from "tap";
+import {
+  cachedTemplates,
+  checkTemplate,
+  planTemplate,
+  renderTemplate,
+  safeOutputPath,
+  TemplateError,
+  UnsafePathError,
+} from "../../../shared/template/index.ts";
+import { schema } from "./cases/case.ts";
+
+t.test("safeOutputPath normalises safe paths", async (t) => {
+  const ok: [string, string][] = [
+    ["a.txt", "a.txt"],
+    ["src/models/User.ts", "src/models/User.ts"],
+    ["./a/./b.ts", "a/b.ts"],
+    ["a..b/c...d", "a..b/c...d"],
+    ["..hidden", "..hidden"],
+    [".env", ".env"],
+    ["dir with space/é.md", "dir with space/é.md"],
+  ];
+  for (const [input, output] of ok) t.equal(safeOutputPath(input), output, input);
+});
+
+t.test("safeOutputPath refuses paths that leave the root or confuse archives", async (t) => {
+  const refused: [string, RegExp][] = [
+    ["../a", /`\.\.` is not allowed/],
+    ["a/../../b", /`\.\.` is not allowed/],
+    ["a/..", /`\.\.` is not allowed/],
+    ["/etc/passwd", /absolute/],
+    ["C:/Windows/x", /absolute/],
+    ["c:x", /absolute/],
+    ["a\\b", /backslashes/],
+    ["..\\..\\x", /backslashes/],
+    ["\\\\server\\share", /backslashes/],
+    ["a\u0000b", /control characters/],
+    ["a\nb", /control characters/],
+    ["a\u007fb", /control characters/],
+    ["a//b", /empty path segments/],
+    ["a/", /empty path segments/],
+    ["", /empty/],
+    [".", /names no file/],
+    ["./.", /names no file/],
+    ["x".repeat(256), /longer than 255/],
+    [`${"a/".repeat(600)}b`, /longer than 1024/],
+  ];
+  for (const [input, message] of refused) {
+    t.throws(() => safeOutputPath(input), UnsafePathError, JSON.stringify(input).slice(0, 40));
+    t.throws(() => safeOutputPath(input), { message }, `${JSON.stringify(input).slice(0, 40)} says why`);
+  }
+});
+
+t.test("checkTemplate reports every file's problems with positions", async (t) => {
+  const result = checkTemplate({
+    content: "ok {:for x:}",
+    files: [
+      { file_name: "a.ts", content: "\n{:if a ==:}{:endif:}" },
+      { file_name: "b.ts", content: "{:include: _missing:}" },
+      { file_name: "src/{:name|nope:}.ts", content: "fine" },
+      { file_name: "c.ts", content: "fine", repeat: "a b" },
+    ],
+  });
+  t.equal(result.valid, false);
+  t.same(
+    result.errors.map((e) => [e.file, e.line, e.column]),
+    [
+      ["(content)", 1, 4],
+      ["a.ts", 2, 10],
+      ["src/{:name|nope:}.ts", 1, 12],
+      ["c.ts", 1, 1],
+      ["b.ts", 1, 1],
+    ],
+  );
+  t.match(result.errors[4]!.message, /no file of this template has that name/);
+  t.same(checkTemplate({ content: "{:for xs:}{:item:}{:endfor:}", files: [{ file_name: "x", content: "{:y:}" }] }), { valid: true, errors: [] });
+});
+
+t.test("a render of an invalid template throws every problem", async (t) => {
+  const error = await renderTemplate({ content: "{:if a:}", files: [{ file_name: "f", content: "{:endfor:}" }], scope: {} }).catch((e: unknown) => e);
+  t.type(error, TemplateError);
+  t.equal((error as TemplateError).issues.length, 2);
+  t.match((error as TemplateError).message, /^\(content\):1:1: .*\(and 1 more\)$/);
+});
+
+t.test("planTemplate lists output paths without rendering contents", async (t) => {
+  const files = [
+    { file_name: "src/models/{:table.table_name|singular|pascal:}.ts", content: "{:code:}for(;;){}{:codeend:}", repeat: "schema.tables", order: 2 },
+    { file_name: "README.md", content: "{:missing:}", order: 1 },
+    { file_name: "_partial.ts", content: "" },
+  ];
+  const plan = planTemplate({ content: "", files, scope: { schema } });
+  t.same(plan, { paths: ["README.md", "src/models/UserCategory.ts", "src/models/Person.ts"], warnings: [] });
+  const partial = planTemplate({ content: "", files, scope: {} });
+  t.same(partial.paths, ["README.md"]);
+  t.match(partial.warnings, [{ file: files[0]!.file_name, line: 1, column: 1, message: /`schema.tables` is not defined/ }]);
+  t.throws(() => planTemplate({ content: "", files, scope: {}, mode: "execute" }), TemplateError);
+});
+
+t.test("files come out in `order`, ties in input order", async (t) => {
+  const r = await renderTemplate({
+    content: "",
+    files: [
+      { file_name: "c", content: "", order: 2 },
+      { file_name: "a", content: "", order: 1 },
+      { file_name: "d", content: "", order: 2 },
+      { file_name: "b", content: "" },
+    ],
+    scope: {},
+  });
+  t.same(Object.keys(r.files), ["b", "a", "c", "d"]);
+});
+
+t.test("templates compile once and are cached by content", async (t) => {
+  const content = `cache probe ${Math.random()} {:x:}`;
+  const before = cachedTemplates();
+  await renderTemplate({ content, scope: { x: 1 } });
+  t.equal(cachedTemplates(), before + 1, "a new template is compiled and cached");
+  const again = await renderTemplate({ content, scope: { x: 2 } });
+  t.equal(cachedTemplates(), before + 1, "the same template is not compiled again");
+  t.equal(again.output.endsWith(" 2"), true, "a cached template renders the new scope");
+  for (let i = 0; i < 300; i++) checkTemplate({ content: `filler ${i} ${Math.random()}` });
+  t.ok(cachedTemplates() <= 256, "the cache is bounded");
+});
+
+t.test("render limits stop runaway loops", async (t) => {
+  const xs = Array.from({ length: 100 }, (_, i) => i);
+  const loops = renderTemplate({ content: "{:for a in xs:}{:for b in xs:}{:for c in xs:}{:endfor:}{:endfor:}{:endfor:}", scope: { xs }, limits: { maxIterations: 10_000 } });
+  await t.rejects(loops, { message: /More than 10000 loop iterations in one file/ });
+  const big = renderTemplate({ content: "{:for a in xs:}{:for b in xs:}{:s:}{:endfor:}{:endfor:}", scope: { xs, s: "x".repeat(1000) }, limits: { maxOutputBytes: 100_000 } });
+  await t.rejects(big, { message: /output of one file grew past 100000 characters/ });
+});
+
+t.test("the scope is only read", async (t) => {
+  const scope = { schema: structuredClone(schema) };
+  await renderTemplate({ content: "{:for schema.tables:}{:code:}item.table_name{:codeend:}{:endfor:}", scope });
+  t.same(scope, { schema }, "the input scope is unchanged");
+});
