@@ -7,3 +7,4 @@ export { parseDdl, type ParseOptions } from "./parser.ts";
 export { DdlParseError } from "./errors.ts";
 export { normalizeDialect } from "./dialect.ts";
 export * from "./types.ts";
+export { exportJson, exportSql } from "./export/exportSql.ts";

@@ -14,11 +14,15 @@ import type { ParsedField } from "../../../../shared/sqlddl/index.ts";
 
 const run = promisify(execFile);
 const HOST = "127.0.0.1";
+/** MariaDB spells some types differently from MySQL (JSON is LONGTEXT there). */
+let mariadb = false;
 
 /** A connection to the local server, or the reason there is none. */
 export async function mysqlAvailable(): Promise<string | null> {
   try {
     const conn = await mysql.createConnection({ host: HOST, user: "root", connectTimeout: 2000 });
+    const [rows] = await conn.query("select version() as v");
+    mariadb = /mariadb/i.test(String((rows as { v: string }[])[0]?.v));
     await conn.end();
   } catch (error) {
     return `no MySQL/MariaDB server at ${HOST}:3306 for root without password (${(error as Error).message}); MySQL tests skipped`;
@@ -142,7 +146,11 @@ const SYNONYMS: Record<string, string> = {
 };
 
 export const mysqlRules: EngineRules = {
-  typeOf: (f: ParsedField) => (f.computed && !f.field_type ? null : (SYNONYMS[f.field_type] ?? f.field_type)),
+  typeOf: (f: ParsedField) => {
+    if (f.computed && !f.field_type) return null;
+    if (f.field_type === "json" && mariadb) return "longtext";
+    return SYNONYMS[f.field_type] ?? f.field_type;
+  },
   sizeOf: (f: ParsedField) => {
     const type = SYNONYMS[f.field_type] ?? f.field_type;
     if (type === "char" || type === "binary") return [f.length ?? 1, null];

@@ -104,3 +104,31 @@ function compareTable(table: ParsedTable, real: TruthTable, rules: EngineRules):
   for (const k of realFks) if (!parsedFks.includes(k)) problems.push(`foreign key ${k}: in the catalog, not parsed`);
   return problems;
 }
+
+/** Differences between two catalogs of the same engine (empty: the same structure). */
+export function compareTruths(expected: TruthTable[], actual: TruthTable[]): string[] {
+  const key = (t: TruthTable) => `${t.schema ?? ""}.${t.name}`;
+  const problems: string[] = [];
+  const byKey = new Map(actual.map((t) => [key(t), t]));
+  const sorted = (list: unknown[]) => list.map((x) => JSON.stringify(x)).sort().join(" | ");
+  for (const want of expected) {
+    const got = byKey.get(key(want));
+    byKey.delete(key(want));
+    if (!got) {
+      problems.push(`table ${key(want)} missing`);
+      continue;
+    }
+    const where = `table ${key(want)}`;
+    const names = (t: TruthTable) => t.columns.map((c) => c.name).join(", ");
+    if (names(want) !== names(got)) problems.push(`${where}: columns [${names(want)}] became [${names(got)}]`);
+    for (const col of want.columns) {
+      const other = got.columns.find((c) => c.name === col.name);
+      if (other && JSON.stringify(col) !== JSON.stringify(other)) problems.push(`${where} column ${col.name}: ${JSON.stringify(col)} became ${JSON.stringify(other)}`);
+    }
+    if (want.primaryKey.join() !== got.primaryKey.join()) problems.push(`${where}: primary key (${want.primaryKey.join()}) became (${got.primaryKey.join()})`);
+    if (sorted(want.uniques) !== sorted(got.uniques)) problems.push(`${where}: unique keys ${sorted(want.uniques)} became ${sorted(got.uniques)}`);
+    if (sorted(want.foreignKeys) !== sorted(got.foreignKeys)) problems.push(`${where}: foreign keys ${sorted(want.foreignKeys)} became ${sorted(got.foreignKeys)}`);
+  }
+  for (const extra of byKey.keys()) problems.push(`table ${extra} unexpected`);
+  return problems;
+}

@@ -1,0 +1,167 @@
+/**
+ * The shared state of one export into a target dialect: the name every table gets there
+ * (schemas kept where the target has them, otherwise dropped, with collisions prefixed),
+ * the constraint/index name allocator, and column definitions (type, auto-increment in the
+ * target's own way, computed expression, default, nullability, collation, comment).
+ */
+import { MAX_NAME, NameAllocator, literal, quoteIdent } from "./names.ts";
+import { renderDefault } from "./defaults.ts";
+import { isIntegerKind, renderType } from "./renderType.ts";
+import { typeKind } from "./typeKinds.ts";
+import { SchemaIndex, isDefaultSchema } from "../schemaIndex.ts";
+import type { Dialect, ParsedConstraint, ParsedField, ParsedSchema, ParsedTable } from "../types.ts";
+
+export class ExportWriter {
+  readonly target: Dialect;
+  readonly source: Dialect;
+  readonly schema: ParsedSchema;
+  readonly index: SchemaIndex;
+  readonly names: NameAllocator;
+  /** Lossy conversions, written as comments at the top of the export. */
+  readonly notes: string[] = [];
+  private readonly exported = new Map<ParsedTable, { schema: string | null; name: string }>();
+  private readonly autoColumns = new Map<ParsedTable, ParsedField[]>();
+
+  constructor(schema: ParsedSchema, target: Dialect) {
+    this.target = target;
+    this.source = schema.dialect;
+    this.schema = schema;
+    this.index = new SchemaIndex(schema);
+    const keepSchemas = (target === "PostgreSQL" || target === "MSSQL") && this.source !== "MySQL" && this.source !== "SQLite";
+    const taken = new Map<string, number>();
+    for (const table of schema.tables) {
+      const own = keepSchemas && !isDefaultSchema(table.schema_name) ? table.schema_name : null;
+      const key = `${own ?? ""}.${table.table_name.toLowerCase()}`;
+      taken.set(key, (taken.get(key) ?? 0) + 1);
+    }
+    const tableNames = new NameAllocator(target);
+    for (const table of schema.tables) {
+      const own = keepSchemas && !isDefaultSchema(table.schema_name) ? table.schema_name : null;
+      const clash = (taken.get(`${own ?? ""}.${table.table_name.toLowerCase()}`) ?? 0) > 1;
+      // without schemas, Person.Address and Sales.Address need different names
+      const wanted = clash && table.schema_name ? `${table.schema_name}_${table.table_name}` : table.table_name;
+      this.exported.set(table, { schema: own, name: own ? wanted.slice(0, MAX_NAME[target]) : tableNames.take(wanted) });
+    }
+    this.names = new NameAllocator(target, [...this.exported.values()].map((t) => t.name));
+  }
+
+  get sameDialect(): boolean {
+    return this.target === this.source;
+  }
+
+  q(name: string): string {
+    return quoteIdent(this.target, name);
+  }
+
+  /** Schemas the export must create (PostgreSQL, SQL Server). */
+  schemas(): string[] {
+    return [...new Set([...this.exported.values()].flatMap((t) => (t.schema ? [t.schema] : [])))];
+  }
+
+  /** The table's quoted, possibly qualified, name in the target. */
+  ref(table: ParsedTable): string {
+    const t = this.exported.get(table)!;
+    return t.schema ? `${this.q(t.schema)}.${this.q(t.name)}` : this.q(t.name);
+  }
+
+  exportedName(table: ParsedTable): { schema: string | null; name: string } {
+    return this.exported.get(table)!;
+  }
+
+  /** Whether the column takes part in a key or index (the target may need a keyable type). */
+  keyed(table: ParsedTable, field: ParsedField): boolean {
+    const has = (cols: string[]) => cols.includes(field.field_name);
+    return table.constraints.some((k) => has(k.columns)) || (table.indexes ?? []).some((i) => has(i.columns)) || this.referencedBy(table, field);
+  }
+
+  private referencedBy(table: ParsedTable, field: ParsedField): boolean {
+    return this.schema.tables.some((t) => t.constraints.some((k) => k.type === "foreign_key" && this.index.referenced(k) === table && (k.references_columns ?? []).includes(field.field_name)));
+  }
+
+  /** Whether the column gets the target's auto-increment (MySQL, SQL Server, SQLite allow one a table). */
+  isAutoIncrement(table: ParsedTable, field: ParsedField): boolean {
+    let chosen = this.autoColumns.get(table);
+    if (!chosen) {
+      const pk = table.constraints.find((k) => k.type === "primary_key")?.columns ?? [];
+      chosen = table.fields.filter((f) => {
+        if (!f.is_auto_increment || f.computed) return false;
+        if (this.sameDialect && /^(nextval\s*\(|next\s+value\s+for\s)/i.test(f.default_value ?? "")) return false; // the sequence default is kept
+        if (!isIntegerKind(typeKind(this.source, f).kind)) return false;
+        return this.target !== "SQLite" || (pk.length === 1 && pk[0] === f.field_name);
+      });
+      if (this.target !== "PostgreSQL" && this.target !== "Firebird") chosen = chosen.slice(0, 1);
+      this.autoColumns.set(table, chosen);
+    }
+    return chosen.includes(field);
+  }
+
+  /** The first auto-increment column (MySQL must index it). */
+  autoIncrement(table: ParsedTable): ParsedField | null {
+    return table.fields.find((f) => this.isAutoIncrement(table, f)) ?? null;
+  }
+
+  /** The column's type in the target. */
+  type(table: ParsedTable, field: ParsedField): string {
+    if (this.target === "SQLite" && this.isAutoIncrement(table, field)) return "INTEGER"; // the rowid alias
+    return renderType(this.target, this.source, field, { keyed: this.keyed(table, field), useTypeName: this.sameDialect && this.usesTypeName(field) });
+  }
+
+  /** Whether a same-dialect export writes the column with its domain, enum or qualified type. */
+  usesTypeName(field: ParsedField): boolean {
+    if (!field.type_name) return false;
+    if (field.type_name.includes(".")) return true;
+    const name = field.type_name.toLowerCase();
+    return [...(this.schema.domains ?? []), ...(this.schema.enums ?? [])].some((d) => d.name.toLowerCase() === name);
+  }
+
+  /** A column definition for CREATE TABLE / ADD COLUMN. */
+  column(table: ParsedTable, field: ParsedField): string {
+    const parts = [this.q(field.field_name)];
+    const computed = field.computed && this.sameDialect ? field.computed : null;
+    if (field.computed && !this.sameDialect) this.notes.push(`${table.table_name}.${field.field_name} is computed in the source (${field.computed}); exported as a plain column`);
+    const type = field.field_type || field.type_name ? this.typeName(table, field) : this.target === "SQLite" || computed ? "" : this.typeName(table, { ...field, field_type: "text" });
+    if (computed && this.target === "MSSQL") return `${parts[0]} AS ${computed}${field.computed_stored ? " PERSISTED" : ""}`;
+    if (computed && this.target === "Firebird") return `${parts[0]}${type ? ` ${type}` : ""} COMPUTED BY (${computed})`;
+    if (type) parts.push(type);
+    if (this.sameDialect && field.collation) parts.push(`COLLATE ${this.target === "PostgreSQL" ? this.q(field.collation) : field.collation}`);
+    if (computed) parts.push(`GENERATED ALWAYS AS (${computed}) ${field.computed_stored ? "STORED" : "VIRTUAL"}`);
+    const auto = this.isAutoIncrement(table, field);
+    if (auto && this.target === "PostgreSQL") parts.push(`GENERATED ${field.identity === "always" ? "ALWAYS" : "BY DEFAULT"} AS IDENTITY`);
+    if (auto && this.target === "MSSQL") parts.push("IDENTITY(1,1)");
+    if (auto && this.target === "Firebird") parts.push("GENERATED BY DEFAULT AS IDENTITY");
+    const def = auto || computed ? { sql: null, dropped: false } : renderDefault(this.target, this.source, field);
+    if (def.dropped) this.notes.push(`${table.table_name}.${field.field_name}: default ${field.default_value} has no equivalent; left out`);
+    const nullable = field.is_nullable && !(auto && this.target !== "SQLite");
+    if (this.target === "Firebird" && def.sql !== null) parts.push(`DEFAULT ${def.sql}`);
+    if (computed && this.target === "MySQL") {
+      // MariaDB takes no NULL/NOT NULL on a generated column
+    } else if (!nullable) parts.push("NOT NULL");
+    else if (this.target === "MySQL" || this.target === "MSSQL") parts.push("NULL");
+    if (this.target !== "Firebird" && def.sql !== null) parts.push(`DEFAULT ${def.sql}`);
+    if (auto && this.target === "MySQL") parts.push("AUTO_INCREMENT");
+    if (this.target === "MySQL" && this.sameDialect && field.on_update) parts.push(`ON UPDATE ${field.on_update}`);
+    if (this.target === "MySQL" && field.comment) parts.push(`COMMENT ${literal(this.target, field.comment)}`);
+    return parts.join(" ");
+  }
+
+  private typeName(table: ParsedTable, field: ParsedField): string {
+    if (this.sameDialect && this.usesTypeName(field)) return this.userType(field.type_name!, field);
+    return this.type(table, field);
+  }
+
+  /** A domain/enum/user type reference, spelled as the export creates it. */
+  private userType(typeName: string, field: ParsedField): string {
+    const bare = typeName.includes(".") ? typeName.slice(typeName.lastIndexOf(".") + 1) : typeName;
+    const own = [...(this.schema.domains ?? []), ...(this.schema.enums ?? [])].find((d) => d.name.toLowerCase() === bare.toLowerCase());
+    const schema = own ? own.schema_name : typeName.includes(".") ? typeName.slice(0, typeName.lastIndexOf(".")) : null;
+    const name = own ? own.name : bare;
+    const ref = schema && this.target !== "Firebird" ? `${this.q(schema)}.${this.q(name)}` : this.q(name);
+    const size = !own && field.length !== null ? `(${field.length}${field.scale !== null ? `,${field.scale}` : ""})` : "";
+    return `${ref}${size}${"[]".repeat(field.array_dimensions ?? 0)}`;
+  }
+
+  /** The referenced table of a foreign key, if the schema has it. */
+  referenced(k: ParsedConstraint): ParsedTable | undefined {
+    return this.index.referenced(k);
+  }
+}
