@@ -20,7 +20,7 @@ import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
 import yazl from "yazl";
 import { createZipStream, type ZipEntryInput } from "../../shared/archive/zipWriter.ts";
-import { sourceFiles } from "../shared/archive/sourceFiles.ts";
+import { sourceFiles } from "../shared/archive/support/sourceFiles.ts";
 import { limitFigure, ratioFigure, report, type Figure } from "./report.ts";
 
 type Kind = "ours" | "ours-async" | "ours-memory" | "yazl";

@@ -10,8 +10,8 @@ import { AppError } from "../../../shared/errors.ts";
 import { ArchiveError } from "../../../shared/archive/errors.ts";
 import { extractToMemory, readZip, type ZipReadLimits } from "../../../shared/archive/zipReader.ts";
 import { createZipStream, type ZipEntryInput } from "../../../shared/archive/zipWriter.ts";
-import { craftZip, type CraftEntry } from "./craft.ts";
-import { zipMissing } from "./unzip.ts";
+import { craftZip, type CraftEntry } from "./support/craft.ts";
+import { zipMissing } from "./support/unzip.ts";
 
 const dir = await mkdtemp(path.join(tmpdir(), "zip-reader-test-"));
 t.teardown(() => rm(dir, { recursive: true, force: true }));

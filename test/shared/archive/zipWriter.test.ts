@@ -8,8 +8,8 @@ import { pipeline } from "node:stream/promises";
 import t, { type Test } from "tap";
 import { createZipStream, type ZipEntryInput, type ZipStreamOptions } from "../../../shared/archive/zipWriter.ts";
 import { extractToMemory } from "../../../shared/archive/zipReader.ts";
-import { sourceFiles } from "./sourceFiles.ts";
-import { unzip, unzipMissing, unzipNames } from "./unzip.ts";
+import { sourceFiles } from "./support/sourceFiles.ts";
+import { unzip, unzipMissing, unzipNames } from "./support/unzip.ts";
 
 const dir = await mkdtemp(path.join(tmpdir(), "zip-writer-test-"));
 t.teardown(() => rm(dir, { recursive: true, force: true }));

@@ -5,7 +5,7 @@
  * patches the fields a well-behaved writer never sets.
  */
 import zlib from "node:zlib";
-import { centralHeader, endRecords, flagUtf8, localHeader, methodDeflate, methodStore, type EntryRecord } from "../../../shared/archive/zipFormat.ts";
+import { centralHeader, endRecords, flagUtf8, localHeader, methodDeflate, methodStore, type EntryRecord } from "../../../../shared/archive/zipFormat.ts";
 
 /** One crafted entry; everything but `name` and `data` defaults to an honest value. */
 export interface CraftEntry {
