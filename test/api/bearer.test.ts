@@ -13,7 +13,6 @@ t.test("bearer tokens: forged ones are refused, revocation is immediate", async 
   const app = await startTestApp(t);
   const password = "valid password 1";
   const user = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
-  const issuer = `${app.url}/api/oauth`;
   const grant = async () => (await request(app.url, "POST", "/api/oauth/token", { body: { grant_type: "password", ...CLIENT, username: user.email, password } })).body;
   const valid = (await grant()).access_token as string;
   const status = async (token: string) => (await client(app.url, token).get("/api/user")).status;
