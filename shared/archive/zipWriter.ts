@@ -1,8 +1,9 @@
 /**
- * Streaming ZIP writer. Entries are pulled one at a time from an (async) iterable and bytes
- * leave as soon as they are made, so memory holds one entry, one 64 KiB block and the central
- * directory (about 100 bytes an entry), never the archive. The output is a Readable that only
- * pulls the next entry when its consumer reads: a slow consumer stops the writer.
+ * Streaming ZIP writer. Entries are pulled from an (async) iterable and bytes leave as soon as
+ * they are made, so memory holds a bounded window of entries (at most 64 / 1 MiB waiting for
+ * deflate, `readAhead` loading), a 64 KiB block and the central directory (~110 bytes an
+ * entry), never the archive. The output is a Readable that only pulls the next entry when its
+ * consumer reads: a slow consumer stops the writer.
  *
  * In-memory entries up to 256 KiB (the bulk of generated code) are deflated whole on a small
  * pool of long-lived zlib streams (deflatePool.ts) while the entries before them are written;
@@ -14,6 +15,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream";
 import zlib from "node:zlib";
 import { ChunkBatcher } from "./chunkBatcher.ts";
+import { readAhead, release } from "./readAhead.ts";
 import { DeflatePool } from "./deflatePool.ts";
 import { toDosDateTime, toUnixSeconds, type DosDateTime } from "./dosTime.ts";
 import { EntryPathSet } from "./entryPath.ts";
@@ -81,6 +83,7 @@ const max32 = 0xffffffff;
  */
 export function createZipStream(entries: Iterable<ZipEntryInput> | AsyncIterable<ZipEntryInput>, options: ZipStreamOptions = {}): Readable {
   checkLevel(options.level);
+  checkReadAhead(options.readAhead);
   return Readable.from(zipChunks(entries, options), { objectMode: false, highWaterMark: 64 * 1024 });
 }
 
@@ -88,6 +91,12 @@ export function createZipStream(entries: Iterable<ZipEntryInput> | AsyncIterable
 function checkLevel(level = 6): number {
   if (!Number.isInteger(level) || level < 0 || level > 9) throw new RangeError(`Deflate level must be 0–9, got ${level}.`);
   return level;
+}
+
+/** @throws RangeError unless readAhead is a non-negative integer */
+function checkReadAhead(depth = 8): number {
+  if (!Number.isInteger(depth) || depth < 0) throw new RangeError(`readAhead must be a non-negative integer, got ${depth}.`);
+  return depth;
 }
 
 /** An in-memory entry whose deflated bytes may still be on their way. */
@@ -127,7 +136,7 @@ export async function* zipChunks(
   };
 
   try {
-    for await (const { input, content: pending } of readAhead(entries, options.readAhead ?? 8)) {
+    for await (const { input, content: pending } of readAhead(entries, checkReadAhead(options.readAhead))) {
       let record: EntryRecord;
       try {
         record = newRecord(paths, input, input.mtime ? stamp(input.mtime) : defaultTime, forceZip64);
@@ -169,44 +178,6 @@ export async function* zipChunks(
   yield* out.take(true);
   yield* central.take(true);
   yield endRecords(paths.size, directoryOffset, central.written, forceZip64);
-}
-
-/** An entry whose lazy content may already be loading. */
-interface Prefetched {
-  input: ZipEntryInput;
-  content: ZipContent | Promise<ZipContent>;
-}
-
-/**
- * Passes entries through in order, calling each lazy `content` function `depth` entries before
- * the writer reaches it. Content started for entries never reached (the archive failed or was
- * abandoned) is released: streams are destroyed, errors swallowed.
- */
-async function* readAhead(entries: Iterable<ZipEntryInput> | AsyncIterable<ZipEntryInput>, depth: number): AsyncGenerator<Prefetched> {
-  const window: Prefetched[] = [];
-  const start = (input: ZipEntryInput): Prefetched => {
-    if (typeof input.content !== "function") return { input, content: input.content };
-    const loading = Promise.resolve().then(input.content);
-    loading.catch(() => {}); // rejections are rethrown where the writer awaits the content
-    return { input, content: loading };
-  };
-  try {
-    for await (const input of entries) {
-      window.push(start(input));
-      if (window.length > depth) yield window.shift()!;
-    }
-    while (window.length) yield window.shift()!;
-  } finally {
-    for (const { content } of window) release(content);
-  }
-}
-
-/** Lets go of content that will not be written: a stream is destroyed (closing its file). */
-function release(content: ZipContent | Promise<ZipContent>): void {
-  void Promise.resolve(content).then(
-    (value) => value instanceof Readable && value.destroy(),
-    () => {},
-  );
 }
 
 /**

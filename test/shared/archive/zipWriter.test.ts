@@ -163,6 +163,7 @@ t.test("unsafe and duplicate paths fail the stream with a coded error", async (t
   }
   await t.rejects(writeZip([{ path: "x", content: 42 as unknown as string }]), TypeError, "content of the wrong type");
   t.throws(() => createZipStream([], { level: 12 }), RangeError, "a bad level throws at once");
+  t.throws(() => createZipStream([], { readAhead: -1 }), RangeError, "so does a bad readAhead");
 });
 
 t.test("an error in a content stream fails the archive", async (t) => {
