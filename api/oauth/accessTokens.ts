@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { decodeProtectedHeader, jwtVerify, SignJWT, type JWTPayload } from "jose";
-import { listActiveClientIds } from "../../shared/db/oauth.ts";
+import { findOAuthClient, listActiveClientIds } from "../../shared/db/oauth.ts";
 import type { DatabasePool } from "../../shared/db/pool.ts";
 import type { SigningKeys } from "./keys.ts";
 
@@ -23,11 +23,15 @@ export interface AccessClaims extends JWTPayload {
   iat_ms?: number;
 }
 
-/** Known client ids, refreshed when a token names one we have not seen (at most once a minute). */
+/**
+ * Known client ids. A token naming an id we have not seen is checked against the database
+ * once (clients created by the CLI work at once); unknown ids are remembered for ten
+ * seconds so a flood of forged audiences costs one query per id, not one per request.
+ */
 export class ClientIdCache {
   readonly #pool: DatabasePool;
   #ids = new Set<string>();
-  #loadedAt = 0;
+  readonly #unknown = new Map<string, number>();
 
   constructor(pool: DatabasePool) {
     this.#pool = pool;
@@ -35,14 +39,21 @@ export class ClientIdCache {
 
   async has(clientId: string): Promise<boolean> {
     if (this.#ids.has(clientId)) return true;
-    if (Date.now() - this.#loadedAt < 60_000) return false;
-    await this.reload();
-    return this.#ids.has(clientId);
+    const until = this.#unknown.get(clientId);
+    if (until !== undefined && until > Date.now()) return false;
+    const row = await findOAuthClient(this.#pool, clientId);
+    if (row && !row.revoked_at) {
+      this.#ids.add(clientId);
+      return true;
+    }
+    if (this.#unknown.size > 10_000) this.#unknown.clear();
+    this.#unknown.set(clientId, Date.now() + 10_000);
+    return false;
   }
 
   async reload(): Promise<void> {
     this.#ids = new Set(await listActiveClientIds(this.#pool));
-    this.#loadedAt = Date.now();
+    this.#unknown.clear();
   }
 }
 
