@@ -158,13 +158,15 @@ t.test("unreachable host, refused private target, bad paths, cancellation", asyn
   const injection = await deploy(p, [{ path: "a\r\nDELE /x", content: Buffer.from("x") }]);
   t.match(injection.error, { code: "invalid_config" });
 
+  // One connection, so the abort falls between transfers: ftp-srv keeps the passive listener
+  // of an abandoned transfer, with a 30 s timer that would hold this test process open.
   const controller = new AbortController();
   const slow = (async function* () {
     yield* generation("1");
     controller.abort();
     yield { path: "late.txt", content: Buffer.from("late") };
   })();
-  const aborted = await deployFtp({ deploymentId: 9, files: slow, config: configOf(p), log: captureLog().log, network, signal: controller.signal }).catch((e: unknown) => e);
+  const aborted = await deployFtp({ deploymentId: 9, files: slow, config: configOf(p, { connections: 1 }), log: captureLog().log, network, signal: controller.signal }).catch((e: unknown) => e);
   t.match(aborted, { code: "aborted" });
   t.notOk((await readdir(p.root)).includes("site"), "nothing went live");
 });
