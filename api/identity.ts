@@ -8,7 +8,7 @@ import type { Config } from "../shared/config.ts";
 import type { DatabasePool } from "../shared/db/pool.ts";
 import type { Logger } from "../shared/logger.ts";
 import { AttemptCounter, RateLimiter } from "../shared/rateLimit.ts";
-import { ClientIdCache, mintAccessToken, type MintedToken } from "./oauth/accessTokens.ts";
+import { AccessTokenVerifier, ClientIdCache, mintAccessToken, type MintedToken } from "./oauth/accessTokens.ts";
 import { loadSigningKeys, type SigningKeys } from "./oauth/keys.ts";
 import { createProvider, issuerFor } from "./oauth/provider.ts";
 
@@ -17,6 +17,7 @@ export interface Identity {
   keys: SigningKeys;
   provider: Provider;
   clients: ClientIdCache;
+  verifier: AccessTokenVerifier;
   firstPartyClientId: string;
   limiter: RateLimiter;
   attempts: AttemptCounter;
@@ -43,6 +44,7 @@ export async function createIdentity(config: Config, pool: DatabasePool, log: Lo
     keys,
     provider,
     clients,
+    verifier: new AccessTokenVerifier(keys, issuer, clients),
     firstPartyClientId: firstParty.clientId,
     limiter,
     attempts,

@@ -13,7 +13,7 @@ import { sql } from "../../shared/db/pool.ts";
 import { findUserById, userColumns, userRow, type UserRow } from "../../shared/db/users.ts";
 import { unauthorized } from "../../shared/errors.ts";
 import type { AppContext, AppDeps, AuthMethod } from "../context.ts";
-import { issuedAtMs, verifyAccessToken } from "../oauth/accessTokens.ts";
+import { issuedAtMs } from "../oauth/accessTokens.ts";
 import { chargeIp } from "./rateLimit.ts";
 
 export interface Authenticated {
@@ -30,8 +30,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 const userWithRevocation = userRow.extend({ revoked: z.boolean() });
 
 async function resolveJwt(deps: AppDeps, token: string): Promise<Authenticated | null> {
-  const { identity } = deps;
-  const claims = await verifyAccessToken(token, identity.keys, identity.issuer, identity.clients);
+  const claims = await deps.identity.verifier.verify(token);
   if (!claims) return null;
   // One round trip: the user and whether this token was revoked by /logout.
   const row = await deps.pool.maybeOne(sql.type(userWithRevocation)`
@@ -69,6 +68,5 @@ export async function authenticate(ctx: AppContext, next: Next): Promise<void> {
   }
   ctx.state.user = result.user;
   ctx.state.auth = result.auth;
-  ctx.state.log = ctx.state.log.child({ user_id: result.user.id });
   await next();
 }

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Next } from "koa";
+import type { Logger } from "../../shared/logger.ts";
 import type { AppContext } from "../context.ts";
 
 const saneId = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -14,7 +15,15 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
   const given = ctx.get("x-request-id");
   const requestId = saneId.test(given) ? given : randomUUID();
   ctx.state.requestId = requestId;
-  ctx.state.log = ctx.deps.log.child({ req_id: requestId });
+  // The request's child logger is made on first use: most requests log only the access
+  // line below, and a pino child per request costs more than that line.
+  let child: Logger | undefined;
+  Object.defineProperty(ctx.state, "log", {
+    configurable: true,
+    enumerable: true,
+    get: () => (child ??= ctx.deps.log.child(ctx.state.user ? { req_id: requestId, user_id: ctx.state.user.id } : { req_id: requestId })),
+    set: (value: Logger) => (child = value),
+  });
   ctx.set("X-Request-Id", requestId);
   try {
     await next();
@@ -24,9 +33,12 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
     const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
     ctx.deps.metrics.httpRequests.inc(labels);
     ctx.deps.metrics.httpDuration.observe(labels, seconds);
-    const line = { method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, user: ctx.state.user?.id };
-    if (ctx.status >= 500) ctx.state.log.error(line, "request");
-    else ctx.state.log.info(line, "request");
+    const log = ctx.deps.log;
+    if (ctx.status >= 500 ? log.isLevelEnabled("error") : log.isLevelEnabled("info")) {
+      const line = { req_id: requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, user: ctx.state.user?.id };
+      if (ctx.status >= 500) log.error(line, "request");
+      else log.info(line, "request");
+    }
   }
 }
 

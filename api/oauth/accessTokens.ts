@@ -57,8 +57,53 @@ export class ClientIdCache {
   }
 }
 
-/** Verifies an access token; null when it is not one of ours or not valid now. */
-export async function verifyAccessToken(
+/**
+ * Verifies access tokens for one issuer and key set, remembering tokens whose signature
+ * already verified until they expire: a client sends the same token with every request,
+ * and an RS256 verification costs more than the rest of the authentication. Only the
+ * cryptographic checks are cached; revocation is checked on every request.
+ */
+export class AccessTokenVerifier {
+  readonly #keys: SigningKeys;
+  readonly #issuer: string;
+  readonly #clients: ClientIdCache;
+  readonly #verified = new Map<string, AccessClaims>();
+  static readonly cacheSize = 20_000;
+
+  constructor(keys: SigningKeys, issuer: string, clients: ClientIdCache) {
+    this.#keys = keys;
+    this.#issuer = issuer;
+    this.#clients = clients;
+  }
+
+  /** The token's claims, or null when it is not one of ours or not valid now. */
+  async verify(token: string): Promise<AccessClaims | null> {
+    const hit = this.#verified.get(token);
+    if (hit) {
+      const now = Date.now();
+      if (hit.exp * 1000 > now) return hit;
+      this.#verified.delete(token);
+      return null;
+    }
+    const claims = await verifyUncached(token, this.#keys, this.#issuer, this.#clients);
+    if (claims) this.#remember(token, claims);
+    return claims;
+  }
+
+  #remember(token: string, claims: AccessClaims): void {
+    if (this.#verified.size >= AccessTokenVerifier.cacheSize) {
+      let n = AccessTokenVerifier.cacheSize / 4; // drop the oldest quarter (insertion order)
+      for (const key of this.#verified.keys()) {
+        this.#verified.delete(key);
+        if (--n <= 0) break;
+      }
+    }
+    this.#verified.set(token, claims);
+  }
+}
+
+/** Verifies signature, header and claims. */
+async function verifyUncached(
   token: string,
   keys: SigningKeys,
   issuer: string,

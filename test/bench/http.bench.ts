@@ -3,10 +3,13 @@
  * through the full middleware stack (request id, logs, metrics, errors, security headers,
  * router, validation, Slonik with row validation) versus a bare Koa + pg handler doing the
  * same query, 50 concurrent connections, alternating runs. Target ratio ≥ 0.7.
+ * And (issue "Identity") `GET /api/user` with a bearer JWT versus that one-query route:
+ * token verification must cost little beyond loading the user. Target ratio ≥ 0.8.
  */
 import { spawn } from "node:child_process";
 import autocannon from "autocannon";
 import { createPool } from "../../shared/db/pool.ts";
+import { hashPassword } from "../../shared/auth/passwords.ts";
 import { insertUser } from "../../shared/db/users.ts";
 import { benchDatabase } from "./support/db.ts";
 import { ratioFigure, report } from "./report.ts";
@@ -14,15 +17,16 @@ import { ratioFigure, report } from "./report.ts";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = 2;
 
-async function load(url: string, seconds: number): Promise<number> {
-  const result = await autocannon({ url, connections: 50, duration: seconds, pipelining: 1 });
+async function load(url: string, seconds: number, token?: string): Promise<number> {
+  const headers = token ? { authorization: `Bearer ${token}` } : {};
+  const result = await autocannon({ url, connections: 50, duration: seconds, pipelining: 1, headers });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.average;
 }
 
 const db = await benchDatabase();
 const pool = await createPool(db.url);
-await insertUser(pool, { name: "Bench User", username: "bench", email: "bench@example.test", passwordHash: null });
+await insertUser(pool, { name: "Bench User", username: "bench", email: "bench@example.test", passwordHash: await hashPassword("bench password") });
 await pool.end();
 
 const child = spawn(process.execPath, [new URL("./support/httpServers.ts", import.meta.url).pathname], {
@@ -42,17 +46,28 @@ try {
   child.stdout.resume();
   const oursUrl = `http://127.0.0.1:${oursPort}/api/bench/one-query`;
   const bareUrl = `http://127.0.0.1:${barePort}/`;
+  const userUrl = `http://127.0.0.1:${oursPort}/api/user`;
+  const login = await fetch(`http://127.0.0.1:${oursPort}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "bench@example.test", password: "bench password" }),
+  });
+  const token = ((await login.json()) as { access_token: string }).access_token;
   await load(oursUrl, 1);
   await load(bareUrl, 1);
+  await load(userUrl, 1, token);
   const ours: number[] = [];
   const bare: number[] = [];
+  const user: number[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
     bare.push(await load(bareUrl, SECONDS));
     ours.push(await load(oursUrl, SECONDS));
+    user.push(await load(userUrl, SECONDS, token));
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   report("HTTP: one SQL query per request, 50 connections", [
     ratioFigure("http.one_query", mean(ours), mean(bare), "req/s", 0.7, "full stack vs bare Koa + pg"),
+    ratioFigure("http.get_user_jwt", mean(user), mean(ours), "req/s", 0.8, "GET /api/user with a bearer JWT vs the one-query route"),
   ]);
 } finally {
   child.kill("SIGKILL");
