@@ -3,7 +3,6 @@
  * function per source with `new Function` (only our generated code is ever compiled this way;
  * code blocks go to the sandbox as data), and cache the result by a hash of the template.
  */
-import { createHash } from "node:crypto";
 import { generateUnit, type CodeSite, type Site } from "./codegen.ts";
 import { TemplateError } from "./errors.ts";
 import { parsePath, type PathExpr } from "./expression.ts";
@@ -120,21 +119,24 @@ function compileUncached(source: TemplateSource): CompileResult {
   return { ok: true, template: { content: build(contentNodes, null), files: compiledFiles } };
 }
 
-/** Bounded LRU of compile results by template hash (a Map keeps insertion order). */
+/** Bounded LRU of compile results by template content (a Map keeps insertion order). */
 const cache = new Map<string, { result: CompileResult; size: number }>();
 const maxEntries = 256;
 const maxChars = 32 * 1024 * 1024;
 let cachedChars = 0;
 
-/** Hash of everything that affects compilation. */
-function hashOf(source: TemplateSource): { key: string; size: number } {
-  const text = JSON.stringify([source.content ?? "", (source.files ?? []).map((f) => [f.file_name, f.content ?? "", f.order ?? 0, f.repeat ?? null])]);
-  return { key: createHash("sha256").update(text).digest("base64url"), size: text.length };
+/**
+ * The cache key: everything that affects compilation, as one canonical string. A Map keyed by it
+ * hashes the content (V8 string hashing) and, unlike a digest, can never confuse two templates;
+ * it costs a few microseconds where JSON plus SHA-256 cost tens.
+ */
+function keyOf(source: TemplateSource): string {
+  return JSON.stringify([source.content ?? "", (source.files ?? []).map((f) => [f.file_name, f.content ?? "", f.order ?? 0, f.repeat ?? null])]);
 }
 
 /** Compiles a template, from the cache when the same template was compiled before. */
 export function compileTemplate(source: TemplateSource): CompileResult {
-  const { key, size } = hashOf(source);
+  const key = keyOf(source);
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);
@@ -142,8 +144,8 @@ export function compileTemplate(source: TemplateSource): CompileResult {
     return hit.result;
   }
   const result = compileUncached(source);
-  cache.set(key, { result, size });
-  cachedChars += size;
+  cache.set(key, { result, size: key.length });
+  cachedChars += key.length;
   for (const [k, v] of cache) {
     if (cache.size <= maxEntries && cachedChars <= maxChars) break;
     cache.delete(k);

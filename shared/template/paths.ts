@@ -17,11 +17,33 @@ const maxPath = 1024;
 const maxSegment = 255;
 
 /**
+ * Fast path: true when `path` holds nothing to refuse or normalise (no control character,
+ * backslash, empty, `.` or `..` segment, leading `/`, drive letter; short enough). Most paths
+ * are like that, and a character loop is several times cheaper than the checks below.
+ */
+function isPlain(path: string): boolean {
+  const n = path.length;
+  if (n === 0 || n > maxSegment) return false;
+  let start = 0;
+  for (let i = 0; i <= n; i++) {
+    const c = i < n ? path.charCodeAt(i) : 47;
+    if (c === 47 /* / */) {
+      const len = i - start;
+      if (len === 0) return false;
+      if (path.charCodeAt(start) === 46 /* . */ && (len === 1 || (len === 2 && path.charCodeAt(start + 1) === 46))) return false;
+      start = i + 1;
+    } else if (c < 32 || c === 127 || c === 92 /* \ */ || (c === 58 /* : */ && i === 1)) return false;
+  }
+  return true;
+}
+
+/**
  * Normalises a relative path (`./a/./b.ts` → `a/b.ts`).
  * @throws UnsafePathError on absolute paths, `..`, backslashes, NUL and control characters,
  * empty segments, or an over-long path.
  */
 export function normalizePath(path: string): string {
+  if (isPlain(path)) return path;
   if (typeof path !== "string" || path === "") throw new UnsafePathError("the path is empty");
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(path)) throw new UnsafePathError("control characters (NUL, newline, …) are not allowed in a path");

@@ -3,7 +3,7 @@
  * element of its `repeat` collection) into `files`, with file names rendered, normalised and
  * checked to stay inside the output root. Partials (`_name.ext`) are only included, never written.
  */
-import { compileOrThrow, compileTemplate, type CompiledFile, type CompiledTemplate, type Unit } from "./compile.ts";
+import { compileOrThrow, compileTemplate, type CompiledFile } from "./compile.ts";
 import { fail } from "./errors.ts";
 import { normalizePath, UnsafePathError } from "./paths.ts";
 import { helpers } from "./runtime.ts";
@@ -19,58 +19,56 @@ import {
   type TemplateSource,
 } from "./types.ts";
 
-/** One output file to produce: a file, and for a repeated file the element and its place. */
-interface Instance {
-  file: CompiledFile;
+/** Where a repeated file is in its collection (absent for a file rendered once). */
+interface Place {
   element?: unknown;
   index?: number;
   count?: number;
 }
 
-/** The instances of every non-partial file, in order. */
-function instances(template: CompiledTemplate, scope: Record<string, unknown>, rt: RenderRuntime): Instance[] {
-  const out: Instance[] = [];
-  for (const file of template.files) {
-    if (file.partial) continue;
-    if (!file.repeat) {
-      out.push({ file });
-      continue;
-    }
-    let value: unknown = scope;
-    for (const segment of file.repeat.path.segments) value = helpers.P(value, segment);
-    const list = rt.list(value, { file: file.fileName, line: 1, column: 1, what: file.repeat.source });
-    list.forEach((element, index) => out.push({ file, element, index, count: list.length }));
-  }
-  return out;
+/** The elements a repeated file renders once each (its `repeat` collection), or null for a file rendered once. */
+function repeatList(file: CompiledFile, scope: Record<string, unknown>, rt: RenderRuntime): unknown[] | null {
+  if (!file.repeat) return null;
+  let value: unknown = scope;
+  for (const segment of file.repeat.path.segments) value = helpers.P(value, segment);
+  return rt.list(value, { file: file.fileName, line: 1, column: 1, what: file.repeat.source });
 }
 
-/** Runs a unit, awaiting it only when it holds code blocks. */
-async function run(unit: Unit, scope: Record<string, unknown>, rt: RenderRuntime, inst?: Instance): Promise<string> {
-  const result = unit.run(scope, rt, inst?.element, inst?.index, inst?.count);
-  return typeof result === "string" ? result : await result;
+/** Output paths already produced, with the file that produced each. */
+interface Taken {
+  owner(path: string): string | undefined;
+  add(path: string, fileName: string): void;
 }
 
-/** Output path of an instance, or null (with a warning) when it is unsafe or taken in preview mode. */
-function pathOf(inst: Instance, scope: Record<string, unknown>, rt: RenderRuntime, mode: RenderMode, taken: Map<string, string>): string | null {
-  const { file } = inst;
-  const rendered = file.name.run(scope, rt, inst.element, inst.index, inst.count) as string;
+/**
+ * The output path of one instance, or null (with a warning) in preview mode when it is unsafe
+ * or already produced. @throws TemplateError in execute mode for the same problems
+ */
+function pathOf(file: CompiledFile, place: Place, scope: Record<string, unknown>, rt: RenderRuntime, mode: RenderMode, taken: Taken): string | null {
+  const rendered = file.name.run(scope, rt, place.element, place.index, place.count) as string;
   let problem: string | null = null;
   let path = "";
   try {
     path = normalizePath(rendered);
-    const other = taken.get(path);
+    const other = taken.owner(path);
     if (other !== undefined) problem = `Output path \`${path}\` is produced twice (also by \`${other}\`).`;
   } catch (e) {
     if (!(e instanceof UnsafePathError)) throw e;
     problem = `Output path \`${rendered}\` is refused: ${e.message}.`;
   }
   if (problem === null) {
-    taken.set(path, file.fileName);
+    taken.add(path, file.fileName);
     return path;
   }
   if (mode === "execute") fail(file.fileName, 1, 1, problem);
   rt.warnings.push({ file: file.fileName, line: 1, column: 1, message: problem });
   return null;
+}
+
+/** A Taken over a Map (for plans, where there is no files object). */
+function takenMap(): Taken {
+  const owners = new Map<string, string>();
+  return { owner: (path) => owners.get(path), add: (path, fileName) => void owners.set(path, fileName) };
 }
 
 const limitsOf = (limits?: Partial<TemplateLimits>): TemplateLimits => ({ ...defaultLimits, ...limits });
@@ -83,16 +81,36 @@ const limitsOf = (limits?: Partial<TemplateLimits>): TemplateLimits => ({ ...def
 export async function renderTemplate(input: RenderInput): Promise<RenderResult> {
   const template = compileOrThrow(input);
   const mode = input.mode ?? "execute";
-  const rt = new RenderRuntime(input.scope, mode, limitsOf(input.limits));
+  const scope = input.scope;
+  const rt = new RenderRuntime(scope, mode, limitsOf(input.limits));
   try {
-    const output = await run(template.content, input.scope, rt);
+    const first = template.content.run(scope, rt);
+    const output = typeof first === "string" ? first : await first;
     const files: Record<string, string> = {};
-    const taken = new Map<string, string>();
-    for (const inst of instances(template, input.scope, rt)) {
-      const path = pathOf(inst, input.scope, rt, mode, taken);
-      if (path === null) continue;
-      // defineProperty: a file may well be called `__proto__`.
-      Object.defineProperty(files, path, { value: await run(inst.file.body, input.scope, rt, inst), enumerable: true, writable: true, configurable: true });
+    // The files object itself says which paths are taken; owners are only recorded when two
+    // different files could collide (one file's repeats collide with that file).
+    const owners = template.files.length > 1 ? new Map<string, string>() : null;
+    let only = "";
+    const taken: Taken = {
+      owner: (path) => (Object.hasOwn(files, path) ? (owners?.get(path) ?? only) : undefined),
+      add: (path, fileName) => (owners ? void owners.set(path, fileName) : void (only = fileName)),
+    };
+    const write = (path: string, content: string) => {
+      // A plain assignment to `__proto__` would set the prototype instead of adding a file.
+      if (path === "__proto__") Object.defineProperty(files, path, { value: content, enumerable: true, writable: true, configurable: true });
+      else files[path] = content;
+    };
+    for (const file of template.files) {
+      if (file.partial) continue;
+      const list = repeatList(file, scope, rt);
+      for (let index = 0, count = list ? list.length : 1; index < count; index++) {
+        const place: Place = list ? { element: list[index], index, count } : {};
+        const path = pathOf(file, place, scope, rt, mode, taken);
+        if (path === null) continue;
+        const result = file.body.run(scope, rt, place.element, place.index, place.count);
+        // Only units with code blocks return promises; an await per file costs more than many files take to render.
+        write(path, typeof result === "string" ? result : await result);
+      }
     }
     return { output, files, warnings: rt.warnings };
   } finally {
@@ -109,11 +127,15 @@ export function planTemplate(input: TemplateSource & { scope: Record<string, unk
   const template = compileOrThrow(input);
   const mode = input.mode ?? "preview";
   const rt = new RenderRuntime(input.scope, mode, defaultLimits);
-  const taken = new Map<string, string>();
+  const taken = takenMap();
   const paths: string[] = [];
-  for (const inst of instances(template, input.scope, rt)) {
-    const path = pathOf(inst, input.scope, rt, mode, taken);
-    if (path !== null) paths.push(path);
+  for (const file of template.files) {
+    if (file.partial) continue;
+    const list = repeatList(file, input.scope, rt);
+    for (let index = 0, count = list ? list.length : 1; index < count; index++) {
+      const path = pathOf(file, list ? { element: list[index], index, count } : {}, input.scope, rt, mode, taken);
+      if (path !== null) paths.push(path);
+    }
   }
   return { paths, warnings: rt.warnings };
 }
