@@ -4,6 +4,7 @@ import { DeployError } from "../../../shared/deploy/errors.ts";
 import { deployBitbucket, testBitbucketConnection } from "../../../shared/deploy/git/bitbucket.ts";
 import type { DeployFile } from "../../../shared/deploy/types.ts";
 import { startBitbucketStandIn, type BitbucketStandIn } from "../../support/peers/bitbucketPeer.ts";
+import { rebindingResolver, tableResolver } from "../../support/peers/resolvers.ts";
 import { captureLog, expected, exposedText, generation } from "./fixtures.ts";
 
 const network = { allowPrivate: true };
@@ -106,4 +107,27 @@ t.test("private API hosts are refused unless allowed; connection test", async (t
   t.same(s.requests, []);
   t.match(await testBitbucketConnection(configOf(s), { network }), { ok: true, message: /Connected to acme\/site; branch main exists/ });
   t.match(await testBitbucketConnection(configOf(s, { branch: "gone" }), { network }), { ok: false, code: "not_found" });
+});
+
+t.test("the SDK's connections go through the guard, checked again at connect time", async (t) => {
+  const s = await standIn(t, {});
+  const port = new URL(s.url).port;
+  // A name only the guard's resolver knows: reaching the stand-in proves the Bitbucket client used the guard.
+  const routed = await deployBitbucket({
+    deploymentId: 5,
+    files: generation("5"),
+    config: configOf(s, { api_url: `http://bitbucket.test:${port}/2.0` }),
+    log: captureLog().log,
+    network: { allowPrivate: true, resolver: tableResolver({ "bitbucket.test": ["127.0.0.1"] }) },
+  });
+  t.equal(routed.pullRequestNumber, 1);
+  // DNS rebinding: the early check sees a public answer, the connection a loopback one.
+  const rebinding = rebindingResolver("127.0.0.1");
+  const before = s.requests.length;
+  const refused = await deployBitbucket({ deploymentId: 6, files: generation("6"), config: configOf(s, { api_url: `http://rebind.test:${port}/2.0` }), log: captureLog().log, network: { allowPrivate: false, resolver: rebinding } }).catch(
+    (e: unknown) => e,
+  );
+  t.match(refused, { code: "network_target_refused", message: /rebind\.test \(127\.0\.0\.1\): a loopback address/ });
+  t.ok(rebinding.calls >= 2, "resolved again when connecting");
+  t.equal(s.requests.length, before, "no request reached the stand-in");
 });

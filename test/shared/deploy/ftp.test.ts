@@ -7,6 +7,7 @@ import { deployFtp, testFtpConnection } from "../../../shared/deploy/ftp/ftpDepl
 import { memoryState } from "../../../shared/deploy/state.ts";
 import type { DeployFile } from "../../../shared/deploy/types.ts";
 import { startFtpPeer, type FtpPeer } from "../../support/peers/ftpPeer.ts";
+import { tableResolver } from "../../support/peers/resolvers.ts";
 import { asText, readTree } from "../../support/peers/tree.ts";
 import { captureLog, expected, exposedText, generation, manyFiles } from "./fixtures.ts";
 
@@ -179,4 +180,21 @@ t.test("testConnection reports the remote path", async (t) => {
   t.match(await testFtpConnection(configOf(p), { network }), { ok: true, message: /\/site exists/ });
   t.match(await testFtpConnection(configOf(p), { network: { allowPrivate: false } }), { ok: false, code: "network_target_refused" });
   t.match(await testFtpConnection({ ...configOf(p), port: "nope" }, { network }), { ok: false, code: "invalid_config", message: /port/ });
+});
+
+t.test("a host name is resolved by the guard and the checked address is dialled", async (t) => {
+  const p = await peer(t);
+  const files = generation("n");
+  const capture = captureLog();
+  const result = await deployFtp({
+    deploymentId: 3,
+    files,
+    config: { ...configOf(p), host: "ftp.test" },
+    log: capture.log,
+    network: { allowPrivate: true, resolver: tableResolver({ "ftp.test": ["127.0.0.1"] }) },
+  });
+  t.equal(result.files, files.length);
+  t.same(await siteOf(p), expected(files));
+  const refused = await deployFtp({ deploymentId: 4, files, config: { ...configOf(p), host: "ftp.test" }, log: captureLog().log, network: { allowPrivate: false, resolver: tableResolver({ "ftp.test": ["10.0.0.8"] }) } }).catch((e: unknown) => e);
+  t.match(refused, { code: "network_target_refused", message: /ftp\.test \(10\.0\.0\.8\): a private network address/ });
 });

@@ -4,6 +4,7 @@ import { DeployError } from "../../../shared/deploy/errors.ts";
 import { deployGithub, testGithubConnection } from "../../../shared/deploy/git/github.ts";
 import type { DeployFile } from "../../../shared/deploy/types.ts";
 import { startGithubStandIn, type GithubStandIn } from "../../support/peers/githubPeer.ts";
+import { rebindingResolver, tableResolver } from "../../support/peers/resolvers.ts";
 import { captureLog, expected, exposedText, generation } from "./fixtures.ts";
 
 const network = { allowPrivate: true };
@@ -106,4 +107,27 @@ t.test("private API hosts are refused unless allowed; connection test", async (t
   t.same(s.requests, [], "the stand-in saw no request");
   t.match(await testGithubConnection(configOf(s), { network }), { ok: true, message: /Connected to acme\/site; branch main exists/ });
   t.match(await testGithubConnection(configOf(s, { branch: "nope" }), { network }), { ok: false, code: "not_found" });
+});
+
+t.test("the SDK's connections go through the guard, checked again at connect time", async (t) => {
+  const s = await standIn(t, {});
+  const port = new URL(s.url).port;
+  // A name only the guard's resolver knows: reaching the stand-in proves Octokit used the guard.
+  const routed = await deployGithub({
+    deploymentId: 5,
+    files: generation("5"),
+    config: configOf(s, { api_url: `http://github.test:${port}` }),
+    log: captureLog().log,
+    network: { allowPrivate: true, resolver: tableResolver({ "github.test": ["127.0.0.1"] }) },
+  });
+  t.equal(routed.pullRequestNumber, 1);
+  // DNS rebinding: the early check sees a public answer, the connection a loopback one.
+  const rebinding = rebindingResolver("127.0.0.1");
+  const before = s.requests.length;
+  const refused = await deployGithub({ deploymentId: 6, files: generation("6"), config: configOf(s, { api_url: `http://rebind.test:${port}` }), log: captureLog().log, network: { allowPrivate: false, resolver: rebinding } }).catch(
+    (e: unknown) => e,
+  );
+  t.match(refused, { code: "network_target_refused", message: /rebind\.test \(127\.0\.0\.1\): a loopback address/ });
+  t.ok(rebinding.calls >= 2, "resolved again when connecting");
+  t.equal(s.requests.length, before, "no request reached the stand-in");
 });

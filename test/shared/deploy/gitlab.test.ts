@@ -4,6 +4,7 @@ import { DeployError } from "../../../shared/deploy/errors.ts";
 import { deployGitlab, testGitlabConnection } from "../../../shared/deploy/git/gitlab.ts";
 import type { DeployFile } from "../../../shared/deploy/types.ts";
 import { startGitlabStandIn, type GitlabStandIn } from "../../support/peers/gitlabPeer.ts";
+import { rebindingResolver, tableResolver } from "../../support/peers/resolvers.ts";
 import { captureLog, expected, exposedText, generation } from "./fixtures.ts";
 
 const network = { allowPrivate: true };
@@ -114,4 +115,27 @@ t.test("a self-hosted URL on a private address is refused unless allowed; connec
   t.same(s.requests, []);
   t.match(await testGitlabConnection(configOf(s), { network }), { ok: true, message: /Connected to acme\/site; branch main exists/ });
   t.match(await testGitlabConnection(configOf(s, { branch: "missing" }), { network }), { ok: false, code: "not_found" });
+});
+
+t.test("the SDK's connections go through the guard, checked again at connect time", async (t) => {
+  const s = await standIn(t, {});
+  const port = new URL(s.url).port;
+  // A name only the guard's resolver knows: reaching the stand-in proves Gitbeaker used the guard.
+  const routed = await deployGitlab({
+    deploymentId: 5,
+    files: generation("5"),
+    config: configOf(s, { gitlab_url: `http://gitlab.test:${port}` }),
+    log: captureLog().log,
+    network: { allowPrivate: true, resolver: tableResolver({ "gitlab.test": ["127.0.0.1"] }) },
+  });
+  t.equal(routed.pullRequestNumber, 1);
+  // DNS rebinding: the early check sees a public answer, the connection a loopback one.
+  const rebinding = rebindingResolver("127.0.0.1");
+  const before = s.requests.length;
+  const refused = await deployGitlab({ deploymentId: 6, files: generation("6"), config: configOf(s, { gitlab_url: `http://rebind.test:${port}` }), log: captureLog().log, network: { allowPrivate: false, resolver: rebinding } }).catch(
+    (e: unknown) => e,
+  );
+  t.match(refused, { code: "network_target_refused", message: /rebind\.test \(127\.0\.0\.1\): a loopback address/ });
+  t.ok(rebinding.calls >= 2, "resolved again when connecting");
+  t.equal(s.requests.length, before, "no request reached the stand-in");
 });

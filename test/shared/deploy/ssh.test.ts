@@ -7,6 +7,7 @@ import { deploySsh, testSshConnection } from "../../../shared/deploy/ssh/sshDepl
 import { memoryState } from "../../../shared/deploy/state.ts";
 import type { DeployFile } from "../../../shared/deploy/types.ts";
 import { generateKeyPair, startSshPeer, type SshPeer, type SshPeerOptions } from "../../support/peers/sshPeer.ts";
+import { tableResolver } from "../../support/peers/resolvers.ts";
 import { asText, readTree } from "../../support/peers/tree.ts";
 import { captureLog, expected, exposedText, generation } from "./fixtures.ts";
 
@@ -185,4 +186,23 @@ t.test("private targets are refused unless allowed", async (t) => {
   t.match(refused, { code: "network_target_refused" });
   t.equal(p.stats.logins + p.stats.authFailures, 0);
   t.match(await testSshConnection(configOf(p, { host: "169.254.169.254" }), { network }), { ok: false, code: "network_target_refused" });
+});
+
+t.test("a host name is resolved by the guard and the checked address is dialled", async (t) => {
+  const p = await peer(t);
+  const files = generation("n");
+  const result = await deploySsh({
+    deploymentId: 3,
+    files,
+    config: configOf(p, { host: "ssh.test" }),
+    log: captureLog().log,
+    network: { allowPrivate: true, resolver: tableResolver({ "ssh.test": ["127.0.0.1"] }) },
+  });
+  t.equal(result.files, files.length);
+  t.same(await live(p), expected(files));
+  const refused = await deploySsh({ deploymentId: 4, files, config: configOf(p, { host: "ssh.test" }), log: captureLog().log, network: { allowPrivate: false, resolver: tableResolver({ "ssh.test": ["::ffff:127.0.0.1"] }) } }).catch(
+    (e: unknown) => e,
+  );
+  t.match(refused, { code: "network_target_refused", message: /carries 127\.0\.0\.1/ });
+  t.equal(p.stats.logins, 1, "only the allowed deployment reached the peer");
 });

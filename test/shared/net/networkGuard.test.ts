@@ -4,9 +4,8 @@ import type { AddressInfo } from "node:net";
 import t, { type Test } from "tap";
 import { createGuardedFetch } from "../../../shared/net/guardedFetch.ts";
 import { createGuardedLookup } from "../../../shared/net/guardedLookup.ts";
-import { assertPublicHost, NetworkTargetError, type Resolver } from "../../../shared/net/networkGuard.ts";
-
-const PUBLIC = "93.184.216.34";
+import { assertPublicHost, NetworkTargetError } from "../../../shared/net/networkGuard.ts";
+import { PUBLIC_ADDRESS as PUBLIC, rebindingResolver, tableResolver } from "../../support/peers/resolvers.ts";
 
 /** A loopback HTTP server that counts the requests it receives. */
 async function countingServer(t: Test) {
@@ -20,27 +19,6 @@ async function countingServer(t: Test) {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return { port: (server.address() as AddressInfo).port, requests: () => requests, connections: () => connections };
-}
-
-/** A resolver that answers from a table; unknown names fail like the system resolver. */
-function tableResolver(table: Record<string, string[]>): Resolver {
-  return async (hostname) => {
-    const answers = table[hostname];
-    if (!answers) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
-    return answers.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
-  };
-}
-
-/** A resolver that answers with a public address first and a private one afterwards. */
-function rebindingResolver(privateAddress: string): Resolver & { calls: number } {
-  const resolver = Object.assign(
-    async () => {
-      resolver.calls += 1;
-      return [{ address: resolver.calls === 1 ? PUBLIC : privateAddress, family: 4 as const }];
-    },
-    { calls: 0 },
-  );
-  return resolver;
 }
 
 t.test("assertPublicHost refuses every blocked class in every host notation", async (t) => {

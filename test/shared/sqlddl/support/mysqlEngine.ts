@@ -50,6 +50,8 @@ export interface MysqlScratch {
   load(sql: string): Promise<string[]>;
   /** `mariadb-dump --no-data` of the database. */
   dump(): Promise<string>;
+  /** Runs plain SQL (no client commands) in the database over the connection; returns the error, if any. */
+  exec(sql: string): Promise<string[]>;
 }
 
 export async function mysqlScratch(t: Test): Promise<MysqlScratch> {
@@ -74,7 +76,16 @@ export async function mysqlScratch(t: Test): Promise<MysqlScratch> {
     const tool = bin === "mariadb" ? "mariadb-dump" : "mysqldump";
     return (await run(tool, ["-h", HOST, "-u", "root", "--no-data", "--skip-triggers", name], { maxBuffer: 64 << 20 })).stdout;
   };
-  return { name, conn, load, dump };
+  const exec = async (sql: string) => {
+    try {
+      await conn.query(`use \`${name}\``);
+      await conn.query(sql);
+      return [];
+    } catch (error) {
+      return [`ERROR: ${(error as Error).message}`];
+    }
+  };
+  return { name, conn, load, dump, exec };
 }
 
 /** Corpus scripts create and USE their own database: point that name at ours. */
@@ -104,6 +115,8 @@ export async function mysqlTruth(scratch: MysqlScratch): Promise<TruthTable[]> {
       scale: numeric ? Number(r.NUMERIC_SCALE) : null,
       nullable: r.IS_NULLABLE === "YES",
       autoIncrement: /auto_increment/i.test(r.EXTRA),
+      // MariaDB prints an explicit DEFAULT NULL as 'NULL'; it is the same as no default
+      default: r.COLUMN_DEFAULT === null || /^null$/i.test(String(r.COLUMN_DEFAULT)) ? null : String(r.COLUMN_DEFAULT),
     });
   }
   const stats = await q("select * from information_schema.STATISTICS where TABLE_SCHEMA = ? order by TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX");

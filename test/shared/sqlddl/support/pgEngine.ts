@@ -19,6 +19,8 @@ export interface PgScratch {
   client: pg.Client;
   /** Runs SQL text through psql (errors do not stop it); returns psql's error lines. */
   load(sql: string): Promise<string[]>;
+  /** Runs plain SQL (no psql commands) on the open connection; returns the error, if any. */
+  exec(sql: string): Promise<string[]>;
   /** Schemas that existed before anything was loaded (left out of the truth). */
   baseline: Set<string>;
 }
@@ -38,29 +40,56 @@ export async function pgScratch(t: Test): Promise<PgScratch> {
     const { stderr } = await child;
     return stderr.split("\n").filter((l) => /ERROR/.test(l));
   };
-  return { url: db.url, client, load, baseline };
+  const exec = async (sql: string) => {
+    try {
+      await client.query(sql);
+      return [];
+    } catch (error) {
+      return [`ERROR: ${(error as Error).message}`];
+    }
+  };
+  return { url: db.url, client, load, exec, baseline };
 }
 
-/** The tables of every schema created after the baseline (plus public). */
-export async function pgTruth(scratch: PgScratch): Promise<TruthTable[]> {
+/**
+ * A fresh schema of the scratch database made the default (search_path) for what runs next,
+ * so that many cases share one database; its truth reports tables without the schema name.
+ */
+export async function pgNamespace(scratch: PgScratch, name: string): Promise<{ exec(sql: string): Promise<string[]>; truth(): Promise<TruthTable[]> }> {
+  await scratch.client.query(`create schema ${pg.escapeIdentifier(name)}`);
+  return {
+    exec: async (sql) => {
+      await scratch.client.query(`set search_path to ${pg.escapeIdentifier(name)}`);
+      return scratch.exec(sql);
+    },
+    truth: async () => (await pgTruth(scratch, [name])).map((table) => ({ ...table, schema: null })),
+  };
+}
+
+/** The tables of every schema created after the baseline (plus public), or of `only` these. */
+export async function pgTruth(scratch: PgScratch, only?: string[]): Promise<TruthTable[]> {
   const { client } = scratch;
-  const schemas = (await client.query<{ nspname: string }>("select nspname from pg_namespace")).rows
-    .map((r) => r.nspname)
-    .filter((s) => !scratch.baseline.has(s) && !s.startsWith("pg_"));
+  const schemas =
+    only ??
+    (await client.query<{ nspname: string }>("select nspname from pg_namespace")).rows.map((r) => r.nspname).filter((s) => !scratch.baseline.has(s) && !s.startsWith("pg_"));
+  // pg_catalog directly: information_schema.columns is slow, and a test reads it often
   const columns = await client.query(
-    `select c.table_schema, c.table_name, c.column_name, c.is_nullable, c.is_identity, c.column_default,
-            c.character_maximum_length, c.numeric_precision, c.numeric_scale, c.datetime_precision, c.data_type,
+    `select n.nspname as table_schema, c.relname as table_name, a.attname as column_name,
+            not (a.attnotnull or (t.typtype = 'd' and t.typnotnull)) as nullable,
+            a.attidentity <> '' as identity, pg_get_expr(d.adbin, d.adrelid) as column_default,
+            case when t.typtype = 'd' then t.typbasetype else a.atttypid end as base,
+            case when t.typtype = 'd' then t.typtypmod else a.atttypmod end as typmod,
             case when t.typtype = 'e' then 'enum'
                  when t.typtype = 'd' then format_type(t.typbasetype, null)
                  when t.typcategory = 'A' then format_type(t.typelem, null) || '[]'
                  else format_type(a.atttypid, null) end as type
-       from information_schema.columns c
-       join pg_namespace n on n.nspname = c.table_schema
-       join pg_class k on k.relnamespace = n.oid and k.relname = c.table_name and k.relkind in ('r', 'p')
-       join pg_attribute a on a.attrelid = k.oid and a.attname = c.column_name
+       from pg_attribute a
+       join pg_class c on c.oid = a.attrelid and c.relkind in ('r', 'p')
+       join pg_namespace n on n.oid = c.relnamespace
        join pg_type t on t.oid = a.atttypid
-      where c.table_schema = any($1)
-      order by c.table_schema, c.table_name, c.ordinal_position`,
+       left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+      where a.attnum > 0 and not a.attisdropped and n.nspname = any($1)
+      order by n.nspname, c.relname, a.attnum`,
     [schemas],
   );
   const tables = new Map<string, TruthTable>();
@@ -71,16 +100,27 @@ export async function pgTruth(scratch: PgScratch): Promise<TruthTable[]> {
     return table;
   };
   for (const r of columns.rows) {
-    const char = ["character varying", "character", "bit", "bit varying"].includes(r.data_type);
-    const numeric = r.data_type === "numeric";
-    const time = /^(time|timestamp|interval)/.test(r.data_type);
+    const type = String(r.type);
+    const mod = Number(r.typmod);
+    let length: number | null = null;
+    let scale: number | null = null;
+    // sizes decoded from the type modifier as information_schema does
+    if (["character varying", "character"].includes(type)) length = mod >= 4 ? mod - 4 : null;
+    else if (["bit", "bit varying"].includes(type)) length = mod >= 0 ? mod : null;
+    else if (type === "numeric" && mod >= 4) {
+      length = ((mod - 4) >> 16) & 0xffff;
+      scale = (mod - 4) & 0xffff;
+    } else if (/^(time|timestamp)/.test(type)) length = mod >= 0 ? mod : 6;
+    else if (type === "interval") length = mod >= 0 ? mod & 0xffff : 6;
     tableOf(r.table_schema, r.table_name).columns.push({
       name: r.column_name,
-      type: r.type,
-      length: char ? r.character_maximum_length : numeric ? r.numeric_precision : time ? r.datetime_precision : null,
-      scale: numeric ? r.numeric_scale : null,
-      nullable: r.is_nullable === "YES",
-      autoIncrement: r.is_identity === "YES" || /^nextval\(/.test(r.column_default ?? ""),
+      type,
+      length,
+      scale,
+      nullable: r.nullable,
+      autoIncrement: r.identity || /^nextval\(/.test(r.column_default ?? ""),
+      // a sequence's name depends on the schema it was made in: only its use matters
+      default: r.column_default === null ? null : String(r.column_default).replace(/^nextval\(.*\)$/, "nextval(…)"),
     });
   }
   const keys = await client.query(

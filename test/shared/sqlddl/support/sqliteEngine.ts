@@ -35,6 +35,8 @@ export function sqliteTruth(db: DatabaseSync): TruthTable[] {
         scale: sizes[1] ?? null,
         nullable: Number(c.notnull) === 0,
         autoIncrement: rowidAlias && pk[0] === c.name && declared.toUpperCase() === "INTEGER",
+        // DEFAULT NULL and no default are the same thing
+        default: c.dflt_value === null || /^null$/i.test(c.dflt_value as string) ? null : (c.dflt_value as string),
       };
     });
     const uniques = indexes

@@ -14,6 +14,8 @@ export interface TruthColumn {
   scale: number | null;
   nullable: boolean;
   autoIncrement: boolean;
+  /** The default as the engine prints it (compared between catalogs only, not with the parser). */
+  default?: string | null;
 }
 
 export interface TruthForeignKey {
