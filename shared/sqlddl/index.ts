@@ -8,3 +8,4 @@ export { DdlParseError } from "./errors.ts";
 export { normalizeDialect } from "./dialect.ts";
 export * from "./types.ts";
 export { exportJson, exportSql } from "./export/exportSql.ts";
+export { diffSchemas, type SchemaDiff, type TableChanges, type ColumnChange } from "./diff/diffSchemas.ts";

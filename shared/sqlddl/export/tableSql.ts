@@ -10,8 +10,8 @@ import type { ParsedConstraint, ParsedIndex, ParsedTable, ReferentialAction } fr
 
 const TEXTUAL = /^(tiny|medium|long)?(text|blob)$/i;
 
-/** CREATE TABLE for `table`. */
-export function createTable(w: ExportWriter, table: ParsedTable): string {
+/** CREATE TABLE for `table` (under another name when `as` is given: SQLite's rebuild). */
+export function createTable(w: ExportWriter, table: ParsedTable, as?: string): string {
   const lines = table.fields.map((f) => w.column(table, f));
   const pk = table.constraints.find((k) => k.type === "primary_key");
   const clusteredIndex = (table.indexes ?? []).some((i) => i.method === "clustered");
@@ -33,7 +33,7 @@ export function createTable(w: ExportWriter, table: ParsedTable): string {
     if (!w.sameDialect && f.enum_values && w.target !== "MySQL") lines.push(`CHECK (${w.q(f.field_name)} IN (${f.enum_values.map((v) => literal(w.target, v)).join(", ")}))`);
   }
   if (w.target === "SQLite") for (const k of table.constraints.filter((c) => c.type === "foreign_key")) lines.push(...foreignKeyClause(w, table, k));
-  let sql = `CREATE TABLE ${w.ref(table)} (\n  ${lines.join(",\n  ")}\n)`;
+  let sql = `CREATE TABLE ${as ?? w.ref(table)} (\n  ${lines.join(",\n  ")}\n)`;
   if (w.target === "MySQL") {
     const engine = w.sameDialect ? (table.options?.engine ?? "InnoDB") : "InnoDB";
     sql += ` ENGINE=${engine}`;
@@ -108,9 +108,9 @@ export function foreignKeyClause(w: ExportWriter, table: ParsedTable, k: ParsedC
   return [sql];
 }
 
-/** ALTER TABLE … ADD FOREIGN KEY statements (every target but SQLite). */
-export function addForeignKeys(w: ExportWriter, table: ParsedTable): string[] {
-  return table.constraints
+/** ALTER TABLE … ADD FOREIGN KEY statements (every target but SQLite); `keys` limits them. */
+export function addForeignKeys(w: ExportWriter, table: ParsedTable, keys: ParsedConstraint[] = table.constraints): string[] {
+  return keys
     .filter((k) => k.type === "foreign_key")
     .flatMap((k) => foreignKeyClause(w, table, k))
     .map((clause) => `ALTER TABLE ${w.ref(table)} ADD ${clause}`);
@@ -123,9 +123,9 @@ const PORTABLE_METHODS = new Set([null, "btree", "clustered", "nonclustered"]);
 const UNINDEXABLE = new Set(["xml", "json", "blob", "text", "other"]);
 
 /** CREATE INDEX statements (MySQL has them inline); into another dialect only plain-column indexes travel. */
-export function createIndexes(w: ExportWriter, table: ParsedTable): string[] {
-  if (w.target === "MySQL") return [];
-  return portableIndexes(w, table).map((index) => indexSql(w, table, index, index.columns.every((c) => table.fields.some((f) => f.field_name === c))));
+export function createIndexes(w: ExportWriter, table: ParsedTable, only?: ParsedIndex[]): string[] {
+  if (w.target === "MySQL" && !only) return [];
+  return portableIndexes(w, table, only).map((index) => indexSql(w, table, index, index.columns.every((c) => table.fields.some((f) => f.field_name === c))));
 }
 
 function mysqlInlineIndex(w: ExportWriter, table: ParsedTable, index: ParsedIndex): string {
@@ -136,9 +136,9 @@ function mysqlInlineIndex(w: ExportWriter, table: ParsedTable, index: ParsedInde
 }
 
 /** The indexes the target can create. */
-function portableIndexes(w: ExportWriter, table: ParsedTable): ParsedIndex[] {
+function portableIndexes(w: ExportWriter, table: ParsedTable, only?: ParsedIndex[]): ParsedIndex[] {
   const out: ParsedIndex[] = [];
-  for (const index of table.indexes ?? []) {
+  for (const index of only ?? table.indexes ?? []) {
     const plain = index.columns.length > 0 && index.columns.every((c) => table.fields.some((f) => f.field_name === c));
     if (!w.sameDialect) {
       if (!plain || index.where || !PORTABLE_METHODS.has(index.method ?? null)) continue;

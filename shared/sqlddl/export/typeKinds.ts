@@ -77,15 +77,41 @@ function sqliteAffinity(name: string): Kind {
   return "decimal";
 }
 
+/** Spellings each dialect takes as the very same type. */
+const ALIASES: Record<Dialect, Record<string, string>> = {
+  PostgreSQL: {
+    int: "integer", int4: "integer", int2: "smallint", int8: "bigint", varchar: "character varying", char: "character", bpchar: "character",
+    bool: "boolean", float8: "double precision", float4: "real", decimal: "numeric", timestamp: "timestamp without time zone",
+    timestamptz: "timestamp with time zone", time: "time without time zone", timetz: "time with time zone", varbit: "bit varying",
+  },
+  MySQL: {
+    integer: "int", int4: "int", int1: "tinyint", int2: "smallint", int3: "mediumint", middleint: "mediumint", int8: "bigint", bool: "boolean",
+    dec: "decimal", numeric: "decimal", fixed: "decimal", "double precision": "double", real: "double", nvarchar: "varchar",
+    "national varchar": "varchar", "character varying": "varchar", nchar: "char", "national char": "char", character: "char",
+  },
+  MSSQL: {
+    integer: "int", dec: "decimal", numeric: "decimal", "double precision": "float", character: "char", "character varying": "varchar",
+    "char varying": "varchar", "national character varying": "nvarchar", "national char varying": "nvarchar", "national character": "nchar",
+    "national char": "nchar", rowversion: "timestamp",
+  },
+  SQLite: {},
+  Firebird: { int: "integer", dec: "decimal", character: "char", "character varying": "varchar", "char varying": "varchar" },
+};
+
 /** Whether two fields, each in its own dialect, have the same type (kind and sizes). */
 export function sameType(a: ParsedField, aDialect: Dialect, b: ParsedField, bDialect: Dialect): boolean {
-  if (aDialect === bDialect && a.field_type.toLowerCase() === b.field_type.toLowerCase()) {
-    return a.length === b.length && a.scale === b.scale && (a.is_unsigned ?? false) === (b.is_unsigned ?? false) && sameValues(a, b) && (a.array_dimensions ?? 0) === (b.array_dimensions ?? 0);
-  }
   const ka = typeKind(aDialect, a);
   const kb = typeKind(bDialect, b);
+  if (!sameValues(a, b) || (a.array_dimensions ?? 0) !== (b.array_dimensions ?? 0)) return false;
+  if (aDialect === bDialect) {
+    // same dialect: the same type name (aliases aside), sizes as the engine reads them
+    const name = (f: ParsedField) => ALIASES[aDialect][f.field_type.toLowerCase()] ?? f.field_type.toLowerCase();
+    if (name(a) !== name(b) || (a.is_unsigned ?? false) !== (b.is_unsigned ?? false)) return false;
+    if (ka.kind === "other") return a.length === b.length && a.scale === b.scale;
+    return ka.length === kb.length && ka.scale === kb.scale;
+  }
   if (ka.kind === "other" || kb.kind === "other") return false;
-  return ka.kind === kb.kind && ka.length === kb.length && ka.scale === kb.scale && sameValues(a, b) && (a.array_dimensions ?? 0) === (b.array_dimensions ?? 0);
+  return ka.kind === kb.kind && ka.length === kb.length && ka.scale === kb.scale;
 }
 
 function sameValues(a: ParsedField, b: ParsedField): boolean {

@@ -11,22 +11,22 @@ import { corpusFiles, noCorpus } from "./support/corpus.ts";
 import { intoDatabase, mysqlAvailable, mysqlRules, mysqlScratch, mysqlTruth } from "./support/mysqlEngine.ts";
 import { compareStructure } from "./support/structure.ts";
 import { compareTruths, compareWithTruth } from "./support/truth.ts";
+import { inParallel } from "./support/parallel.ts";
 import { mysqlSchemaSql } from "./fixtures/mysqlSchema.ts";
 import { pgSchemaSql } from "./fixtures/pgSchema.ts";
 import { sqliteSchemaSql } from "./fixtures/sqliteSchema.ts";
 
 const unavailable = await mysqlAvailable();
 
-t.test("MySQL → SQL → MySQL keeps the catalog", { skip: unavailable ?? false }, async (t) => {
-  for (const source of [...(corpusFiles("MySQL") ?? []), { name: "test schema", text: mysqlSchemaSql }]) {
-    t.test(source.name, async (t) => {
-      const original = await mysqlScratch(t);
-      await original.load(intoDatabase(source.text, original.name));
-      const copy = await mysqlScratch(t);
-      t.same(await copy.load(exportSql(parseDdl(source.text, "MySQL").schema, "MySQL")), [], "the server accepts the export");
-      t.same(compareTruths(await mysqlTruth(original), await mysqlTruth(copy)), [], "same catalog as the original");
-    });
-  }
+t.test("MySQL → SQL → MySQL keeps the catalog", { skip: unavailable ?? false }, (t) => {
+  const sources = [...(corpusFiles("MySQL") ?? []), { name: "test schema", text: mysqlSchemaSql }];
+  return inParallel(t, sources, 4, async () => null, async (t, source) => {
+    const original = await mysqlScratch(t);
+    await original.load(intoDatabase(source.text, original.name));
+    const copy = await mysqlScratch(t);
+    t.same(await copy.exec(exportSql(parseDdl(source.text, "MySQL").schema, "MySQL")), [], "the server accepts the export");
+    t.same(compareTruths(await mysqlTruth(original), await mysqlTruth(copy)), [], "same catalog as the original");
+  });
 });
 
 const sources = [
@@ -35,17 +35,16 @@ const sources = [
   { name: "SQLite test schema", dialect: "SQLite" as Dialect, text: sqliteSchemaSql },
 ];
 
-t.test("every other dialect → MySQL", { skip: unavailable ?? false }, async (t) => {
+t.test("every other dialect → MySQL", { skip: unavailable ?? false }, (t) => {
   if (!corpusFiles("PostgreSQL")) t.comment(noCorpus);
-  for (const source of sources) {
-    t.test(`${source.name} (${source.dialect})`, async (t) => {
-      const parsed = parseDdl(source.text, source.dialect).schema;
-      const sql = exportSql(parsed, "MySQL");
-      const scratch = await mysqlScratch(t);
-      t.same(await scratch.load(sql), [], "the server accepts the export");
-      const reparsed = parseDdl(sql, "MySQL").schema;
-      t.same(compareWithTruth(reparsed, await mysqlTruth(scratch), mysqlRules), [], "the catalog is what the export says");
-      t.same(compareStructure(parsed, reparsed), [], "tables, columns, nullability and keys survive");
-    });
-  }
+  const cases = sources.map((s) => ({ ...s, name: `${s.name} (${s.dialect})` }));
+  return inParallel(t, cases, 4, async () => null, async (t, source) => {
+    const parsed = parseDdl(source.text, source.dialect).schema;
+    const sql = exportSql(parsed, "MySQL");
+    const scratch = await mysqlScratch(t);
+    t.same(await scratch.exec(sql), [], "the server accepts the export");
+    const reparsed = parseDdl(sql, "MySQL").schema;
+    t.same(compareWithTruth(reparsed, await mysqlTruth(scratch), mysqlRules), [], "the catalog is what the export says");
+    t.same(compareStructure(parsed, reparsed), [], "tables, columns, nullability and keys survive");
+  });
 });

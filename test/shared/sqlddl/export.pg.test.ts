@@ -10,6 +10,7 @@ import { corpusFiles, noCorpus } from "./support/corpus.ts";
 import { pgRules, pgScratch, pgTruth } from "./support/pgEngine.ts";
 import { compareStructure } from "./support/structure.ts";
 import { compareTruths, compareWithTruth } from "./support/truth.ts";
+import { inParallel } from "./support/parallel.ts";
 import { pgSchemaSql } from "./fixtures/pgSchema.ts";
 import { mysqlSchemaSql } from "./fixtures/mysqlSchema.ts";
 import { sqliteSchemaSql } from "./fixtures/sqliteSchema.ts";
@@ -18,19 +19,16 @@ const forOurDatabase = (sql: string) => sql.replace(/^[ \t]*(drop|create)[ \t]+d
 /** What the server refuses in the original too (pagila needs the pgvector extension). */
 const refusedAnyway = /vector|film_embedding/;
 
-t.test("PostgreSQL → SQL → PostgreSQL keeps the catalog", async (t) => {
+t.test("PostgreSQL → SQL → PostgreSQL keeps the catalog", (t) => {
   const sources = [...(corpusFiles("PostgreSQL") ?? []), { name: "test schema", dialect: "PostgreSQL" as Dialect, text: pgSchemaSql }];
-  for (const source of sources) {
-    t.test(source.name, async (t) => {
-      const original = await pgScratch(t);
-      await original.load(forOurDatabase(source.text));
-      const sql = exportSql(parseDdl(source.text, "PostgreSQL").schema, "PostgreSQL");
-      const copy = await pgScratch(t);
-      const errors = await copy.load(sql);
-      t.same(errors.filter((e) => !refusedAnyway.test(e)), [], "the server accepts the export");
-      t.same(compareTruths(await pgTruth(original), await pgTruth(copy)), [], "same catalog as the original");
-    });
-  }
+  return inParallel(t, sources, 3, () => Promise.all([pgScratch(t), pgScratch(t)]), async (t, source, [original, copy]) => {
+    await original.reset();
+    await copy.reset();
+    await original.load(forOurDatabase(source.text));
+    const errors = await copy.load(exportSql(parseDdl(source.text, "PostgreSQL").schema, "PostgreSQL"));
+    t.same(errors.filter((e) => !refusedAnyway.test(e)), [], "the server accepts the export");
+    t.same(compareTruths(await pgTruth(original), await pgTruth(copy)), [], "same catalog as the original");
+  });
 });
 
 const others = (["MySQL", "SQLite", "MSSQL", "Firebird"] as Dialect[]).flatMap((d) => corpusFiles(d) ?? []);
@@ -39,18 +37,17 @@ const fixtures = [
   { name: "SQLite test schema", dialect: "SQLite" as Dialect, text: sqliteSchemaSql },
 ];
 
-t.test("every other dialect → PostgreSQL", async (t) => {
+t.test("every other dialect → PostgreSQL", (t) => {
   if (others.length === 0) t.comment(noCorpus);
-  for (const source of [...others, ...fixtures]) {
-    t.test(`${source.name} (${source.dialect})`, async (t) => {
-      const parsed = parseDdl(source.text, source.dialect).schema;
-      const sql = exportSql(parsed, "PostgreSQL");
-      const scratch = await pgScratch(t);
-      t.same(await scratch.load(sql), [], "the server accepts the export");
-      const reparsed = parseDdl(sql, "PostgreSQL").schema;
-      const rules = await pgRules(scratch.client, reparsed.tables.flatMap((x) => x.fields));
-      t.same(compareWithTruth(reparsed, await pgTruth(scratch), rules), [], "the catalog is what the export says");
-      t.same(compareStructure(parsed, reparsed), [], "tables, columns, nullability and keys survive");
-    });
-  }
+  const cases = [...others, ...fixtures].map((s) => ({ ...s, name: `${s.name} (${s.dialect})` }));
+  return inParallel(t, cases, 4, () => pgScratch(t), async (t, source, scratch) => {
+    await scratch.reset();
+    const parsed = parseDdl(source.text, source.dialect).schema;
+    const sql = exportSql(parsed, "PostgreSQL");
+    t.same(await scratch.exec(sql), [], "the server accepts the export");
+    const reparsed = parseDdl(sql, "PostgreSQL").schema;
+    const rules = await pgRules(scratch.client, reparsed.tables.flatMap((x) => x.fields));
+    t.same(compareWithTruth(reparsed, await pgTruth(scratch), rules), [], "the catalog is what the export says");
+    t.same(compareStructure(parsed, reparsed), [], "tables, columns, nullability and keys survive");
+  });
 });

@@ -23,6 +23,8 @@ export interface PgScratch {
   exec(sql: string): Promise<string[]>;
   /** Schemas that existed before anything was loaded (left out of the truth). */
   baseline: Set<string>;
+  /** Drops everything loaded so far, so the database can serve the next case. */
+  reset(): Promise<void>;
 }
 
 /** A fresh database (test/support/db.ts) with an empty public schema. */
@@ -48,7 +50,12 @@ export async function pgScratch(t: Test): Promise<PgScratch> {
       return [`ERROR: ${(error as Error).message}`];
     }
   };
-  return { url: db.url, client, load, exec, baseline };
+  const reset = async () => {
+    const { rows: now } = await client.query<{ nspname: string }>("select nspname from pg_namespace where nspname not like 'pg\\_%'");
+    for (const { nspname } of now) if (!baseline.has(nspname)) await client.query(`drop schema ${pg.escapeIdentifier(nspname)} cascade`);
+    await client.query("create schema if not exists public; set search_path to public");
+  };
+  return { url: db.url, client, load, exec, baseline, reset };
 }
 
 /**
