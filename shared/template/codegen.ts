@@ -10,6 +10,8 @@
  */
 import type { Expr, PathExpr } from "./expression.ts";
 import type { Node, Pos } from "./parser.ts";
+import { filterCaches } from "./filters.ts";
+import { Reuse } from "./reuse.ts";
 
 /** What a loop or a repeated file adds to the scope. */
 interface Frame {
@@ -42,7 +44,7 @@ export interface UnitSource {
   sites: Site[];
   blocks: CodeSite[];
   async: boolean;
-  /** Names of the filters the body calls as `$f_<name>`. */
+  /** Names of the filters the body calls as `$f_<name>` (and, if memoised, reads as `$m_<name>`). */
   filters: string[];
 }
 
@@ -74,7 +76,7 @@ const loopFields: Record<string, (f: Frame) => string> = {
 };
 
 class Generator {
-  private readonly out: string[] = [];
+  readonly out: string[] = [];
   readonly sites: Site[] = [];
   readonly blocks: CodeSite[] = [];
   async = false;
@@ -83,10 +85,15 @@ class Generator {
   /** Filters the unit uses; the factory binds each to a local `$f_<name>`. */
   readonly filters = new Set<string>();
 
-  /** The local variable holding filter `name` (names are checked identifiers). */
-  private filter(name: string): string {
+  /**
+   * Code applying filter `name` to `arg`. A memoised filter's table is read inline (`$m_<name>`,
+   * falling back to the call on a miss), which spares a call and a conversion per use; `f` and
+   * `g` are temporaries, safe to share because `arg` is fully evaluated before either is set.
+   */
+  private applyFilter(name: string, arg: string): string {
     this.filters.add(name);
-    return `$f_${name}`;
+    if (!Object.hasOwn(filterCaches, name)) return `$f_${name}(${arg})`;
+    return `((g = $m_${name}.get(f = ${arg})) !== undefined ? g : $f_${name}(f))`;
   }
 
   private site(pos: Pos, what: string): string {
@@ -128,7 +135,7 @@ class Generator {
       case "literal":
         return JSON.stringify(e.value);
       case "filter":
-        return `${this.filter(e.name)}(${this.value(e.operand, frames)})`;
+        return this.applyFilter(e.name, this.value(e.operand, frames));
       default:
         return this.truth(e, frames);
     }
@@ -152,6 +159,24 @@ class Generator {
 
   emit(line: string): void {
     this.out.push(line);
+  }
+
+  /** Reserves a line (filled in later) and returns its index. */
+  reserve(): number {
+    this.out.push("");
+    return this.out.length - 1;
+  }
+
+  /** Filtered values computed once per unit run or loop iteration. */
+  readonly reuse: Reuse;
+
+  constructor(counts: Map<string, number> | null) {
+    this.reuse = new Reuse(counts);
+  }
+
+  /** Ends the unit body's reuse region. */
+  finish(): void {
+    this.reuse.close(this.out);
   }
 
   nodes(nodes: Node[], frames: Frame[]): void {
@@ -180,10 +205,16 @@ class Generator {
           names.unshift(base.name);
           base = base.operand;
         }
-        const wrap = names.reduce((acc, name) => `${this.filter(name)}(${acc})`, "v");
-        if (base.type === "path") {
+        const wrap = names.reduce((acc, name) => this.applyFilter(name, acc), "v");
+        if (base.type === "path" && names.length > 0) {
           const site = this.site(node.pos, base.segments.join("."));
-          this.emit(`out += (v = ${this.lookup(base, frames)}) === undefined ? rt.miss(${site}) : $S(${wrap});`);
+          const raw = this.lookup(base, frames);
+          const c = this.reuse.variable(raw, `${raw}|${names.join("|")}`);
+          const filtered = c === null ? `$S(${wrap})` : `${c} !== undefined ? ${c} : (${c} = $S(${wrap}))`;
+          this.emit(`out += (v = ${raw}) === undefined ? rt.miss(${site}) : ${filtered};`);
+        } else if (base.type === "path") {
+          const site = this.site(node.pos, base.segments.join("."));
+          this.emit(`out += (v = ${this.lookup(base, frames)}) === undefined ? rt.miss(${site}) : $S(v);`);
         } else {
           this.emit(`v = ${this.value(base, frames)}; out += $S(${wrap});`);
         }
@@ -196,7 +227,9 @@ class Generator {
         this.emit(`{ const a${n} = rt.list(${this.lookup(node.collection, frames)}, ${site});`);
         this.emit(`for (let i${n} = 0, n${n} = a${n}.length; i${n} < n${n}; i${n}++) { const e${n} = a${n}[i${n}];`);
         this.emit(`if (++it > IL || out.length > OL) rt.limit(${site}, it);`);
+        this.reuse.open(n, this.reserve());
         this.nodes(node.body, [...frames, frame]);
+        this.reuse.close(this.out);
         this.emit(`} }`);
         break;
       }
@@ -248,12 +281,19 @@ class Generator {
  * element to (the element arrives as `r0`, its index as `ri`, the count as `rn`).
  */
 export function generateUnit(nodes: Node[], repeatNames: string[] | null): UnitSource {
-  const g = new Generator();
   const frames: Frame[] = repeatNames ? [{ elem: "r0", idx: "ri", len: "rn", names: repeatNames }] : [];
-  g.nodes(nodes, frames);
+  const pass = (counts: Map<string, number> | null) => {
+    const g = new Generator(counts);
+    g.reuse.open(null, g.reserve());
+    g.nodes(nodes, frames);
+    g.finish();
+    return g;
+  };
+  // The first pass counts repeated values (see Reuse); the second generates with that knowledge.
+  const g = pass(pass(null).reuse.counted);
   // `out | 0` flattens the rope that `+=` built (as the flatstr package does): a flat string is
   // one object for the garbage collector instead of one per piece, which halves GC time when
   // hundreds of files are kept until the render ends.
-  const body = `let out = "", v, t, it = 0; const IL = rt.maxIterations, OL = rt.maxOutputBytes;\n${g.source()}\nout | 0;\nreturn out;`;
+  const body = `let out = "", v, t, f, g, it = 0; const IL = rt.maxIterations, OL = rt.maxOutputBytes;\n${g.source()}\nout | 0;\nreturn out;`;
   return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters] };
 }

@@ -45,8 +45,8 @@ export interface CompiledTemplate {
 /** Compiles one generated unit into a function. */
 function build(nodes: Node[], repeatNames: string[] | null): Unit {
   const unit = generateUnit(nodes, repeatNames);
-  const bind = unit.filters.map((n) => `const $f_${n} = $F[${JSON.stringify(n)}];`).join(" ");
-  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, F: $F } = $helpers; ${bind}
+  const bind = unit.filters.map((n) => `const $f_${n} = $F[${JSON.stringify(n)}], $m_${n} = $C[${JSON.stringify(n)}];`).join(" ");
+  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, F: $F, C: $C } = $helpers; ${bind}
 return ${unit.async ? "async " : ""}function unit(root, rt, r0, ri, rn) {
 ${unit.body}
 };`;

@@ -42,15 +42,18 @@ export function words(name: string): string[] {
 
 const capital = (w: string) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase();
 
-/** Memoises a string → string function over a bounded table (cleared when full). */
-function memo(fn: (s: string) => string): (value: unknown) => string {
-  let table = new Map<string, string>();
+/** Memo tables of the memoised filters by name; compiled templates read them directly (see codegen). */
+export const filterCaches: Record<string, Map<string, string>> = {};
+
+/** Memoises a string → string filter over a bounded table (cleared when full, never replaced). */
+function memo(name: string, fn: (s: string) => string): (value: unknown) => string {
+  const table = (filterCaches[name] = new Map<string, string>());
   return (value) => {
     const s = toText(value);
     let r = table.get(s);
     if (r === undefined) {
       r = fn(s);
-      if (table.size >= 10_000) table = new Map();
+      if (table.size >= 10_000) table.clear();
       table.set(s, r);
     }
     return r;
@@ -59,18 +62,18 @@ function memo(fn: (s: string) => string): (value: unknown) => string {
 
 /** The filters by name; each takes any value and returns its filtered form. */
 export const filters: Record<string, (value: unknown) => unknown> = {
-  pascal: memo((s) => words(s).map(capital).join("")),
-  camel: memo((s) =>
+  pascal: memo("pascal", (s) => words(s).map(capital).join("")),
+  camel: memo("camel", (s) =>
     words(s)
       .map((w, i) => (i === 0 ? w.toLowerCase() : capital(w)))
       .join(""),
   ),
-  snake: memo((s) => words(s).join("_").toLowerCase()),
-  kebab: memo((s) => words(s).join("-").toLowerCase()),
+  snake: memo("snake", (s) => words(s).join("_").toLowerCase()),
+  kebab: memo("kebab", (s) => words(s).join("-").toLowerCase()),
   upper: (value) => toText(value).toUpperCase(),
   lower: (value) => toText(value).toLowerCase(),
-  plural: memo(pluralize),
-  singular: memo(singularize),
+  plural: memo("plural", pluralize),
+  singular: memo("singular", singularize),
   json: (value) => JSON.stringify(value) ?? "null",
 };
 

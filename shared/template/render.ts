@@ -87,19 +87,11 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
     const first = template.content.run(scope, rt);
     const output = typeof first === "string" ? first : await first;
     const files: Record<string, string> = {};
-    // The files object itself says which paths are taken; owners are only recorded when two
-    // different files could collide (one file's repeats collide with that file).
-    const owners = template.files.length > 1 ? new Map<string, string>() : null;
-    let only = "";
-    const taken: Taken = {
-      owner: (path) => (Object.hasOwn(files, path) ? (owners?.get(path) ?? only) : undefined),
-      add: (path, fileName) => (owners ? void owners.set(path, fileName) : void (only = fileName)),
-    };
-    const write = (path: string, content: string) => {
-      // A plain assignment to `__proto__` would set the prototype instead of adding a file.
-      if (path === "__proto__") Object.defineProperty(files, path, { value: content, enumerable: true, writable: true, configurable: true });
-      else files[path] = content;
-    };
+    // In execute mode a duplicate path is an error, so it is enough to count writes and look for
+    // the culprit only when the count comes out short (a lookup per file is a measurable cost);
+    // preview mode keeps the first file and warns, so it checks each path as it goes.
+    const taken: Taken = mode === "execute" ? { owner: () => undefined, add: () => undefined } : takenMap();
+    let written = 0;
     for (const file of template.files) {
       if (file.partial) continue;
       const list = repeatList(file, scope, rt);
@@ -109,9 +101,14 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
         if (path === null) continue;
         const result = file.body.run(scope, rt, place.element, place.index, place.count);
         // Only units with code blocks return promises; an await per file costs more than many files take to render.
-        write(path, typeof result === "string" ? result : await result);
+        const content = typeof result === "string" ? result : await result;
+        // A plain assignment to `__proto__` would set the prototype instead of adding a file.
+        if (path === "__proto__") Object.defineProperty(files, path, { value: content, enumerable: true, writable: true, configurable: true });
+        else files[path] = content;
+        written++;
       }
     }
+    if (mode === "execute" && Object.keys(files).length !== written) planTemplate({ ...input, mode: "execute" });
     return { output, files, warnings: rt.warnings };
   } finally {
     rt.close();

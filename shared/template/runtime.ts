@@ -2,7 +2,7 @@
  * Helpers the generated code calls (bound once per unit as `$S`, `$T`, `$P`, `$H`, `$F`).
  * They are small so V8 inlines them into the compiled templates.
  */
-import { filters, toText } from "./filters.ts";
+import { filterCaches, filters, toText } from "./filters.ts";
 
 const hasOwn = Object.hasOwn;
 
@@ -20,7 +20,7 @@ const P = (o: unknown, k: string): unknown =>
 const H = (o: unknown, k: string): boolean => typeof o === "object" && o !== null && hasOwn(o, k);
 
 /** The helper table handed to every compiled unit. */
-export const helpers = { S, T, P, H, F: filters };
+export const helpers = { S, T, P, H, F: filters, C: filterCaches };
 
 /** The `loop` object of a loop at index `i` of `n` elements. */
 export const loopObject = (i: number, n: number) => ({ index: i, number: i + 1, first: i === 0, last: i === n - 1, length: n });
