@@ -74,7 +74,7 @@ export function buildOpenApi(routes: RouteSpec[], info: { title: string; version
       ...(route.auth === "bearer" ? { security: [{ bearer: [] }] } : { security: [] }),
     };
     if (route.body) {
-      const kinds = route.bodyKind === "multipart" ? ["multipart/form-data"] : route.bodyKind === "form" ? ["application/x-www-form-urlencoded"] : route.bodyKind === "json-or-form" ? ["application/json", "application/x-www-form-urlencoded"] : ["application/json"];
+      const kinds = route.bodyKind === "multipart" ? ["multipart/form-data"] : route.bodyKind === "form" ? ["application/x-www-form-urlencoded"] : route.bodyKind === "json-or-form" ? ["application/json", "application/x-www-form-urlencoded"] : route.bodyKind === "json-or-multipart" ? ["application/json", "multipart/form-data"] : ["application/json"];
       const schema = schemaOf(route.body, "input");
       operation.requestBody = { required: true, content: Object.fromEntries(kinds.map((k) => [k, { schema }])) };
     }

@@ -22,16 +22,17 @@ const contentTypes: Record<BodyKind, string[]> = {
   form: ["application/x-www-form-urlencoded"],
   multipart: ["multipart/form-data"],
   "json-or-form": ["application/json", "+json", "application/x-www-form-urlencoded"],
+  "json-or-multipart": ["application/json", "+json", "multipart/form-data"],
 };
 
-function bodyReader(kind: BodyKind, config: Config): AppMiddleware {
+function bodyReader(kind: BodyKind, config: Config, limit = config.bodyLimitBytes): AppMiddleware {
   const parse = koaBody({
     json: kind !== "form" && kind !== "multipart",
     urlencoded: kind === "form" || kind === "json-or-form",
-    multipart: kind === "multipart",
+    multipart: kind === "multipart" || kind === "json-or-multipart",
     text: false,
-    jsonLimit: config.bodyLimitBytes,
-    formLimit: config.bodyLimitBytes,
+    jsonLimit: limit,
+    formLimit: limit,
     jsonStrict: true,
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
     formidable: {
@@ -79,7 +80,7 @@ function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
     const params = parseWith(route.params, (ctx as AppContext & { params?: Record<string, string> }).params ?? {}, () => notFound());
     const query = parseWith(route.query, ctx.query, invalid);
     const parsedBody = (ctx.request.body ?? {}) as Record<string, unknown>;
-    const rawBody = route.bodyKind === "multipart" ? { ...parsedBody, ...(ctx.request.files ?? {}) } : parsedBody;
+    const rawBody = ctx.request.files ? { ...parsedBody, ...ctx.request.files } : parsedBody;
     const body = parseWith(route.body, rawBody, invalid);
     await route.handler(ctx, { params, query, body });
     if (validateResponses) checkResponse(route, ctx);
@@ -103,7 +104,7 @@ export function buildRouter(routes: RouteSpec[], deps: AppDeps, prefix: string):
     const stack: AppMiddleware[] = [];
     if (route.auth === "bearer") stack.push(authenticate as AppMiddleware, limitByUser as AppMiddleware);
     else if (!route.unlimited) stack.push(limitByIp as AppMiddleware);
-    if (route.body || route.bodyKind) stack.push(bodyReader(route.bodyKind ?? "json", deps.config));
+    if (route.body || route.bodyKind) stack.push(bodyReader(route.bodyKind ?? "json", deps.config, route.bodyLimitBytes));
     stack.push(validator(route, deps));
     router[route.method](toRouterPath(route.path), ...(stack as [AppMiddleware]));
   }

@@ -13,6 +13,12 @@ import { twoFactorRoutes } from "./auth/twoFactor.router.ts";
 import { profileRoutes } from "./profile/profile.router.ts";
 import { sellerRoutes } from "./profile/seller.router.ts";
 import { adminUserRoutes } from "./admin/users.router.ts";
+import { projectRoutes } from "./projects/projects.router.ts";
+import { projectStateRoutes } from "./projects/state.router.ts";
+import { bundleRoutes } from "./projects/bundle.router.ts";
+import { subscriptionRoutes } from "./projects/subscriptions.router.ts";
+import { teamRoutes } from "./teams/teams.router.ts";
+import { memberRoutes } from "./teams/members.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -24,6 +30,12 @@ export const allRoutes: RouteSpec[] = [
   ...profileRoutes,
   ...sellerRoutes,
   ...adminUserRoutes,
+  ...projectStateRoutes,
+  ...bundleRoutes,
+  ...projectRoutes,
+  ...subscriptionRoutes,
+  ...teamRoutes,
+  ...memberRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

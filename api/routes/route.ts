@@ -10,7 +10,7 @@ import type { AppContext } from "../context.ts";
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /** How a request body is read. */
-export type BodyKind = "json" | "form" | "multipart" | "json-or-form";
+export type BodyKind = "json" | "form" | "multipart" | "json-or-form" | "json-or-multipart";
 
 export interface ResponseSpec {
   description: string;
@@ -40,6 +40,8 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   query?: Q;
   body?: B;
   bodyKind?: BodyKind;
+  /** JSON/form body limit for this route, when it differs from BODY_LIMIT_BYTES (bundles). */
+  bodyLimitBytes?: number;
   responses: Record<number, ResponseSpec>;
   /** Public route exempt from the per-IP limit (health checks, metrics, docs assets). */
   unlimited?: boolean;

@@ -3,7 +3,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { createPersonalToken } from "../../shared/auth/personalTokens.ts";
-import type { DatabasePool } from "../../shared/db/pool.ts";
+import { z } from "zod";
+import { sql, type DatabasePool } from "../../shared/db/pool.ts";
+import { createProject } from "../../shared/projects/createProject.ts";
 import { insertUser, type InsertUserInput, type UserRow } from "../../shared/db/users.ts";
 
 let counter = 0;
@@ -31,4 +33,26 @@ export async function tokenFor(pool: DatabasePool, user: UserRow): Promise<strin
 export async function buildUserWithToken(pool: DatabasePool, overrides: Partial<InsertUserInput> = {}) {
   const user = await buildUser(pool, overrides);
   return { user, token: await tokenFor(pool, user) };
+}
+
+/** A project owned by `ownerId`, with its default subscription. */
+export async function buildProject(pool: DatabasePool, ownerId: number, overrides: { name?: string; isPublic?: boolean } = {}): Promise<number> {
+  counter += 1;
+  return pool.transaction((tx) =>
+    createProject(tx, { ownerId, name: overrides.name ?? `Project ${counter}`, ...(overrides.isPublic !== undefined ? { isPublic: overrides.isPublic } : {}) }),
+  );
+}
+
+/** A team owned by `ownerId`, with `members` (user id → role id) and the given projects attached. */
+export async function buildTeam(pool: DatabasePool, ownerId: number, members: Record<number, number> = {}, projectIds: number[] = []): Promise<number> {
+  return pool.transaction(async (tx) => {
+    const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
+      insert into teams (owner_id, name) values (${ownerId}, ${`Team ${(counter += 1)}`}) returning id`);
+    await tx.query(sql.type(z.object({}))`insert into team_members (team_id, user_id, role_id) values (${id}, ${ownerId}, 1)`);
+    for (const [userId, roleId] of Object.entries(members)) {
+      await tx.query(sql.type(z.object({}))`insert into team_members (team_id, user_id, role_id) values (${id}, ${Number(userId)}, ${roleId})`);
+    }
+    for (const projectId of projectIds) await tx.query(sql.type(z.object({}))`insert into team_projects (team_id, project_id) values (${id}, ${projectId})`);
+    return id;
+  });
 }

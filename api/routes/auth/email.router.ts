@@ -7,6 +7,7 @@ import { checkVerification, verificationLink } from "../../../shared/auth/emailV
 import { findUserById, markEmailVerified } from "../../../shared/db/users.ts";
 import { AppError, invalid } from "../../../shared/errors.ts";
 import { enqueueMail } from "../../../shared/mail/enqueueMail.ts";
+import { acceptInvitations } from "../../../shared/teams/invitations.ts";
 import { currentUser } from "../../context.ts";
 import { defineRoute } from "../route.ts";
 import { messageResponse, tokenResponse, verifyEmailParams, verifyEmailQuery } from "./auth.schema.ts";
@@ -38,11 +39,13 @@ const verify = defineRoute({
     const check = user ? checkVerification(config.appKey, user, params.hash, query.expires, query.signature) : "invalid";
     if (check === "invalid") throw new AppError(403, "invalid_signature", "This verification link is invalid.");
     if (check === "expired") throw invalid({ expires: ["This verification link has expired; ask for a new one."] });
-    await markEmailVerified(pool, user!.id);
+    const invitations = await pool.transaction(async (tx) => {
+      await markEmailVerified(tx, user!.id);
+      return acceptInvitations(tx, user!);
+    });
     const verified = (await findUserById(pool, user!.id))!;
     const { has_pending_invitation: _h, monthly_credits_awarded: _m, ...session } = await loginResponse(ctx.deps, verified, "Your e-mail address has been verified.");
-    // Accepting a pending team invitation on verification arrives with teams.
-    ctx.body = { ...session, invitation_auto_accepted: false, project_name: null };
+    ctx.body = { ...session, invitation_auto_accepted: invitations.accepted, project_name: invitations.projectName };
   },
 });
 

@@ -12,7 +12,7 @@ import { openText } from "../../../shared/crypto.ts";
 import { emailTaken, freeUsername, insertUser, usernameTaken } from "../../../shared/db/users.ts";
 import { AppError, invalid } from "../../../shared/errors.ts";
 import { enqueueMail } from "../../../shared/mail/enqueueMail.ts";
-import { hasPendingInvitation } from "../../../shared/auth/invitations.ts";
+import { claimInvitation, hasPendingInvitation, invitationValid } from "../../../shared/teams/invitations.ts";
 import { presentUser, userResource } from "../../presenters/user.ts";
 import { defineRoute } from "../route.ts";
 import { login2faBody, loginBody, registerBody, tokenResponse, twoFactorRequiredResponse } from "./auth.schema.ts";
@@ -36,11 +36,15 @@ const register = defineRoute({
     const errors: Record<string, string[]> = {};
     if (await emailTaken(pool, body.email)) errors.email = ["The email has already been taken."];
     if (body.username && (await usernameTaken(pool, body.username))) errors.username = ["The username has already been taken."];
+    if (body.invitation_token && !(await invitationValid(pool, body.invitation_token, body.email))) {
+      errors.invitation_token = ["The invitation is invalid, expired, or addressed to another e-mail address."];
+    }
     if (Object.keys(errors).length) throw invalid(errors);
     const passwordHash = await hashPassword(body.password);
     const user = await pool.transaction(async (tx) => {
       const username = body.username ?? (await freeUsername(tx, body.email.split("@")[0]!));
       const created = await insertUser(tx, { name: body.name, username, email: body.email, passwordHash, language: body.language ?? "en" });
+      if (body.invitation_token) await claimInvitation(tx, body.invitation_token, created.email, created.id);
       await enqueueMail(tx, {
         to: created.email,
         kind: "verify_email",

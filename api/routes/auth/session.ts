@@ -5,7 +5,7 @@
 import type { UserRow } from "../../../shared/db/users.ts";
 import type { AppDeps } from "../../context.ts";
 import { presentUser } from "../../presenters/user.ts";
-import { hasPendingInvitation } from "../../../shared/auth/invitations.ts";
+import { hasPendingInvitation } from "../../../shared/teams/invitations.ts";
 
 export const LOGIN_TOKEN_TTL_S = 86_400;
 

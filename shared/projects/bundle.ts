@@ -1,0 +1,146 @@
+/**
+ * Project bundles (DESIGN §11): a project exported as one versioned JSON document and
+ * imported under another owner. Each area that keeps data in a project registers a
+ * section (schemas, templates, …) with its own zod schema and export/import functions;
+ * sections import in registration order and share an id map, so later sections can
+ * translate references to rows an earlier section created.
+ */
+import { z } from "zod";
+import type { CommonQueryMethods } from "../db/pool.ts";
+import { sql } from "../db/pool.ts";
+import { createProject } from "./createProject.ts";
+
+export const BUNDLE_FORMAT = "schemaforge-project";
+export const BUNDLE_VERSION = 1;
+export const BUNDLE_MAX_BYTES = 10 * 1024 * 1024;
+
+export interface ImportContext {
+  projectId: number;
+  userId: number;
+  /** Old id → new id, per section, for cross-references. */
+  ids: Map<string, Map<number, number>>;
+}
+
+export interface BundleSection<T = unknown> {
+  name: string;
+  schema: z.ZodType<T>;
+  export(conn: CommonQueryMethods, projectId: number): Promise<T>;
+  import(tx: CommonQueryMethods, data: T, ctx: ImportContext): Promise<void>;
+  /** How many records the section holds (for the validation summary). */
+  count(data: T): number;
+}
+
+const sections: BundleSection[] = [];
+
+/** Adds a section to every bundle. */
+export function registerBundleSection<T>(section: BundleSection<T>): void {
+  if (sections.some((s) => s.name === section.name)) throw new Error(`bundle section ${section.name} registered twice`);
+  sections.push(section);
+}
+
+const projectPart = z.object({
+  name: z.string().trim().min(1).max(255),
+  description: z.string().max(5000).default(""),
+  is_public: z.boolean().default(false),
+  allow_join_requests: z.boolean().default(false),
+  form_designer_snap_to_grid: z.boolean().default(true),
+  form_designer_grid_size: z.number().int().min(1).max(200).default(10),
+});
+
+const envelope = z.object({
+  format: z.literal(BUNDLE_FORMAT, { error: `The format field must be "${BUNDLE_FORMAT}".` }),
+  version: z.number().int(),
+  exported_at: z.string().optional(),
+  project: projectPart,
+  sections: z.record(z.string(), z.unknown()).default({}),
+});
+
+export interface Bundle {
+  format: typeof BUNDLE_FORMAT;
+  version: number;
+  exported_at: string;
+  project: z.infer<typeof projectPart>;
+  sections: Record<string, unknown>;
+}
+
+const projectRow = z.object({
+  name: z.string(),
+  description: z.string(),
+  is_public: z.boolean(),
+  allow_join_requests: z.boolean(),
+  form_designer_snap_to_grid: z.boolean(),
+  form_designer_grid_size: z.number(),
+});
+
+/** Builds the bundle of a project. */
+export async function exportProject(conn: CommonQueryMethods, projectId: number): Promise<Bundle> {
+  const project = await conn.one(sql.type(projectRow)`
+    select name, description, is_public, allow_join_requests, form_designer_snap_to_grid, form_designer_grid_size
+    from projects where id = ${projectId}`);
+  const data: Record<string, unknown> = {};
+  for (const section of sections) data[section.name] = await section.export(conn, projectId);
+  return { format: BUNDLE_FORMAT, version: BUNDLE_VERSION, exported_at: new Date().toISOString(), project, sections: data };
+}
+
+export type BundleCheck =
+  | { valid: true; bundle: Bundle; parsed: Record<string, unknown>; summary: Record<string, number | string> }
+  | { valid: false; errors: Record<string, string[]> };
+
+/** Validates a bundle (already parsed JSON) without writing anything. */
+export function checkBundle(input: unknown, size: number): BundleCheck {
+  if (size > BUNDLE_MAX_BYTES) {
+    return { valid: false, errors: { bundle: [`The bundle is ${size} bytes; at most ${BUNDLE_MAX_BYTES} bytes can be imported.`] } };
+  }
+  const outer = envelope.safeParse(input);
+  if (!outer.success) return { valid: false, errors: issuesToErrors(outer.error.issues, []) };
+  if (outer.data.version !== BUNDLE_VERSION) {
+    return { valid: false, errors: { version: [`Bundle version ${outer.data.version} is not supported; this server reads version ${BUNDLE_VERSION}.`] } };
+  }
+  const errors: Record<string, string[]> = {};
+  const parsed: Record<string, unknown> = {};
+  const summary: Record<string, number | string> = { name: outer.data.project.name };
+  for (const name of Object.keys(outer.data.sections)) {
+    if (!sections.some((s) => s.name === name)) errors[`sections.${name}`] = [`Unknown section ${name}.`];
+  }
+  for (const section of sections) {
+    const raw = outer.data.sections[section.name];
+    if (raw === undefined) continue;
+    const result = section.schema.safeParse(raw);
+    if (!result.success) Object.assign(errors, issuesToErrors(result.error.issues, ["sections", section.name]));
+    else {
+      parsed[section.name] = result.data;
+      summary[section.name] = section.count(result.data);
+    }
+  }
+  if (Object.keys(errors).length) return { valid: false, errors };
+  return { valid: true, bundle: { ...outer.data, exported_at: outer.data.exported_at ?? "" }, parsed, summary };
+}
+
+function issuesToErrors(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[]): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  for (const issue of issues.slice(0, 50)) {
+    const key = [...prefix, ...issue.path].map(String).join(".") || "bundle";
+    (errors[key] ??= []).push(issue.message);
+  }
+  return errors;
+}
+
+/** Creates the project of a checked bundle under `ownerId`; returns its id. */
+export async function importProject(tx: CommonQueryMethods, check: Extract<BundleCheck, { valid: true }>, ownerId: number): Promise<number> {
+  const p = check.bundle.project;
+  const projectId = await createProject(tx, {
+    ownerId,
+    name: p.name,
+    description: p.description,
+    isPublic: p.is_public,
+    allowJoinRequests: false,
+    formDesignerSnapToGrid: p.form_designer_snap_to_grid,
+    formDesignerGridSize: p.form_designer_grid_size,
+  });
+  const ctx: ImportContext = { projectId, userId: ownerId, ids: new Map() };
+  for (const section of sections) {
+    const data = check.parsed[section.name];
+    if (data !== undefined) await section.import(tx, data, ctx);
+  }
+  return projectId;
+}

@@ -1,0 +1,72 @@
+/**
+ * Team invitations for people without an account: a random token (stored hashed, valid 7
+ * days) e-mailed to the address. Registering with the token (and the same address) ties
+ * the invitation to the new account; verifying the e-mail address then accepts it, adding
+ * the person to the team with the invited role.
+ */
+import { z } from "zod";
+import { randomToken, sha256 } from "../crypto.ts";
+import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
+
+export const INVITATION_TTL_DAYS = 7;
+
+/** Creates (or renews) the invitation of `email` to a team; returns the plain token. */
+export async function createInvitation(
+  tx: CommonQueryMethods,
+  input: { teamId: number; email: string; roleId: number; invitedBy: number },
+): Promise<{ token: string; expiresAt: Date }> {
+  await tx.query(sql.type(ignoredRow)`
+    delete from team_invitations where team_id = ${input.teamId} and lower(email) = lower(${input.email}) and accepted_at is null`);
+  const token = randomToken(32);
+  const expiresAt = await tx.oneFirst(sql.type(z.object({ expires_at: z.date() }))`
+    insert into team_invitations (team_id, email, role_id, token_hash, invited_by, expires_at)
+    values (${input.teamId}, ${input.email}, ${input.roleId}, ${sql.binary(sha256(token))}, ${input.invitedBy},
+      now() + make_interval(days => ${INVITATION_TTL_DAYS}))
+    returning expires_at`);
+  return { token, expiresAt };
+}
+
+/** Whether `email` has an invitation waiting. */
+export async function hasPendingInvitation(conn: CommonQueryMethods, email: string): Promise<boolean> {
+  return conn.exists(sql.type(z.object({}))`
+    select 1 from team_invitations where lower(email) = lower(${email}) and accepted_at is null and expires_at > now()`);
+}
+
+/** Ties an invitation token to a registration; false when the token is unknown, used, expired or for another address. */
+export async function claimInvitation(tx: CommonQueryMethods, token: string, email: string, userId: number): Promise<boolean> {
+  const row = await tx.maybeOne(sql.type(z.object({ id: z.number() }))`
+    update team_invitations set registered_user_id = ${userId}
+    where token_hash = ${sql.binary(sha256(token))} and accepted_at is null and expires_at > now() and lower(email) = lower(${email})
+    returning id`);
+  return row !== null;
+}
+
+/** Checks an invitation token before registration (same conditions as `claimInvitation`). */
+export async function invitationValid(conn: CommonQueryMethods, token: string, email: string): Promise<boolean> {
+  return conn.exists(sql.type(z.object({}))`
+    select 1 from team_invitations
+    where token_hash = ${sql.binary(sha256(token))} and accepted_at is null and expires_at > now() and lower(email) = lower(${email})`);
+}
+
+/**
+ * Accepts the invitations of a user whose address was just verified: those claimed at
+ * registration and any other still open for the address. Returns whether any was accepted
+ * and the name of a project the first team shares (for the welcome message).
+ */
+export async function acceptInvitations(tx: CommonQueryMethods, user: { id: number; email: string }): Promise<{ accepted: boolean; projectName: string | null }> {
+  const invitations = await tx.any(sql.type(z.object({ id: z.number(), team_id: z.number(), role_id: z.number() }))`
+    select id, team_id, role_id from team_invitations
+    where accepted_at is null and expires_at > now() and (registered_user_id = ${user.id} or lower(email) = lower(${user.email}))
+    order by created_at for update`);
+  for (const invitation of invitations) {
+    await tx.query(sql.type(ignoredRow)`
+      insert into team_members (team_id, user_id, role_id) values (${invitation.team_id}, ${user.id}, ${invitation.role_id})
+      on conflict (team_id, user_id) do nothing`);
+    await tx.query(sql.type(ignoredRow)`update team_invitations set accepted_at = now(), registered_user_id = ${user.id} where id = ${invitation.id}`);
+  }
+  if (invitations.length === 0) return { accepted: false, projectName: null };
+  const projectName = await tx.maybeOneFirst(sql.type(z.object({ name: z.string() }))`
+    select p.name from team_projects tp join projects p on p.id = tp.project_id
+    where tp.team_id = ${invitations[0]!.team_id} and p.deleted_at is null order by tp.attached_at, p.id limit 1`);
+  return { accepted: true, projectName };
+}
