@@ -1,0 +1,213 @@
+/**
+ * Schema parsing: throughput (MB/s) and peak memory on a generated 300-table pg_dump
+ * --schema-only output and a 300-table mariadb-dump --no-data output, against
+ * node-sql-parser on the same files (statement by statement, since it stops at the first
+ * statement it cannot read) and libpg-query (PostgreSQL's own parser) on the PostgreSQL
+ * file, in the same run. Each parser runs in its own child process, so the peak RSS it
+ * reports is its own. Also counted: statements and tables each one understands.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { limitFigure, ratioFigure, report, type Figure } from "./report.ts";
+
+const TABLES = 300;
+const TYPES_PG = ["integer", "bigint", "smallint", "text", "character varying(120)", "numeric(12,2)", "boolean", "timestamp with time zone", "date", "uuid", "jsonb", "character(3)", "double precision"];
+const TYPES_MY = ["int(11)", "bigint(20) unsigned", "smallint(6)", "text", "varchar(120)", "decimal(12,2)", "tinyint(1)", "datetime", "date", "char(36)", "longtext", "char(3)", "double"];
+
+/** A pg_dump --schema-only style dump: SET lines, sequences, OWNER TO, ALTER TABLE ONLY keys, indexes, comments. */
+function pgDump(): string {
+  const out = ["--\n-- PostgreSQL database dump\n--\n", "SET statement_timeout = 0;\nSET client_encoding = 'UTF8';\nSET standard_conforming_strings = on;", "SELECT pg_catalog.set_config('search_path', '', false);", "SET default_tablespace = '';\n"];
+  const post: string[] = [];
+  for (let i = 0; i < TABLES; i++) {
+    const name = `table_${i}`;
+    out.push(`--\n-- Name: ${name}_id_seq; Type: SEQUENCE; Schema: public; Owner: app\n--\n\nCREATE SEQUENCE public.${name}_id_seq\n    START WITH 1\n    INCREMENT BY 1\n    NO MINVALUE\n    NO MAXVALUE\n    CACHE 1;\n\nALTER TABLE public.${name}_id_seq OWNER TO app;\n`);
+    const cols = [`    id integer DEFAULT nextval('public.${name}_id_seq'::regclass) NOT NULL`];
+    if (i > 0) cols.push(`    parent_id integer`);
+    for (let c = 0; c < 10 + (i % 6); c++) {
+      const type = TYPES_PG[(i + c) % TYPES_PG.length]!;
+      const def = c % 4 !== 1 ? "" : /char|text/.test(type) ? " DEFAULT ''::text" : /int|numeric|double/.test(type) ? " DEFAULT 0" : type === "boolean" ? " DEFAULT false" : "";
+      cols.push(`    col_${c} ${type}${def}${c % 3 === 0 ? " NOT NULL" : ""}`);
+    }
+    cols.push("    created_at timestamp with time zone DEFAULT now() NOT NULL");
+    out.push(`--\n-- Name: ${name}; Type: TABLE; Schema: public; Owner: app\n--\n\nCREATE TABLE public.${name} (\n${cols.join(",\n")}\n);\n\nALTER TABLE public.${name} OWNER TO app;\n`);
+    out.push(`COMMENT ON TABLE public.${name} IS 'Generated table number ${i}';\n`);
+    post.push(`ALTER TABLE ONLY public.${name}\n    ADD CONSTRAINT ${name}_pkey PRIMARY KEY (id);\n`);
+    post.push(`CREATE INDEX ${name}_created_idx ON public.${name} USING btree (created_at);\n`);
+    if (i > 0) post.push(`ALTER TABLE ONLY public.${name}\n    ADD CONSTRAINT ${name}_parent_fkey FOREIGN KEY (parent_id) REFERENCES public.table_${i - 1}(id) ON DELETE CASCADE;\n`);
+    if (i % 25 === 0) out.push(`CREATE VIEW public.view_${i} AS\n SELECT ${name}.id, ${name}.created_at\n   FROM public.${name};\n\nALTER TABLE public.view_${i} OWNER TO app;\n`);
+  }
+  return `${[...out, ...post].join("\n")}\n--\n-- PostgreSQL database dump complete\n--\n`;
+}
+
+/** A mariadb-dump --no-data style dump: conditional comments, backticks, inline keys, ENGINE options. */
+function mariadbDump(): string {
+  const out = ["-- MariaDB dump 10.19  Distrib 10.11.6-MariaDB\n", "/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */;\n/*!40101 SET NAMES utf8mb4 */;\n/*!40014 SET @OLD_FOREIGN_KEY_CHECKS=@@FOREIGN_KEY_CHECKS, FOREIGN_KEY_CHECKS=0 */;\n"];
+  for (let i = 0; i < TABLES; i++) {
+    const name = `table_${i}`;
+    const cols = ["  `id` int(11) NOT NULL AUTO_INCREMENT"];
+    if (i > 0) cols.push("  `parent_id` int(11) DEFAULT NULL");
+    for (let c = 0; c < 10 + (i % 6); c++) cols.push(`  \`col_${c}\` ${TYPES_MY[(i + c) % TYPES_MY.length]}${c % 3 === 0 ? " NOT NULL" : " DEFAULT NULL"}`);
+    cols.push("  `created_at` timestamp NOT NULL DEFAULT current_timestamp()", "  PRIMARY KEY (`id`)", "  KEY `created_idx` (`created_at`)");
+    if (i > 0) cols.push("  KEY `parent_idx` (`parent_id`)", `  CONSTRAINT \`${name}_parent_fk\` FOREIGN KEY (\`parent_id\`) REFERENCES \`table_${i - 1}\` (\`id\`) ON DELETE CASCADE`);
+    out.push(
+      `--\n-- Table structure for table \`${name}\`\n--\n\nDROP TABLE IF EXISTS \`${name}\`;\n/*!40101 SET @saved_cs_client     = @@character_set_client */;\n/*!40101 SET character_set_client = utf8mb4 */;\nCREATE TABLE \`${name}\` (\n${cols.join(",\n")}\n) ENGINE=InnoDB AUTO_INCREMENT=${i + 1} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci COMMENT='Generated table ${i}';\n/*!40101 SET character_set_client = @saved_cs_client */;\n`,
+    );
+  }
+  out.push("/*!40014 SET FOREIGN_KEY_CHECKS=@OLD_FOREIGN_KEY_CHECKS */;\n-- Dump completed\n");
+  return out.join("\n");
+}
+
+/** What one parser did with one file, measured in a child process. */
+interface Measure {
+  mbPerSec: number;
+  peakMb: number;
+  /** RSS after loading the parser and the file, before parsing. */
+  baseMb: number;
+  statements: number;
+  understood: number;
+  tables: number;
+}
+
+const self = fileURLToPath(import.meta.url);
+
+const NODE_SQL_PARSER_DB: Record<string, string> = { PostgreSQL: "PostgresQL", MySQL: "MariaDB", SQLite: "Sqlite", MSSQL: "TransactSQL" };
+
+/** Statements for a parser that takes one at a time: split at `;` line ends and T-SQL GO lines. */
+const pieces = (text: string) => text.split(/;[ \t]*\r?\n|\r?\n[ \t]*GO[ \t]*\r?\n/i).filter((s) => s.replace(/--[^\n]*\n?/g, "").replace(/\/\*[\s\S]*?\*\//g, "").trim());
+
+/** A function that parses the text and counts what it understood. */
+async function runner(parser: string, dialect: string): Promise<(text: string) => Omit<Measure, "mbPerSec" | "peakMb" | "baseMb">> {
+  if (parser === "ours") {
+    const { parseDdl } = await import("../../shared/sqlddl/index.ts");
+    return (text) => {
+      const r = parseDdl(text, dialect as "MySQL");
+      return { statements: r.statements.understood + r.statements.skipped, understood: r.statements.understood, tables: r.schema.tables.length };
+    };
+  }
+  if (parser === "node-sql-parser") {
+    const { Parser } = (await import("node-sql-parser")).default;
+    const p = new Parser();
+    const database = NODE_SQL_PARSER_DB[dialect];
+    return (text) => {
+      // it stops at the first statement it cannot read, so it gets them one at a time
+      const all = pieces(text);
+      let understood = 0;
+      let tables = 0;
+      for (const piece of database ? all : []) {
+        try {
+          const ast = p.astify(piece, { database });
+          understood++;
+          for (const node of Array.isArray(ast) ? ast : [ast]) if (node.type === "create" && (node as { keyword?: string }).keyword === "table") tables++;
+        } catch {
+          continue;
+        }
+      }
+      return { statements: all.length, understood, tables };
+    };
+  }
+  const lib = await import("libpg-query");
+  await lib.loadModule();
+  const count = (sql: string) => {
+    const stmts = lib.parseSync(sql).stmts ?? [];
+    return { understood: stmts.length, tables: stmts.filter((x) => x.stmt && "CreateStmt" in x.stmt).length };
+  };
+  return (text) => {
+    try {
+      return { statements: count(text).understood, ...count(text) };
+    } catch {
+      // a file with psql commands in it: statement by statement
+      const all = pieces(text);
+      const sum = { statements: all.length, understood: 0, tables: 0 };
+      for (const piece of all) {
+        try {
+          const r = count(piece);
+          sum.understood += r.understood;
+          sum.tables += r.tables;
+        } catch {
+          continue;
+        }
+      }
+      return sum;
+    }
+  };
+}
+
+function measure(parser: string, file: string, dialect: string): Measure {
+  const child = spawnSync(process.execPath, ["--expose-gc", self, "--child", parser, file, dialect], { encoding: "utf8", maxBuffer: 1 << 20 });
+  if (child.status !== 0) throw new Error(`${parser} on ${path.basename(file)} failed: ${child.stderr}`);
+  return JSON.parse(child.stdout) as Measure;
+}
+
+/** Tables each parser finds in the shared corpus (real sample-database DDL), per dialect. */
+function corpusFigures(): Figure[] {
+  const corpus = path.resolve(path.dirname(self), "../../../shared/corpus");
+  if (!existsSync(corpus)) {
+    process.stderr.write("SQL corpus not found beside the repository: corpus figures skipped\n");
+    return [];
+  }
+  const figures: Figure[] = [];
+  for (const [folder, dialect] of Object.entries({ postgresql: "PostgreSQL", mysql: "MySQL", sqlite: "SQLite", mssql: "MSSQL", firebird: "Firebird" })) {
+    const files = readdirSync(path.join(corpus, folder)).filter((f) => f.endsWith(".sql")).map((f) => path.join(corpus, folder, f));
+    const total = (parser: string) => files.map((f) => measure(parser, f, dialect)).reduce((a, m) => ({ tables: a.tables + m.tables, understood: a.understood + m.understood, statements: a.statements + m.statements }), { tables: 0, understood: 0, statements: 0 });
+    const ours = total("ours");
+    const nsp = total("node-sql-parser");
+    const libpg = dialect === "PostgreSQL" ? total("libpg-query") : null;
+    const note = `${files.length} files; node-sql-parser ${nsp.understood}/${nsp.statements} statements${libpg ? `; libpg-query ${libpg.tables} tables, ${libpg.understood}/${libpg.statements} statements` : ""}`;
+    if (NODE_SQL_PARSER_DB[dialect]) figures.push(ratioFigure(`sqlparse.corpus.${folder}.tables_vs_node_sql_parser`, ours.tables, nsp.tables, "tables", 1, note));
+    else figures.push({ name: `sqlparse.corpus.${folder}.tables`, value: ours.tables, unit: "tables", baseline: null, ratio: null, target: "no baseline", met: true, note: `${files.length} files; node-sql-parser has no ${dialect} mode` });
+  }
+  return figures;
+}
+
+/** Child process: parse one file with one parser and print the Measure as JSON. */
+async function child(): Promise<void> {
+  const [, , , parser, file, dialect] = process.argv;
+  const text = readFileSync(file!, "utf8");
+  const run = await runner(parser!, dialect!);
+  const baseMb = process.memoryUsage().rss / 1048576;
+  let result = run(text); // the first run sets the peak
+  const peakMb = process.resourceUsage().maxRSS / 1024;
+  const started = performance.now();
+  let runs = 0;
+  while (performance.now() - started < 2000 || runs < 3) {
+    result = run(text);
+    runs++;
+  }
+  const seconds = (performance.now() - started) / 1000 / runs;
+  process.stdout.write(JSON.stringify({ ...result, mbPerSec: Buffer.byteLength(text) / 1e6 / seconds, peakMb, baseMb } satisfies Measure));
+}
+
+
+/** Parent process: write the dumps, measure every parser in a child, report. */
+function main(): void {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "sqlparse-bench-"));
+  try {
+    const pgFile = path.join(dir, "pg_dump.sql");
+    const myFile = path.join(dir, "mariadb_dump.sql");
+    writeFileSync(pgFile, pgDump());
+    writeFileSync(myFile, mariadbDump());
+    const size = (f: string) => `${(readFileSync(f).length / 1e6).toFixed(2)} MB`;
+    const pg = { ours: measure("ours", pgFile, "PostgreSQL"), nsp: measure("node-sql-parser", pgFile, "PostgreSQL"), libpg: measure("libpg-query", pgFile, "PostgreSQL") };
+    const my = { ours: measure("ours", myFile, "MySQL"), nsp: measure("node-sql-parser", myFile, "MySQL") };
+    const counted = (m: Measure) => `${m.understood}/${m.statements} statements, ${m.tables} tables`;
+    const figures: Figure[] = [
+      ratioFigure("sqlparse.pg_dump.throughput_vs_node_sql_parser", pg.ours.mbPerSec, pg.nsp.mbPerSec, "MB/s", 5, `${size(pgFile)}; node-sql-parser: ${counted(pg.nsp)}`),
+      ratioFigure("sqlparse.pg_dump.throughput_vs_libpg_query", pg.ours.mbPerSec, pg.libpg.mbPerSec, "MB/s", 1, `libpg-query: ${counted(pg.libpg)}`),
+      ratioFigure("sqlparse.pg_dump.tables_understood", pg.ours.tables, TABLES, "tables", 1, `ours: ${counted(pg.ours)}`),
+      limitFigure("sqlparse.pg_dump.peak_rss", pg.ours.peakMb, "MB", Math.round(pg.nsp.peakMb), pg.nsp.peakMb, `before parsing ${Math.round(pg.ours.baseMb)} MB (node-sql-parser ${Math.round(pg.nsp.baseMb)}); libpg-query peak ${Math.round(pg.libpg.peakMb)} MB`),
+      ratioFigure("sqlparse.mariadb_dump.throughput_vs_node_sql_parser", my.ours.mbPerSec, my.nsp.mbPerSec, "MB/s", 5, `${size(myFile)}; node-sql-parser: ${counted(my.nsp)}`),
+      ratioFigure("sqlparse.mariadb_dump.tables_understood", my.ours.tables, TABLES, "tables", 1, `ours: ${counted(my.ours)}`),
+      limitFigure("sqlparse.mariadb_dump.peak_rss", my.ours.peakMb, "MB", Math.round(my.nsp.peakMb), my.nsp.peakMb, `before parsing ${Math.round(my.ours.baseMb)} MB (node-sql-parser ${Math.round(my.nsp.baseMb)})`),
+    ];
+    figures.push(...corpusFigures());
+    report(`Schema parsing (${TABLES}-table dumps; own parser vs node-sql-parser and libpg-query)`, figures);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === "--child") await child();
+else main();
