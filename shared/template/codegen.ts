@@ -170,8 +170,12 @@ class Generator {
   /** Filtered values computed once per unit run or loop iteration. */
   readonly reuse: Reuse;
 
-  constructor(counts: Map<string, number> | null) {
+  /** True for a file name: values are also checked to be plain path parts. */
+  readonly pathParts: boolean;
+
+  constructor(counts: Map<string, number> | null, pathParts: boolean) {
     this.reuse = new Reuse(counts);
+    this.pathParts = pathParts;
   }
 
   /** Ends the unit body's reuse region. */
@@ -206,18 +210,18 @@ class Generator {
           base = base.operand;
         }
         const wrap = names.reduce((acc, name) => this.applyFilter(name, acc), "v");
-        if (base.type === "path" && names.length > 0) {
+        let expr: string;
+        if (base.type === "path") {
           const site = this.site(node.pos, base.segments.join("."));
           const raw = this.lookup(base, frames);
-          const c = this.reuse.variable(raw, `${raw}|${names.join("|")}`);
+          const c = names.length ? this.reuse.variable(raw, `${raw}|${names.join("|")}`) : null;
           const filtered = c === null ? `$S(${wrap})` : `${c} !== undefined ? ${c} : (${c} = $S(${wrap}))`;
-          this.emit(`out += (v = ${raw}) === undefined ? rt.miss(${site}) : ${filtered};`);
-        } else if (base.type === "path") {
-          const site = this.site(node.pos, base.segments.join("."));
-          this.emit(`out += (v = ${this.lookup(base, frames)}) === undefined ? rt.miss(${site}) : $S(v);`);
+          expr = `(v = ${raw}) === undefined ? rt.miss(${site}) : ${filtered}`;
         } else {
-          this.emit(`v = ${this.value(base, frames)}; out += $S(${wrap});`);
+          expr = `(v = ${this.value(base, frames)}, $S(${wrap}))`;
         }
+        // In a file name, note whether every value is a plain path part (see generateUnit).
+        this.emit(this.pathParts ? `out += (w = ${expr}, plain = plain && $Q.test(w), w);` : `out += ${expr};`);
         break;
       }
       case "for": {
@@ -279,11 +283,17 @@ class Generator {
 /**
  * Generates the source of one unit. `repeatNames` are the names a repeated file binds its
  * element to (the element arrives as `r0`, its index as `ri`, the count as `rn`).
+ *
+ * With `pathParts` (a file name), the unit also sets `rt.plainName`: true when every value it
+ * inserted is non-empty and free of `/`, `\`, `.`, `:` and control characters. Such values
+ * cannot change how the name's static text splits into segments, so when that text is itself a
+ * plain path the result needs no normalising: checking short flat values is much cheaper than
+ * scanning the freshly concatenated name.
  */
-export function generateUnit(nodes: Node[], repeatNames: string[] | null): UnitSource {
+export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathParts = false): UnitSource {
   const frames: Frame[] = repeatNames ? [{ elem: "r0", idx: "ri", len: "rn", names: repeatNames }] : [];
   const pass = (counts: Map<string, number> | null) => {
-    const g = new Generator(counts);
+    const g = new Generator(counts, pathParts);
     g.reuse.open(null, g.reserve());
     g.nodes(nodes, frames);
     g.finish();
@@ -294,6 +304,8 @@ export function generateUnit(nodes: Node[], repeatNames: string[] | null): UnitS
   // `out | 0` flattens the rope that `+=` built (as the flatstr package does): a flat string is
   // one object for the garbage collector instead of one per piece, which halves GC time when
   // hundreds of files are kept until the render ends.
-  const body = `let out = "", v, t, f, g, it = 0; const IL = rt.maxIterations, OL = rt.maxOutputBytes;\n${g.source()}\nout | 0;\nreturn out;`;
+  const head = `let out = "", v, t, f, g, it = 0${pathParts ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes;`;
+  const tail = pathParts ? "rt.plainName = plain;\nreturn out;" : "out | 0;\nreturn out;";
+  const body = `${head}\n${g.source()}\n${tail}`;
   return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters] };
 }

@@ -5,6 +5,7 @@
  */
 import { generateUnit, type CodeSite, type Site } from "./codegen.ts";
 import { TemplateError } from "./errors.ts";
+import { fuse } from "./fuse.ts";
 import { parsePath, type PathExpr } from "./expression.ts";
 import { SourceMap } from "./errors.ts";
 import { singularize } from "./inflect.ts";
@@ -32,6 +33,8 @@ export interface CompiledFile {
   /** True for a partial (last path segment starts with `_`): includable, never written out. */
   partial: boolean;
   name: Unit;
+  /** True when the name's static text, with each value standing for one plain word, is a plain path (see generateUnit). */
+  plainSkeleton: boolean;
   body: Unit;
 }
 
@@ -42,11 +45,11 @@ export interface CompiledTemplate {
   files: CompiledFile[];
 }
 
-/** Compiles one generated unit into a function. */
-function build(nodes: Node[], repeatNames: string[] | null): Unit {
-  const unit = generateUnit(nodes, repeatNames);
+/** Compiles one generated unit into a function (`pathParts` for a file name, see generateUnit). */
+function build(nodes: Node[], repeatNames: string[] | null, pathParts = false): Unit {
+  const unit = generateUnit(fuse(nodes), repeatNames, pathParts);
   const bind = unit.filters.map((n) => `const $f_${n} = $F[${JSON.stringify(n)}], $m_${n} = $C[${JSON.stringify(n)}];`).join(" ");
-  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, F: $F, C: $C } = $helpers; ${bind}
+  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, Q: $Q, F: $F, C: $C } = $helpers; ${bind}
 return ${unit.async ? "async " : ""}function unit(root, rt, r0, ri, rn) {
 ${unit.body}
 };`;
@@ -63,6 +66,16 @@ function repeatNames(path: PathExpr): string[] {
   const single = singularize(last);
   const usable = single !== last && /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(single) && single !== "item" && single !== "loop";
   return usable ? ["item", single] : ["item"];
+}
+
+/** Whether a file name, each placeholder standing for the word `x`, is already a normal safe path. */
+function isPlainSkeleton(nodes: Node[]): boolean {
+  const skeleton = nodes.map((n) => (n.type === "text" ? n.value : "x")).join("");
+  try {
+    return normalizePath(skeleton) === skeleton;
+  } catch {
+    return false;
+  }
 }
 
 const isPartial = (fileName: string) => /(^|\/)_[^/]*$/.test(fileName);
@@ -114,7 +127,15 @@ function compileUncached(source: TemplateSource): CompileResult {
   if (issues.length) return { ok: false, issues };
   const compiledFiles = parsed.map(({ f, nodes, nameNodes, repeat }): CompiledFile => {
     const names = repeat ? repeat.names : null;
-    return { fileName: f.file_name, order: f.order ?? 0, repeat, partial: isPartial(f.file_name), name: build(nameNodes, names), body: build(nodes, names) };
+    return {
+      fileName: f.file_name,
+      order: f.order ?? 0,
+      repeat,
+      partial: isPartial(f.file_name),
+      name: build(nameNodes, names, true),
+      plainSkeleton: isPlainSkeleton(nameNodes),
+      body: build(nodes, names),
+    };
   });
   return { ok: true, template: { content: build(contentNodes, null), files: compiledFiles } };
 }

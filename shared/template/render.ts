@@ -49,7 +49,8 @@ function pathOf(file: CompiledFile, place: Place, scope: Record<string, unknown>
   let problem: string | null = null;
   let path = "";
   try {
-    path = normalizePath(rendered);
+    // See generateUnit: plain values in a plain skeleton make a path that needs no normalising.
+    path = file.plainSkeleton && rt.plainName && rendered.length <= 255 ? rendered : normalizePath(rendered);
     const other = taken.owner(path);
     if (other !== undefined) problem = `Output path \`${path}\` is produced twice (also by \`${other}\`).`;
   } catch (e) {

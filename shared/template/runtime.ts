@@ -19,8 +19,12 @@ const P = (o: unknown, k: string): unknown =>
 /** Whether loop element `o` is an object with own field `k` (unqualified names resolve to it). */
 const H = (o: unknown, k: string): boolean => typeof o === "object" && o !== null && hasOwn(o, k);
 
+/** A value that is a plain part of a path: non-empty, no `/`, `\`, `.`, `:` or control character. */
+// eslint-disable-next-line no-control-regex
+const Q = /^[^/\\.:\u0000-\u001f\u007f]+$/;
+
 /** The helper table handed to every compiled unit. */
-export const helpers = { S, T, P, H, F: filters, C: filterCaches };
+export const helpers = { S, T, P, H, Q, F: filters, C: filterCaches };
 
 /** The `loop` object of a loop at index `i` of `n` elements. */
 export const loopObject = (i: number, n: number) => ({ index: i, number: i + 1, first: i === 0, last: i === n - 1, length: n });

@@ -13,6 +13,8 @@ import type { RenderMode, TemplateIssue, TemplateLimits } from "./types.ts";
 export interface UnitRuntime {
   readonly maxIterations: number;
   readonly maxOutputBytes: number;
+  /** Set by a file-name unit: whether every value it inserted was a plain path part. */
+  plainName: boolean;
   miss(site: Site): string;
   list(value: unknown, site: Site): unknown[];
   limit(site: Site, iterations: number): never;
@@ -26,6 +28,7 @@ export class RenderRuntime implements UnitRuntime {
   readonly maxIterations: number;
   readonly maxOutputBytes: number;
   readonly warnings: TemplateIssue[] = [];
+  plainName = false;
   private readonly mode: RenderMode;
   private readonly scope: Record<string, unknown>;
   private readonly limits: TemplateLimits;

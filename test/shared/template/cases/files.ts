@@ -20,6 +20,13 @@ export const fileCases: Case[] = [
   { name: "repeat over `people` binds `person`", files: [{ file_name: "{:person.n:}.txt", content: "{:n:}", repeat: "people" }], scope: { people: [{ n: "a" }] }, out: { "a.txt": "a" } },
   { name: "repeat over an uncountable binds only `item`", files: [{ file_name: "{:item.n:}.txt", content: "", repeat: "data" }], scope: { data: [{ n: "d" }] }, out: { "d.txt": "" } },
   { name: "repeat over an empty list writes nothing", files: [{ file_name: "{:item:}.txt", content: "", repeat: "xs" }], scope: { xs: [] }, out: {} },
+  { name: "a value may add folders", files: [{ file_name: "src/{:dir:}/x.ts", content: "" }], scope: { dir: "a/b" }, out: { "src/a/b/x.ts": "" } },
+  { name: "a value of `.` is dropped as a segment", files: [{ file_name: "{:d:}/x.ts", content: "" }], scope: { d: "." }, out: { "x.ts": "" } },
+  { name: "a value may start a hidden folder", files: [{ file_name: "{:d:}/x.ts", content: "" }], scope: { d: ".config" }, out: { ".config/x.ts": "" } },
+  { name: "a value making a drive letter is refused", files: [{ file_name: "{:d:}/x.ts", content: "" }], scope: { d: "C:" }, error: { file: "{:d:}/x.ts", line: 1, column: 1, message: /absolute paths/ } },
+  { name: "a value ending a path in `/` is refused", files: [{ file_name: "x/{:d:}", content: "" }], scope: { d: "y/" }, error: { file: "x/{:d:}", line: 1, column: 1, message: /empty path segments/ } },
+  { name: "a long value is checked for length", files: [{ file_name: "{:d:}.ts", content: "" }], scope: { d: "a".repeat(300) }, error: { file: "{:d:}.ts", line: 1, column: 1, message: /longer than 255/ } },
+  { name: "a name of several values", files: [{ file_name: "{:a|kebab:}/{:b|pascal:}.{:c:}", content: "" }], scope: { a: "MyApp", b: "user_role", c: "ts" }, out: { "my-app/UserRole.ts": "" } },
   { name: "`.` segments are dropped", files: [{ file_name: "./src/./a.ts", content: "a" }], out: { "src/a.ts": "a" } },
   { name: "a file name may hold spaces and unicode", files: [{ file_name: "docs/Read me é.md", content: "" }], out: { "docs/Read me é.md": "" } },
   {
