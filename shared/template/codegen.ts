@@ -11,6 +11,7 @@
 import type { Expr, PathExpr } from "./expression.ts";
 import type { Node, Pos } from "./parser.ts";
 import { filterCaches } from "./filters.ts";
+import { member, q, safeKey } from "./access.ts";
 import { Reuse } from "./reuse.ts";
 
 /** What a loop or a repeated file adds to the scope. */
@@ -48,25 +49,6 @@ export interface UnitSource {
   filters: string[];
 }
 
-const q = (s: string) => JSON.stringify(s);
-
-/**
- * Keys that a JSON value can only hold as its own property: none of the names its prototypes
- * carry (`constructor`, `toString`, `map`, `charAt`, …). For them the generated code reads the
- * property directly, which V8 caches per site; other keys go through the own-property helper.
- */
-const inherited = new Set<string>();
-for (const proto of [Object.prototype, Array.prototype, String.prototype, Number.prototype, Boolean.prototype]) {
-  for (const key of Object.getOwnPropertyNames(proto)) inherited.add(key);
-}
-inherited.delete("length"); // own on arrays and strings, absent from the other prototypes
-const safeKey = (key: string) => !inherited.has(key);
-
-/** Own property `key` of the value of `base` (undefined below null, undefined or a scalar). */
-function member(base: string, key: string, simple: boolean): string {
-  if (!safeKey(key)) return `$P(${base}, ${q(key)})`;
-  return simple ? `(${base} == null ? undefined : ${base}[${q(key)}])` : `((t = ${base}) == null ? undefined : t[${q(key)}])`;
-}
 const loopFields: Record<string, (f: Frame) => string> = {
   index: (f) => f.idx,
   number: (f) => `(${f.idx} + 1)`,

@@ -22,8 +22,10 @@ export interface LiteralExpr {
   offset: number;
 }
 
+/** Comparison operators of conditions. */
 export type CompareOp = "==" | "!=" | "<" | ">" | "<=" | ">=";
 
+/** An expression of a placeholder, a condition or a loop header. */
 export type Expr =
   | PathExpr
   | LiteralExpr

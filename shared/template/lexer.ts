@@ -35,6 +35,7 @@ export interface TagToken {
   indent: string;
 }
 
+/** A token of a source. */
 export type Token = TextToken | CodeToken | TagToken;
 
 const blockKeywords = new Set(["for", "endfor", "if", "elseif", "else", "endif", "code", "codeend", "include"]);

@@ -15,6 +15,7 @@ export interface Pos {
   column: number;
 }
 
+/** A node of the template tree (an include's `nodes` are filled in by resolveIncludes). */
 export type Node =
   | { type: "text"; value: string }
   | { type: "output"; expr: Expr; pos: Pos; source: string }

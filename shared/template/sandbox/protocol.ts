@@ -35,6 +35,7 @@ export interface CloseRequest {
   session: number;
 }
 
+/** Any message the host sends. */
 export type Request = OpenRequest | RunRequest | CloseRequest;
 
 /** Why a block failed. */
