@@ -6,7 +6,7 @@
 import type { CodeSite, Site } from "./codegen.ts";
 import { fail } from "./errors.ts";
 import { indentLines, loopObject } from "./runtime.ts";
-import { CodeSession } from "./sandbox/session.ts";
+import { BlockError, CodeSession } from "./sandbox/session.ts";
 import type { RenderMode, TemplateIssue, TemplateLimits } from "./types.ts";
 
 /** What compiled units may call. */
@@ -75,9 +75,20 @@ export class RenderRuntime implements UnitRuntime {
     return indentLines(text, indent);
   }
 
-  code(block: CodeSite, bindings: Record<string, unknown>): Promise<string> {
+  /**
+   * Runs a code block. In preview mode a block whose code throws (say, on a variable not given)
+   * becomes a warning and inserts nothing, as a missing value does; exceeding a limit is still
+   * an error in both modes.
+   */
+  async code(block: CodeSite, bindings: Record<string, unknown>): Promise<string> {
     this.session ??= new CodeSession(this.scope, this.limits);
-    return this.session.run(block, bindings);
+    try {
+      return await this.session.run(block, bindings);
+    } catch (e) {
+      if (this.mode !== "preview" || !(e instanceof BlockError) || e.kind !== "error") throw e;
+      this.warnings.push(...e.issues);
+      return "";
+    }
   }
 
   /** Ends the render: frees its sandbox session. */

@@ -123,6 +123,11 @@ class SandboxHost {
     if (this.worker && generation === this.generation) this.worker.postMessage({ type: "close", session } satisfies Request);
   }
 
+  /** Whether the worker thread exists (started by a first code block or warm()). */
+  get running(): boolean {
+    return this.worker !== null;
+  }
+
   /** Starts the worker ahead of the first code block. */
   warm(): Promise<void> {
     return this.start();

@@ -4,10 +4,21 @@
  * render's scope for all its blocks, and closed when the render ends.
  */
 import type { CodeSite } from "../codegen.ts";
-import { fail } from "../errors.ts";
+import { fail, TemplateError } from "../errors.ts";
 import type { TemplateLimits } from "../types.ts";
 import { sandboxHost, SandboxRestarted } from "./host.ts";
-import type { Reply } from "./protocol.ts";
+import type { FailureKind, Reply } from "./protocol.ts";
+
+/** A code block that failed, with why (`error` when its code threw; the others are limits). */
+export class BlockError extends TemplateError {
+  readonly kind: FailureKind;
+
+  constructor(kind: FailureKind, issue: TemplateError["issues"][number]) {
+    super([issue]);
+    this.name = "BlockError";
+    this.kind = kind;
+  }
+}
 
 let nextSession = 1;
 /** Time allowed to copy the scope into a new session. */
@@ -84,7 +95,7 @@ export class CodeSession {
       line = block.codePos.line + reply.line - 1;
       column = reply.line === 1 ? block.codePos.column + (reply.column ?? 1) - 1 : (reply.column ?? 1);
     }
-    return fail(block.pos.file, line, column, messages[reply.kind]);
+    throw new BlockError(reply.kind, { file: block.pos.file, line, column, message: messages[reply.kind] });
   }
 
   /** Frees the session's QuickJS context. */

@@ -9,10 +9,18 @@ import {
   planTemplate,
   renderTemplate,
   safeOutputPath,
+  sandboxHost,
   TemplateError,
   UnsafePathError,
 } from "../../../shared/template/index.ts";
 import { schema } from "./cases/case.ts";
+
+// First in this file: nothing here has run a code block yet.
+t.test("templates without code blocks never start the sandbox", async (t) => {
+  const r = await renderTemplate({ content: "{:for xs:}{:item|pascal:}{:endfor:}", scope: { xs: ["a_b"] } });
+  t.equal(r.output, "AB");
+  t.equal(sandboxHost.running, false, "no worker thread");
+});
 
 t.test("safeOutputPath normalises safe paths", async (t) => {
   const ok: [string, string][] = [

@@ -109,7 +109,7 @@ t.test("the worker is replaced after a watchdog stop and the process keeps servi
   t.ok(memory < 1024, `host memory stays bounded (${Math.round(memory)} MB rss)`);
 });
 
-t.test("templates without code blocks never start the sandbox", async (t) => {
-  const r = await renderTemplate({ content: "{:a:}", scope: { a: 1 } });
-  t.equal(r.output, "1");
+t.test("limits are errors in preview mode too", async (t) => {
+  const preview = renderTemplate({ content: "{:code:}for (;;) {}{:codeend:}", scope: {}, mode: "preview", limits: { timeMs: 50 } });
+  await t.rejects(preview, { message: /exceeded its time limit of 50 ms/ });
 });
