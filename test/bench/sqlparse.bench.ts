@@ -4,7 +4,8 @@
  * node-sql-parser on the same files (statement by statement, since it stops at the first
  * statement it cannot read) and libpg-query (PostgreSQL's own parser) on the PostgreSQL
  * file, in the same run. Each parser runs in its own child process, so the peak RSS it
- * reports is its own. Also counted: statements and tables each one understands.
+ * reports is its own; for throughput they take turns in one process, so that load on a
+ * shared machine hits them alike. Also counted: statements and tables each one understands.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -135,10 +136,20 @@ async function runner(parser: string, dialect: string): Promise<(text: string) =
   };
 }
 
+function spawnSelf(args: string[]): string {
+  const child = spawnSync(process.execPath, ["--expose-gc", self, ...args], { encoding: "utf8", maxBuffer: 1 << 20 });
+  if (child.status !== 0) throw new Error(`${args.join(" ")} failed: ${child.stderr}`);
+  return child.stdout;
+}
+
+/** Counts and peak memory of one parser on one file (its own process). */
 function measure(parser: string, file: string, dialect: string): Measure {
-  const child = spawnSync(process.execPath, ["--expose-gc", self, "--child", parser, file, dialect], { encoding: "utf8", maxBuffer: 1 << 20 });
-  if (child.status !== 0) throw new Error(`${parser} on ${path.basename(file)} failed: ${child.stderr}`);
-  return JSON.parse(child.stdout) as Measure;
+  return JSON.parse(spawnSelf(["--child", parser, file, dialect])) as Measure;
+}
+
+/** Throughput (MB/s) of several parsers taking turns on one file. */
+function throughput(file: string, dialect: string, parsers: string[]): Record<string, number> {
+  return JSON.parse(spawnSelf(["--race", file, dialect, ...parsers])) as Record<string, number>;
 }
 
 /** Tables each parser finds in the shared corpus (real sample-database DDL), per dialect. */
@@ -162,22 +173,39 @@ function corpusFigures(): Figure[] {
   return figures;
 }
 
-/** Child process: parse one file with one parser and print the Measure as JSON. */
+/** Child process: parse one file once with one parser; print what it understood and its peak RSS. */
 async function child(): Promise<void> {
   const [, , , parser, file, dialect] = process.argv;
   const text = readFileSync(file!, "utf8");
   const run = await runner(parser!, dialect!);
   const baseMb = process.memoryUsage().rss / 1048576;
-  let result = run(text); // the first run sets the peak
+  const result = run(text);
   const peakMb = process.resourceUsage().maxRSS / 1024;
+  process.stdout.write(JSON.stringify({ ...result, mbPerSec: 0, peakMb, baseMb } satisfies Measure));
+}
+
+/**
+ * Child process: the parsers take turns on the same file, round after round, and each one's
+ * median time counts. Load on a shared machine then hits them alike, which separate
+ * processes measured one after the other would not guarantee.
+ */
+async function race(): Promise<void> {
+  const [, , , file, dialect, ...parsers] = process.argv;
+  const text = readFileSync(file!, "utf8");
+  const runs = await Promise.all(parsers.map((p) => runner(p, dialect!)));
+  for (const run of runs) for (let i = 0; i < 2; i++) run(text);
+  const times: number[][] = parsers.map(() => []);
   const started = performance.now();
-  let runs = 0;
-  while (performance.now() - started < 2000 || runs < 3) {
-    result = run(text);
-    runs++;
+  for (let round = 0; round < 7 || performance.now() - started < 8000; round++) {
+    for (let k = 0; k < runs.length; k++) {
+      const i = (k + round) % runs.length;
+      const t0 = performance.now();
+      runs[i]!(text);
+      times[i]!.push(performance.now() - t0);
+    }
   }
-  const seconds = (performance.now() - started) / 1000 / runs;
-  process.stdout.write(JSON.stringify({ ...result, mbPerSec: Buffer.byteLength(text) / 1e6 / seconds, peakMb, baseMb } satisfies Measure));
+  const median = (list: number[]) => [...list].sort((x, y) => x - y)[Math.floor(list.length / 2)]!;
+  process.stdout.write(JSON.stringify(Object.fromEntries(parsers.map((p, i) => [p, Buffer.byteLength(text) / 1e6 / (median(times[i]!) / 1000)]))));
 }
 
 
@@ -190,8 +218,15 @@ function main(): void {
     writeFileSync(pgFile, pgDump());
     writeFileSync(myFile, mariadbDump());
     const size = (f: string) => `${(readFileSync(f).length / 1e6).toFixed(2)} MB`;
-    const pg = { ours: measure("ours", pgFile, "PostgreSQL"), nsp: measure("node-sql-parser", pgFile, "PostgreSQL"), libpg: measure("libpg-query", pgFile, "PostgreSQL") };
-    const my = { ours: measure("ours", myFile, "MySQL"), nsp: measure("node-sql-parser", myFile, "MySQL") };
+    const pgSpeed = throughput(pgFile, "PostgreSQL", ["ours", "node-sql-parser", "libpg-query"]);
+    const mySpeed = throughput(myFile, "MySQL", ["ours", "node-sql-parser"]);
+    const withSpeed = (m: Measure, speed: number | undefined) => ({ ...m, mbPerSec: speed ?? 0 });
+    const pg = {
+      ours: withSpeed(measure("ours", pgFile, "PostgreSQL"), pgSpeed.ours),
+      nsp: withSpeed(measure("node-sql-parser", pgFile, "PostgreSQL"), pgSpeed["node-sql-parser"]),
+      libpg: withSpeed(measure("libpg-query", pgFile, "PostgreSQL"), pgSpeed["libpg-query"]),
+    };
+    const my = { ours: withSpeed(measure("ours", myFile, "MySQL"), mySpeed.ours), nsp: withSpeed(measure("node-sql-parser", myFile, "MySQL"), mySpeed["node-sql-parser"]) };
     const counted = (m: Measure) => `${m.understood}/${m.statements} statements, ${m.tables} tables`;
     const figures: Figure[] = [
       ratioFigure("sqlparse.pg_dump.throughput_vs_node_sql_parser", pg.ours.mbPerSec, pg.nsp.mbPerSec, "MB/s", 5, `${size(pgFile)}; node-sql-parser: ${counted(pg.nsp)}`),
@@ -210,4 +245,5 @@ function main(): void {
 }
 
 if (process.argv[2] === "--child") await child();
+else if (process.argv[2] === "--race") await race();
 else main();

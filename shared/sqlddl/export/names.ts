@@ -7,8 +7,8 @@
  */
 import type { Dialect } from "../types.ts";
 
-/** Longest identifier each engine accepts. */
-export const MAX_NAME: Record<Dialect, number> = { PostgreSQL: 63, MySQL: 64, SQLite: 1000, MSSQL: 128, Firebird: 31 };
+/** Longest identifier each engine accepts (Firebird 4 and later: 63 characters). */
+export const MAX_NAME: Record<Dialect, number> = { PostgreSQL: 63, MySQL: 64, SQLite: 1000, MSSQL: 128, Firebird: 63 };
 
 /** An identifier quoted for the target dialect. */
 export function quoteIdent(dialect: Dialect, name: string): string {

@@ -131,7 +131,10 @@ export class ExportWriter {
     const computed = field.computed && this.sameDialect ? field.computed : null;
     if (field.computed && !this.sameDialect) this.notes.push(`${table.table_name}.${field.field_name} is computed in the source (${field.computed}); exported as a plain column`);
     const type = field.field_type || field.type_name ? this.typeName(table, field) : this.target === "SQLite" || computed ? "" : this.typeName(table, { ...field, field_type: "text" });
-    if (computed && this.target === "MSSQL") return `${parts[0]} AS ${computed}${field.computed_stored ? " PERSISTED" : ""}`;
+    if (computed && this.target === "MSSQL") {
+      // only a persisted computed column can be declared NOT NULL
+      return `${parts[0]} AS (${computed})${field.computed_stored ? ` PERSISTED${field.is_nullable ? "" : " NOT NULL"}` : ""}`;
+    }
     if (computed && this.target === "Firebird") return `${parts[0]}${type ? ` ${type}` : ""} COMPUTED BY (${computed})`;
     if (type) parts.push(type);
     if (this.sameDialect && field.collation) parts.push(`COLLATE ${this.target === "PostgreSQL" ? this.q(field.collation) : field.collation}`);
