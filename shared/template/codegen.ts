@@ -210,7 +210,7 @@ class Generator {
         const n = this.counter++;
         const frame: Frame = { elem: `e${n}`, idx: `i${n}`, len: `n${n}`, names: [node.name ?? "item"] };
         const site = this.site(node.pos, node.collection.segments.join("."));
-        this.emit(`{ const a${n} = rt.list(${this.lookup(node.collection, frames)}, ${site});`);
+        this.emit(`{ let a${n} = ${this.lookup(node.collection, frames)}; if (!Array.isArray(a${n})) a${n} = rt.list(a${n}, ${site});`);
         this.emit(`for (let i${n} = 0, n${n} = a${n}.length; i${n} < n${n}; i${n}++) { const e${n} = a${n}[i${n}];`);
         this.emit(`if (++it > IL || out.length > OL) rt.limit(${site}, it);`);
         this.reuse.open(n, this.reserve());

@@ -19,13 +19,6 @@ import {
   type TemplateSource,
 } from "./types.ts";
 
-/** Where a repeated file is in its collection (absent for a file rendered once). */
-interface Place {
-  element?: unknown;
-  index?: number;
-  count?: number;
-}
-
 /** The elements a repeated file renders once each (its `repeat` collection), or null for a file rendered once. */
 function repeatList(file: CompiledFile, scope: Record<string, unknown>, rt: RenderRuntime): unknown[] | null {
   if (!file.repeat) return null;
@@ -44,8 +37,8 @@ interface Taken {
  * The output path of one instance, or null (with a warning) in preview mode when it is unsafe
  * or already produced. @throws TemplateError in execute mode for the same problems
  */
-function pathOf(file: CompiledFile, place: Place, scope: Record<string, unknown>, rt: RenderRuntime, mode: RenderMode, taken: Taken): string | null {
-  const rendered = file.name.run(scope, rt, place.element, place.index, place.count) as string;
+function pathOf(file: CompiledFile, element: unknown, index: number, count: number, scope: Record<string, unknown>, rt: RenderRuntime, mode: RenderMode, taken: Taken): string | null {
+  const rendered = file.name.run(scope, rt, element, index, count) as string;
   let problem: string | null = null;
   let path = "";
   try {
@@ -97,10 +90,11 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
       if (file.partial) continue;
       const list = repeatList(file, scope, rt);
       for (let index = 0, count = list ? list.length : 1; index < count; index++) {
-        const place: Place = list ? { element: list[index], index, count } : {};
-        const path = pathOf(file, place, scope, rt, mode, taken);
+        // A file rendered once gets no element (its units never read one).
+        const element = list ? list[index] : undefined;
+        const path = pathOf(file, element, index, count, scope, rt, mode, taken);
         if (path === null) continue;
-        const result = file.body.run(scope, rt, place.element, place.index, place.count);
+        const result = file.body.run(scope, rt, element, index, count);
         // Only units with code blocks return promises; an await per file costs more than many files take to render.
         const content = typeof result === "string" ? result : await result;
         // A plain assignment to `__proto__` would set the prototype instead of adding a file.
@@ -131,7 +125,7 @@ export function planTemplate(input: TemplateSource & { scope: Record<string, unk
     if (file.partial) continue;
     const list = repeatList(file, input.scope, rt);
     for (let index = 0, count = list ? list.length : 1; index < count; index++) {
-      const path = pathOf(file, list ? { element: list[index], index, count } : {}, input.scope, rt, mode, taken);
+      const path = pathOf(file, list ? list[index] : undefined, index, count, input.scope, rt, mode, taken);
       if (path !== null) paths.push(path);
     }
   }
