@@ -267,7 +267,7 @@ class Generator {
  * element to (the element arrives as `r0`, its index as `ri`, the count as `rn`).
  *
  * With `pathParts` (a file name), the unit also sets `rt.plainName`: true when every value it
- * inserted is non-empty and free of `/`, `\`, `.`, `:` and control characters. Such values
+ * inserted is non-empty printable ASCII without `/`, `\`, `.` or `:`. Such values
  * cannot change how the name's static text splits into segments, so when that text is itself a
  * plain path the result needs no normalising: checking short flat values is much cheaper than
  * scanning the freshly concatenated name.

@@ -17,9 +17,9 @@ const maxPath = 1024;
 const maxSegment = 255;
 
 /**
- * Fast path: true when `path` holds nothing to refuse or normalise (no control character,
- * backslash, empty, `.` or `..` segment, leading `/`, drive letter; short enough). Most paths
- * are like that, and a character loop is several times cheaper than the checks below.
+ * Fast path: true when `path` holds nothing to refuse or normalise: ASCII only (so already NFC),
+ * no control character, backslash, empty, `.` or `..` segment, leading `/` or drive letter, and
+ * short enough. Most paths are like that, and a character loop is cheaper than the checks below.
  */
 function isPlain(path: string): boolean {
   const n = path.length;
@@ -32,21 +32,25 @@ function isPlain(path: string): boolean {
       if (len === 0) return false;
       if (path.charCodeAt(start) === 46 /* . */ && (len === 1 || (len === 2 && path.charCodeAt(start + 1) === 46))) return false;
       start = i + 1;
-    } else if (c < 32 || c === 127 || c === 92 /* \ */ || (c === 58 /* : */ && i === 1)) return false;
+    } else if (c < 32 || c >= 127 || c === 92 /* \ */ || (c === 58 /* : */ && i === 1)) return false;
   }
   return true;
 }
 
 /**
- * Normalises a relative path (`./a/./b.ts` → `a/b.ts`).
- * @throws UnsafePathError on absolute paths, `..`, backslashes, NUL and control characters,
- * empty segments, or an over-long path.
+ * Normalises a relative path (`./a/./b.ts` → `a/b.ts`, Unicode NFC, so that the two spellings
+ * of `é` are one path). The rules match the archive writer's (shared/archive/entryPath.ts) or
+ * are stricter, so every path a template produces can be archived.
+ * @throws UnsafePathError on absolute paths, `..`, backslashes, NUL and other control
+ * characters (C0, DEL, C1), U+FFFD, empty segments, or an over-long path.
  */
 export function normalizePath(path: string): string {
   if (isPlain(path)) return path;
   if (typeof path !== "string" || path === "") throw new UnsafePathError("the path is empty");
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(path)) throw new UnsafePathError("control characters (NUL, newline, …) are not allowed in a path");
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(path)) throw new UnsafePathError("control characters (NUL, newline, …) are not allowed in a path");
+  if (path.includes("\ufffd")) throw new UnsafePathError("the path holds U+FFFD (text that was not valid UTF-8)");
+  path = path.normalize("NFC");
   if (path.includes("\\")) throw new UnsafePathError("backslashes are not allowed in a path (use `/`)");
   if (path.startsWith("/") || /^[A-Za-z]:/.test(path)) throw new UnsafePathError("absolute paths are not allowed");
   const kept: string[] = [];

@@ -19,9 +19,8 @@ const P = (o: unknown, k: string): unknown =>
 /** Whether loop element `o` is an object with own field `k` (unqualified names resolve to it). */
 const H = (o: unknown, k: string): boolean => typeof o === "object" && o !== null && hasOwn(o, k);
 
-/** A value that is a plain part of a path: non-empty, no `/`, `\`, `.`, `:` or control character. */
-// eslint-disable-next-line no-control-regex
-const Q = /^[^/\\.:\u0000-\u001f\u007f]+$/;
+/** A value that is a plain part of a path: non-empty printable ASCII (so already NFC) without `/`, `\\`, `.` or `:`. */
+const Q = /^[ -\-0-9;-[\]-~]+$/;
 
 /** The helper table handed to every compiled unit. */
 export const helpers = { S, T, P, H, Q, F: filters, C: filterCaches };

@@ -31,6 +31,7 @@ t.test("safeOutputPath normalises safe paths", async (t) => {
     ["..hidden", "..hidden"],
     [".env", ".env"],
     ["dir with space/é.md", "dir with space/é.md"],
+    ["cafe\u0301.md", "caf\u00e9.md"],
   ];
   for (const [input, output] of ok) t.equal(safeOutputPath(input), output, input);
 });
@@ -49,6 +50,8 @@ t.test("safeOutputPath refuses paths that leave the root or confuse archives", a
     ["a\u0000b", /control characters/],
     ["a\nb", /control characters/],
     ["a\u007fb", /control characters/],
+    ["a\u0085b", /control characters/],
+    ["bad\ufffd.txt", /U\+FFFD/],
     ["a//b", /empty path segments/],
     ["a/", /empty path segments/],
     ["", /empty/],

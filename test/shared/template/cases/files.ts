@@ -27,6 +27,14 @@ export const fileCases: Case[] = [
   { name: "a value ending a path in `/` is refused", files: [{ file_name: "x/{:d:}", content: "" }], scope: { d: "y/" }, error: { file: "x/{:d:}", line: 1, column: 1, message: /empty path segments/ } },
   { name: "a long value is checked for length", files: [{ file_name: "{:d:}.ts", content: "" }], scope: { d: "a".repeat(300) }, error: { file: "{:d:}.ts", line: 1, column: 1, message: /longer than 255/ } },
   { name: "a name of several values", files: [{ file_name: "{:a|kebab:}/{:b|pascal:}.{:c:}", content: "" }], scope: { a: "MyApp", b: "user_role", c: "ts" }, out: { "my-app/UserRole.ts": "" } },
+  {
+    name: "two spellings of one name are one path",
+    files: [
+      { file_name: "caf\u00e9.txt", content: "1" },
+      { file_name: "cafe\u0301.txt", content: "2" },
+    ],
+    error: { file: "cafe\u0301.txt", line: 1, column: 1, message: /produced twice/ },
+  },
   { name: "`.` segments are dropped", files: [{ file_name: "./src/./a.ts", content: "a" }], out: { "src/a.ts": "a" } },
   { name: "a file name may hold spaces and unicode", files: [{ file_name: "docs/Read me é.md", content: "" }], out: { "docs/Read me é.md": "" } },
   {
