@@ -113,3 +113,9 @@ t.test("limits are errors in preview mode too", async (t) => {
   const preview = renderTemplate({ content: "{:code:}for (;;) {}{:codeend:}", scope: {}, mode: "preview", limits: { timeMs: 50 } });
   await t.rejects(preview, { message: /exceeded its time limit of 50 ms/ });
 });
+
+t.test("a scope too large for the sandbox memory says so", async (t) => {
+  const big = renderTemplate({ content: "{:code:}1{:codeend:}", scope: { big: "x".repeat(4e6) }, limits: { memoryBytes: 2 * 1024 * 1024 } });
+  await t.rejects(big, { message: /^\(content\):1:1: Code block `1` could not start: the scope does not fit in the sandbox memory limit of 2 MB\.$/ });
+  await healthy(t);
+});
