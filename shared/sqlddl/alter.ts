@@ -61,7 +61,9 @@ function action(c: Cursor, verb: string, table: ParsedTable, ctx: ParseContext):
     case "ATTACH":
       if (c.accept("PARTITION")) {
         const child = ctx.builder.findTable(c.qualifiedName("a partition"));
-        if (child) child.options = { ...child.options, ...partitionOf(table) };
+        const from = c.i;
+        c.skipUntil(new Set());
+        if (child) child.options = { ...child.options, ...partitionOf(table), partition_bound: c.textFrom(from) };
       }
       c.skipUntil(new Set());
       return;
@@ -71,6 +73,7 @@ function action(c: Cursor, verb: string, table: ParsedTable, ctx: ParseContext):
 }
 
 function add(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
+  if (c.dialect === "MSSQL" && c.accept("DEFAULT")) return namedDefault(c, table, ctx); // ADD DEFAULT (x) FOR col
   if (c.accept("CONSTRAINT")) {
     const name = c.isAny(TABLE_CONSTRAINT_WORDS) ? null : c.ident("a constraint name");
     if (c.accept("DEFAULT")) return namedDefault(c, table, ctx);

@@ -136,7 +136,7 @@ function alter(c: Cursor, ctx: ParseContext): Outcome {
   if (c.accept("TABLE")) return parseAlterTable(c, ctx);
   const kind = c.peek().upper;
   const owner = c.tokens.some((t, k) => t.upper === "OWNER" && c.tokens[k + 1]?.upper === "TO");
-  if (owner || ["DATABASE", "SEQUENCE", "SCHEMA", "SESSION", "SYSTEM", "DEFAULT", "EXTENSION"].includes(kind)) return drain(c);
+  if (owner || ["DATABASE", "SEQUENCE", "SCHEMA", "SESSION", "SYSTEM", "DEFAULT", "EXTENSION", "INDEX"].includes(kind)) return drain(c);
   return skip(c, ctx, `ALTER ${kind}`, c.i + 1);
 }
 

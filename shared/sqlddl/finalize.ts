@@ -121,7 +121,7 @@ function propagateToPartitions(b: SchemaBuilder): void {
     if (!parent) continue;
     for (const k of parent.constraints) {
       const has = table.constraints.some((own) => own.type === k.type && own.columns.join() === k.columns.join());
-      if (!has) table.constraints.push({ ...k, name: null, columns: [...k.columns] });
+      if (!has) table.constraints.push({ ...k, name: null, columns: [...k.columns], inherited: true });
     }
     dedupeConstraints(table);
     markPrimaryKey(b, table);

@@ -31,8 +31,9 @@ export function parseCreateTable(c: Cursor, ctx: ParseContext): boolean {
   if (c.accept("PARTITION")) {
     c.expect("OF");
     const parent = copyFrom(c.qualifiedName("a parent table"), table, ctx, at);
-    if (parent) table.options = partitionOf(parent);
+    const from = c.i;
     skipRest(c);
+    if (parent) table.options = { ...partitionOf(parent), partition_bound: c.textFrom(from) };
   } else if (c.is("AS") || c.is("OF")) {
     ctx.warn(at, `skipped CREATE TABLE ${name.name} ${c.peek().upper} … (columns come from a query or type)`, "CREATE TABLE AS");
     return false;

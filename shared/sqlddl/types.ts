@@ -64,6 +64,8 @@ export const parsedConstraintSchema = z.object({
   on_update: referentialAction.nullable(),
   /** Schema of the referenced table when the reference was qualified. */
   references_schema: z.string().nullable().optional(),
+  /** A PostgreSQL partition's copy of its partitioned parent's key (the engine makes it). */
+  inherited: z.boolean().optional(),
 });
 export type ParsedConstraint = z.infer<typeof parsedConstraintSchema>;
 

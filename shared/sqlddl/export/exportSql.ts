@@ -6,7 +6,7 @@
  * then comments. `exportJson` writes the model itself.
  */
 import { literal } from "./names.ts";
-import { addForeignKeys, comments, createIndexes, createTable } from "./tableSql.ts";
+import { addForeignKeys, attachPartition, comments, createIndexes, createTable } from "./tableSql.ts";
 import { renderType } from "./renderType.ts";
 import { ExportWriter } from "./writer.ts";
 import { isDefaultSchema } from "../schemaIndex.ts";
@@ -18,7 +18,10 @@ export function exportSql(schema: ParsedSchema, dialect: Dialect): string {
   const statements: string[] = [...preamble(w)];
   const order = w.index.dependencyOrder();
   for (const table of order) statements.push(createTable(w, table));
-  for (const table of order) statements.push(...createIndexes(w, table));
+  for (const table of order) statements.push(...attachPartition(w, table));
+  // a partition's own indexes first: an index made on the parent then adopts them instead of clashing
+  const byPartitionFirst = [...order.filter((t) => w.partitionParent(t)), ...order.filter((t) => !w.partitionParent(t))];
+  for (const table of byPartitionFirst) statements.push(...createIndexes(w, table));
   if (dialect !== "SQLite") for (const table of order) statements.push(...addForeignKeys(w, table));
   for (const table of order) statements.push(...comments(w, table));
   const header = [

@@ -13,11 +13,12 @@ const TEXTUAL = /^(tiny|medium|long)?(text|blob)$/i;
 /** CREATE TABLE for `table` (under another name when `as` is given: SQLite's rebuild). */
 export function createTable(w: ExportWriter, table: ParsedTable, as?: string): string {
   const lines = table.fields.map((f) => w.column(table, f));
-  const pk = table.constraints.find((k) => k.type === "primary_key");
+  const constraints = w.ownConstraints(table);
+  const pk = constraints.find((k) => k.type === "primary_key");
   const clusteredIndex = (table.indexes ?? []).some((i) => i.method === "clustered");
   if (pk) lines.push(`${constraintName(w, pk)}PRIMARY KEY${w.target === "MSSQL" && clusteredIndex ? " NONCLUSTERED" : ""} (${keyParts(w, table, pk.columns)})`);
   const seen = new Set(pk && w.target === "PostgreSQL" ? [pk.columns.join()] : []);
-  for (const k of table.constraints.filter((c) => c.type === "unique")) {
+  for (const k of constraints.filter((c) => c.type === "unique")) {
     if (seen.has(k.columns.join())) continue; // PostgreSQL folds a key identical to another into it
     if (w.target === "PostgreSQL") seen.add(k.columns.join());
     lines.push(`${constraintName(w, k)}UNIQUE (${keyParts(w, table, k.columns)})`);
@@ -34,6 +35,7 @@ export function createTable(w: ExportWriter, table: ParsedTable, as?: string): s
   }
   if (w.target === "SQLite") for (const k of table.constraints.filter((c) => c.type === "foreign_key")) lines.push(...foreignKeyClause(w, table, k));
   let sql = `CREATE TABLE ${as ?? w.ref(table)} (\n  ${lines.join(",\n  ")}\n)`;
+  if (w.target === "PostgreSQL" && w.sameDialect && table.options?.partition_by) sql += ` PARTITION BY ${table.options.partition_by}`;
   if (w.target === "MySQL") {
     const engine = w.sameDialect ? (table.options?.engine ?? "InnoDB") : "InnoDB";
     sql += ` ENGINE=${engine}`;
@@ -109,7 +111,7 @@ export function foreignKeyClause(w: ExportWriter, table: ParsedTable, k: ParsedC
 }
 
 /** ALTER TABLE … ADD FOREIGN KEY statements (every target but SQLite); `keys` limits them. */
-export function addForeignKeys(w: ExportWriter, table: ParsedTable, keys: ParsedConstraint[] = table.constraints): string[] {
+export function addForeignKeys(w: ExportWriter, table: ParsedTable, keys: ParsedConstraint[] = w.ownConstraints(table)): string[] {
   return keys
     .filter((k) => k.type === "foreign_key")
     .flatMap((k) => foreignKeyClause(w, table, k))
@@ -121,6 +123,12 @@ const SPECIAL_MSSQL = new Set(["xml", "fulltext", "spatial", "columnstore"]);
 const PORTABLE_METHODS = new Set([null, "btree", "clustered", "nonclustered"]);
 /** Column kinds the targets cannot index with a plain index. */
 const UNINDEXABLE = new Set(["xml", "json", "blob", "text", "other"]);
+
+/** `ALTER TABLE parent ATTACH PARTITION …` for a PostgreSQL partition in a same-dialect export. */
+export function attachPartition(w: ExportWriter, table: ParsedTable): string[] {
+  const parent = w.partitionParent(table);
+  return parent ? [`ALTER TABLE ${w.ref(parent)} ATTACH PARTITION ${w.ref(table)} ${table.options!.partition_bound}`] : [];
+}
 
 /** CREATE INDEX statements (MySQL has them inline); into another dialect only plain-column indexes travel. */
 export function createIndexes(w: ExportWriter, table: ParsedTable, only?: ParsedIndex[]): string[] {

@@ -174,6 +174,21 @@ export class ExportWriter {
     return `${ref}${size}${"[]".repeat(field.array_dimensions ?? 0)}`;
   }
 
+  /**
+   * The partitioned parent a PostgreSQL partition is attached to in a same-dialect export
+   * (its inherited keys are then left to the engine, which copies them on ATTACH).
+   */
+  partitionParent(table: ParsedTable): ParsedTable | undefined {
+    const o = table.options;
+    if (this.target !== "PostgreSQL" || !this.sameDialect || !o?.partition_of || !o.partition_bound) return undefined;
+    return this.index.find(o.partition_of_schema ?? null, o.partition_of);
+  }
+
+  /** The table's keys this export writes (without those the engine copies to a partition). */
+  ownConstraints(table: ParsedTable): ParsedConstraint[] {
+    return this.partitionParent(table) ? table.constraints.filter((k) => !k.inherited) : table.constraints;
+  }
+
   /** The referenced table of a foreign key, if the schema has it. */
   referenced(k: ParsedConstraint): ParsedTable | undefined {
     return this.index.referenced(k);

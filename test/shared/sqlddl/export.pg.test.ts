@@ -11,7 +11,7 @@ import { pgRules, pgScratch, pgTruth } from "./support/pgEngine.ts";
 import { compareStructure } from "./support/structure.ts";
 import { compareTruths, compareWithTruth } from "./support/truth.ts";
 import { inParallel } from "./support/parallel.ts";
-import { pgSchemaSql } from "./fixtures/pgSchema.ts";
+import { pgDumpStyleSql, pgSchemaSql } from "./fixtures/pgSchema.ts";
 import { mysqlSchemaSql } from "./fixtures/mysqlSchema.ts";
 import { sqliteSchemaSql } from "./fixtures/sqliteSchema.ts";
 
@@ -20,7 +20,11 @@ const forOurDatabase = (sql: string) => sql.replace(/^[ \t]*(drop|create)[ \t]+d
 const refusedAnyway = /vector|film_embedding/;
 
 t.test("PostgreSQL → SQL → PostgreSQL keeps the catalog", (t) => {
-  const sources = [...(corpusFiles("PostgreSQL") ?? []), { name: "test schema", dialect: "PostgreSQL" as Dialect, text: pgSchemaSql }];
+  const sources = [
+    ...(corpusFiles("PostgreSQL") ?? []),
+    { name: "test schema", dialect: "PostgreSQL" as Dialect, text: pgSchemaSql },
+    { name: "pg_dump-shaped dump", dialect: "PostgreSQL" as Dialect, text: pgDumpStyleSql },
+  ];
   return inParallel(t, sources, 3, () => Promise.all([pgScratch(t), pgScratch(t)]), async (t, source, [original, copy]) => {
     await original.reset();
     await copy.reset();

@@ -11,7 +11,7 @@ import { parseDdl } from "../../../shared/sqlddl/index.ts";
 import { corpusFiles, noCorpus } from "./support/corpus.ts";
 import { pgRules, pgScratch, pgTruth, type PgScratch } from "./support/pgEngine.ts";
 import { compareWithTruth } from "./support/truth.ts";
-import { pgSchemaSql } from "./fixtures/pgSchema.ts";
+import { pgDumpStyleSql, pgSchemaSql } from "./fixtures/pgSchema.ts";
 
 const run = promisify(execFile);
 
@@ -58,4 +58,12 @@ t.test("a schema written for the tests, and the server's own dump of it", async 
     return;
   }
   await check(t, scratch, dump.stdout);
+});
+
+t.test("a dump in pg_dump 17's shape", async (t) => {
+  const scratch = await pgScratch(t);
+  t.same(await scratch.load(pgDumpStyleSql), [], "the server accepts the dump");
+  const parsed = await check(t, scratch, pgDumpStyleSql);
+  t.same(parsed.warnings, [], "every statement understood");
+  t.same(parsed.schema.tables.map((x) => `${x.schema_name}.${x.table_name}`), ["billing.accounts", "billing.invoices", "billing.invoices_2025"]);
 });
