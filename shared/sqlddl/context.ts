@@ -9,6 +9,7 @@ import type { Dialect, ParseWarning } from "./types.ts";
 const MAX_WARNINGS = 1000;
 const MAX_PER_KIND = 20;
 
+/** Warnings, counters and line lookup of one parse. */
 export class ParseContext {
   readonly text: string;
   readonly dialect: Dialect;

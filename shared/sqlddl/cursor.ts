@@ -26,6 +26,7 @@ export const BATCH_STATEMENT_WORDS = new Set(["CREATE", "ALTER", "DROP", "INSERT
 
 const END: Token = { type: Tok.End, value: "", upper: "", start: 0, end: 0 };
 
+/** Reads one statement's tokens. */
 export class Cursor {
   readonly tokens: Token[];
   readonly text: string;

@@ -20,6 +20,7 @@ import {
 import { Tok } from "./scanner.ts";
 import type { ParseContext } from "./context.ts";
 
+/** What became of a statement. */
 export type Outcome = "modelled" | "noise" | "skipped";
 
 /** T-SQL IF blocks nest by recursion: bounded so a hostile input cannot exhaust the stack. */

@@ -13,6 +13,7 @@ export interface AutoIncrementHint {
   column: string;
 }
 
+/** The schema under construction, statement by statement. */
 export class SchemaBuilder {
   readonly dialect: Dialect;
   readonly tables: ParsedTable[] = [];

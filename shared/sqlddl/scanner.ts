@@ -11,7 +11,9 @@
  */
 import type { Dialect } from "./types.ts";
 
+/** Token types. */
 export const Tok = { End: 0, Word: 1, Quoted: 2, String: 3, Number: 4, Punct: 5, Delim: 6, Batch: 7, Meta: 8, Var: 9, Bad: 10 } as const;
+/** One of the token types of `Tok`. */
 export type TokType = (typeof Tok)[keyof typeof Tok];
 
 /** One token; `start`/`end` are offsets into the source text. */
@@ -28,6 +30,7 @@ const isSpace = (c: number) => c === 32 || c === 9 || c === NL || c === 13 || c 
 const isDigit = (c: number) => c >= 48 && c <= 57;
 const isAlpha = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c >= 128;
 
+/** Produces the tokens of a text, one `next()` at a time. */
 export class Scanner {
   readonly text: string;
   readonly dialect: Dialect;

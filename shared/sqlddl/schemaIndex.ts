@@ -18,6 +18,7 @@ export function tableKey(schema: string | null | undefined, name: string, dialec
   return isDefaultSchema(schema) || dialect === "MySQL" ? fold(name) : `${fold(schema!)}.${fold(name)}`;
 }
 
+/** Table lookups and dependency order over one ParsedSchema. */
 export class SchemaIndex {
   readonly schema: ParsedSchema;
   private readonly byName = new Map<string, ParsedTable[]>();

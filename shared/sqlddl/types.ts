@@ -14,14 +14,17 @@ import { z } from "zod";
 
 /** The five dialects, spelled as DESIGN §9 fixes `database_type`. */
 export const DIALECTS = ["MySQL", "PostgreSQL", "SQLite", "MSSQL", "Firebird"] as const;
+/** A dialect name. */
 export type Dialect = (typeof DIALECTS)[number];
 
+/** zod: a dialect name. */
 export const dialectSchema = z.enum(DIALECTS);
 
 const referentialAction = z.enum(["CASCADE", "SET NULL", "SET DEFAULT", "RESTRICT", "NO ACTION"]);
 /** What a foreign key does on delete or update, as declared (null: not declared). */
 export type ReferentialAction = z.infer<typeof referentialAction>;
 
+/** zod: a column. */
 export const parsedFieldSchema = z.object({
   field_name: z.string(),
   field_type: z.string(),
@@ -52,8 +55,10 @@ export const parsedFieldSchema = z.object({
   /** MySQL `ON UPDATE …` expression. */
   on_update: z.string().nullable().optional(),
 });
+/** A column. */
 export type ParsedField = z.infer<typeof parsedFieldSchema>;
 
+/** zod: a primary, foreign or unique key. */
 export const parsedConstraintSchema = z.object({
   type: z.enum(["primary_key", "foreign_key", "unique"]),
   name: z.string().nullable(),
@@ -67,8 +72,10 @@ export const parsedConstraintSchema = z.object({
   /** A PostgreSQL partition's copy of its partitioned parent's key (the engine makes it). */
   inherited: z.boolean().optional(),
 });
+/** A primary, foreign or unique key. */
 export type ParsedConstraint = z.infer<typeof parsedConstraintSchema>;
 
+/** zod: an index that is not a key. */
 export const parsedIndexSchema = z.object({
   name: z.string().nullable(),
   /** Column names, or the expression text for expression parts. */
@@ -80,11 +87,15 @@ export const parsedIndexSchema = z.object({
   /** Partial index predicate. */
   where: z.string().nullable().optional(),
 });
+/** An index that is not a key. */
 export type ParsedIndex = z.infer<typeof parsedIndexSchema>;
 
+/** zod: a CHECK constraint (expression as written). */
 export const parsedCheckSchema = z.object({ name: z.string().nullable(), expression: z.string() });
+/** A CHECK constraint. */
 export type ParsedCheck = z.infer<typeof parsedCheckSchema>;
 
+/** zod: a table. */
 export const parsedTableSchema = z.object({
   table_name: z.string(),
   schema_name: z.string().nullable(),
@@ -96,11 +107,15 @@ export const parsedTableSchema = z.object({
   /** Table options worth keeping for a faithful export (`engine`, `without_rowid`, `strict`, …). */
   options: z.record(z.string(), z.string()).optional(),
 });
+/** A table. */
 export type ParsedTable = z.infer<typeof parsedTableSchema>;
 
+/** zod: a PostgreSQL enum type. */
 export const parsedEnumSchema = z.object({ name: z.string(), schema_name: z.string().nullable(), values: z.array(z.string()) });
+/** A PostgreSQL enum type. */
 export type ParsedEnum = z.infer<typeof parsedEnumSchema>;
 
+/** zod: a domain or user-defined type over a base type. */
 export const parsedDomainSchema = z.object({
   name: z.string(),
   schema_name: z.string().nullable(),
@@ -111,16 +126,20 @@ export const parsedDomainSchema = z.object({
   default_value: z.string().nullable(),
   check: z.string().nullable().optional(),
 });
+/** A domain or user-defined type. */
 export type ParsedDomain = z.infer<typeof parsedDomainSchema>;
 
+/** zod: a sequence or generator. */
 export const parsedSequenceSchema = z.object({
   name: z.string(),
   schema_name: z.string().nullable(),
   start: z.number().nullable(),
   increment: z.number().nullable(),
 });
+/** A sequence or generator. */
 export type ParsedSequence = z.infer<typeof parsedSequenceSchema>;
 
+/** zod: the whole parsed schema, as stored. */
 export const parsedSchemaSchema = z.object({
   dialect: dialectSchema,
   tables: z.array(parsedTableSchema),
@@ -128,6 +147,7 @@ export const parsedSchemaSchema = z.object({
   domains: z.array(parsedDomainSchema).optional(),
   sequences: z.array(parsedSequenceSchema).optional(),
 });
+/** The whole parsed schema. */
 export type ParsedSchema = z.infer<typeof parsedSchemaSchema>;
 
 /** One thing the parser skipped or could not understand, located in the input. */

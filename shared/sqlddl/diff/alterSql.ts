@@ -27,6 +27,7 @@ export function addColumn(w: ExportWriter, table: ParsedTable, field: ParsedFiel
   }
 }
 
+/** DROP COLUMN (T-SQL drops the column's default constraint first). */
 export function dropColumn(w: ExportWriter, table: ParsedTable, name: string): string[] {
   const ref = w.ref(table);
   if (w.target === "MSSQL") return [mssqlDropDefault(w, table, name), `ALTER TABLE ${ref} DROP COLUMN ${w.q(name)}`];

@@ -14,11 +14,13 @@ export interface Change {
   to: unknown;
 }
 
+/** A column that exists on both sides but changed. */
 export interface ColumnChange {
   name: string;
   changes: Partial<Record<"type" | "is_nullable" | "default_value" | "is_auto_increment", Change>>;
 }
 
+/** What changed in a table that exists on both sides. */
 export interface TableChanges {
   added_columns: string[];
   removed_columns: string[];
@@ -40,6 +42,7 @@ export function displayName(table: ParsedTable): string {
   return key.includes(".") ? `${table.schema_name}.${table.table_name}` : table.table_name;
 }
 
+/** Compares two schemas (see the module comment). */
 export function compareSchemas(from: ParsedSchema, to: ParsedSchema): Comparison {
   const pg = from.dialect === "PostgreSQL" && to.dialect === "PostgreSQL";
   const key = (t: ParsedTable) => tableKey(t.schema_name, t.table_name, pg ? "PostgreSQL" : undefined);

@@ -7,6 +7,7 @@ import { compareSchemas, displayName, type TableChanges } from "./compare.ts";
 import { migrationStatements } from "./migrate.ts";
 import type { Dialect, ParsedSchema } from "../types.ts";
 
+/** The change records of `differences.modified_tables`. */
 export type { ColumnChange, TableChanges } from "./compare.ts";
 
 /** What `diffSchemas` returns. */

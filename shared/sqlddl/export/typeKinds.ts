@@ -5,6 +5,7 @@
  */
 import type { Dialect, ParsedField } from "../types.ts";
 
+/** The meaning of a type, independent of dialect. */
 export type Kind =
   | "tinyint" | "smallint" | "mediumint" | "int" | "bigint" | "decimal" | "real" | "double" | "boolean" | "bit"
   | "char" | "varchar" | "text" | "binary" | "varbinary" | "blob" | "date" | "time" | "datetime" | "timestamptz"

@@ -11,6 +11,7 @@ import { typeKind } from "./typeKinds.ts";
 import { SchemaIndex, isDefaultSchema } from "../schemaIndex.ts";
 import type { Dialect, ParsedConstraint, ParsedField, ParsedSchema, ParsedTable } from "../types.ts";
 
+/** Names and column definitions of one export. */
 export class ExportWriter {
   readonly target: Dialect;
   readonly source: Dialect;
