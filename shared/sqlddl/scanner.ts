@@ -69,7 +69,7 @@ export class Scanner {
       this.pos = start + (this.delimiter === ";" ? 1 : this.delimiter.length);
       return this.make(Tok.Delim, this.delimiter, start);
     }
-    if (isAlpha(c)) return this.word(start);
+    if (isAlpha(c) || (c === 35 && this.mssql)) return this.word(start); // T-SQL #temp tables
     if (isDigit(c) || (c === 46 && isDigit(text.charCodeAt(start + 1)))) return this.number(start);
     switch (c) {
       case 39: // '

@@ -116,6 +116,18 @@ t.test("deep nesting neither overflows the stack nor hangs", async (t) => {
   t.ok(ifMs < 10_000, `10,000 nested IF blocks in ${ifMs.toFixed(0)} ms`);
 });
 
+t.test("dump data is skipped, however it looks", async (t) => {
+  const pg = "CREATE TABLE public.t (id integer NOT NULL, body text);\nCOPY public.t (id, body) FROM stdin;\n1\tit's; not SQL; CREATE TABLE fake (x int);\n2\t\\N\n\\.\n\nALTER TABLE ONLY public.t ADD CONSTRAINT t_pkey PRIMARY KEY (id);\n";
+  const result = parseDdl(pg, "PostgreSQL");
+  t.same(result.schema.tables.map((x) => x.table_name), ["t"], "COPY data lines are not statements");
+  t.same(result.schema.tables[0]!.constraints.map((k) => k.name), ["t_pkey"], "the statement after the data still counts");
+  t.match(result.warnings, [{ line: 2, message: /skipped COPY/ }]);
+  const mysql = "CREATE TABLE t (id int PRIMARY KEY, s text);\nLOCK TABLES `t` WRITE;\nINSERT INTO `t` VALUES (1,'a;b\\'c'),(2,'CREATE TABLE x (y int);');\nUNLOCK TABLES;\n";
+  const my = parseDdl(mysql, "MySQL");
+  t.same(my.schema.tables.map((x) => x.table_name), ["t"]);
+  t.same(my.statements, { understood: 3, skipped: 1 });
+});
+
 t.test("a time limit stops a parse", async (t) => {
   const [result] = timed(() => parseDdl("CREATE TABLE a (id int);\nCREATE TABLE b (id int);", "SQLite", { maxMs: -1 }));
   t.match(result, { name: "DdlParseError", message: /too long/ });
