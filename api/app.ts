@@ -9,9 +9,8 @@ import { createRequire } from "node:module";
 import Koa from "koa";
 import "../shared/validation.ts";
 import { AppError } from "../shared/errors.ts";
-import type { AppContext, AppDeps, AppState } from "./context.ts";
-import { errorHandler } from "./middleware/errors.ts";
-import { requestContext, securityHeaders } from "./middleware/requestContext.ts";
+import type { AppDeps, AppState } from "./context.ts";
+import { requestContext } from "./middleware/requestContext.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { buildRouter } from "./routes/buildRouter.ts";
 import { allRoutes } from "./routes/index.ts";
@@ -39,12 +38,6 @@ export function makeApp(deps: AppDeps, options: MakeAppOptions = {}): Koa<AppSta
   const rootRouter = buildRouter(routes.filter((r) => r.root), deps, "");
 
   app.use(requestContext);
-  app.use(errorHandler);
-  app.use(securityHeaders);
-  app.use(async (ctx: AppContext, next) => {
-    await next();
-    if (ctx.status === 404 && ctx.body == null) throw new AppError(404, "not_found", `No route for ${ctx.method} ${ctx.path}.`);
-  });
   app.use(oauthMount);
   app.use(apiRouter.routes());
   app.use(apiRouter.allowedMethods({

@@ -13,6 +13,21 @@ export class AppMetrics {
   readonly httpDuration: Histogram<"method" | "route" | "status">;
   /** Open WebSocket connections on this process, kept by the realtime server. */
   realtimeConnections = 0;
+  /** Label children by "method route status": prom-client hashes labels on every call otherwise. */
+  readonly #requestSeries = new Map<string, { count: { inc(): void }; duration: { observe(value: number): void } }>();
+
+  /** Counts one finished HTTP request and its latency. */
+  recordRequest(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${route} ${status}`;
+    let series = this.#requestSeries.get(key);
+    if (!series) {
+      const labels = { method, route, status: String(status) };
+      series = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+      this.#requestSeries.set(key, series);
+    }
+    series.count.inc();
+    series.duration.observe(seconds);
+  }
 
   constructor(pool: DatabasePool) {
     collectDefaultMetrics({ register: this.registry });

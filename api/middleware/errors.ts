@@ -3,7 +3,6 @@
  * `{message, code, errors?}` with a fitting status, and no stack trace ever leaves the
  * server. Unexpected errors become a 500 "Server error" and are logged with their cause.
  */
-import type { Next } from "koa";
 import {
   ForeignKeyIntegrityConstraintViolationError,
   NotFoundError,
@@ -62,23 +61,19 @@ export function toAppError(error: unknown): AppError | undefined {
   return undefined;
 }
 
-/** Koa middleware: catch, map, respond. */
-export async function errorHandler(ctx: AppContext, next: Next): Promise<void> {
-  try {
-    await next();
-  } catch (error) {
-    const mapped = toAppError(error);
-    if (mapped) {
-      ctx.status = mapped.status;
-      ctx.set(mapped.headers);
-      ctx.body = mapped.errors
-        ? { message: mapped.message, code: mapped.code, errors: mapped.errors }
-        : { message: mapped.message, code: mapped.code };
-      if (mapped.status >= 500) ctx.state.log.error({ err: error }, "request failed");
-      return;
-    }
-    ctx.state.log.error({ err: error }, "unhandled error");
-    ctx.status = 500;
-    ctx.body = { message: "Server error", code: "server_error" };
+/** Answers `error` as the client will see it: mapped, or a bare 500 that is logged. */
+export function respondWithError(ctx: AppContext, error: unknown): void {
+  const mapped = toAppError(error);
+  if (mapped) {
+    ctx.status = mapped.status;
+    ctx.set(mapped.headers);
+    ctx.body = mapped.errors
+      ? { message: mapped.message, code: mapped.code, errors: mapped.errors }
+      : { message: mapped.message, code: mapped.code };
+    if (mapped.status >= 500) ctx.state.log.error({ err: error }, "request failed");
+    return;
   }
+  ctx.state.log.error({ err: error }, "unhandled error");
+  ctx.status = 500;
+  ctx.body = { message: "Server error", code: "server_error" };
 }

@@ -1,15 +1,32 @@
 /**
  * First middleware of every request: a request id (the client's `X-Request-Id` when it is
- * sane, else a fresh one), a child logger carrying it, the access log line and the HTTP
- * metrics, labelled by route template so that ids do not explode the label set.
+ * sane, else a fresh one), a child logger carrying it, security headers, error mapping,
+ * the access log line and the HTTP metrics, labelled by route template so that ids do not
+ * explode the label set.
  */
 import { randomUUID } from "node:crypto";
 import type { Next } from "koa";
 import type { Logger } from "../../shared/logger.ts";
+import { AppError } from "../../shared/errors.ts";
 import type { AppContext } from "../context.ts";
+import { respondWithError } from "./errors.ts";
 
 const saneId = /^[A-Za-z0-9._:-]{8,128}$/;
 
+/** Headers every API response carries; a route may replace Cache-Control. */
+const fixedHeaders: [string, string][] = [
+  ["X-Content-Type-Options", "nosniff"],
+  ["X-Frame-Options", "DENY"],
+  ["Referrer-Policy", "no-referrer"],
+  ["Cache-Control", "no-store"],
+];
+
+/**
+ * The outermost middleware, one async layer for what every request needs: the request id
+ * and lazy child logger, the fixed security headers (set first, so a route can override
+ * Cache-Control), the error mapping, the JSON 404 for unrouted paths, and on the way out
+ * the metrics and the access log line.
+ */
 export async function requestContext(ctx: AppContext, next: Next): Promise<void> {
   const started = process.hrtime.bigint();
   const given = ctx.get("x-request-id");
@@ -24,15 +41,18 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
     get: () => (child ??= ctx.deps.log.child(ctx.state.user ? { req_id: requestId, user_id: ctx.state.user.id } : { req_id: requestId })),
     set: (value: Logger) => (child = value),
   });
-  ctx.set("X-Request-Id", requestId);
+  const res = ctx.res;
+  res.setHeader("X-Request-Id", requestId);
+  for (const [name, value] of fixedHeaders) res.setHeader(name, value);
   try {
     await next();
+    if (ctx.status === 404 && ctx.body == null) throw new AppError(404, "not_found", `No route for ${ctx.method} ${ctx.path}.`);
+  } catch (error) {
+    respondWithError(ctx, error);
   } finally {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
-    const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
-    ctx.deps.metrics.httpRequests.inc(labels);
-    ctx.deps.metrics.httpDuration.observe(labels, seconds);
+    ctx.deps.metrics.recordRequest(ctx.method, String(route), ctx.status, seconds);
     const log = ctx.deps.log;
     if (ctx.status >= 500 ? log.isLevelEnabled("error") : log.isLevelEnabled("info")) {
       const line = { req_id: requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, user: ctx.state.user?.id };
@@ -40,13 +60,4 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
       else log.info(line, "request");
     }
   }
-}
-
-/** Headers every API response carries. */
-export async function securityHeaders(ctx: AppContext, next: Next): Promise<void> {
-  await next();
-  ctx.set("X-Content-Type-Options", "nosniff");
-  ctx.set("X-Frame-Options", "DENY");
-  ctx.set("Referrer-Policy", "no-referrer");
-  if (!ctx.response.get("Cache-Control")) ctx.set("Cache-Control", "no-store");
 }

@@ -12,6 +12,8 @@ import {
   type QueryResultRow,
 } from "slonik";
 
+import { keepConnections } from "./keepConnections.ts";
+
 export type { DatabasePool, DatabaseTransactionConnection, CommonQueryMethods } from "slonik";
 export { sql } from "slonik";
 
@@ -57,7 +59,7 @@ export interface PoolOptions {
 
 /** Creates the process's Slonik pool for `url`. */
 export async function createPool(url: string, options: PoolOptions = {}): Promise<DatabasePool> {
-  return createSlonikPool(url, {
+  const pool = await createSlonikPool(url, {
     interceptors: [resultParserInterceptor],
     typeParsers,
     maxPoolSize: options.maxPoolSize ?? 10,
@@ -70,4 +72,5 @@ export async function createPool(url: string, options: PoolOptions = {}): Promis
     // on every release would only cost latency.
     resetConnection: async () => {},
   });
+  return keepConnections(pool);
 }
