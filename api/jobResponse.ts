@@ -5,11 +5,21 @@
  * outlives the wait. A failed job answers with the error it stored (e.g. 422 and its
  * field map for input the worker rejected).
  */
+import { z } from "zod";
 import { AppError } from "../shared/errors.ts";
+import { jobResource } from "./routes/jobs/jobs.schema.ts";
 import { awaitJob } from "../shared/jobs/await.ts";
 import { presentJob } from "../shared/jobs/events.ts";
 import type { JobRow } from "../shared/jobs/records.ts";
 import type { AppContext } from "./context.ts";
+
+/** The 202 answer of a route that runs a job, for its `responses`. */
+export const acceptedResponse = {
+  202: {
+    description: "Accepted: sent with `Prefer: respond-async`, or the job outlived the wait; follow `Location` (GET /jobs/{id})",
+    schema: z.object({ message: z.string(), job: jobResource }),
+  },
+};
 
 /** Whether the client asked not to wait (RFC 7240 `Prefer: respond-async`). */
 export const prefersAsync = (ctx: AppContext) => /(^|[,\s])respond-async(\s*(;|,|$))/i.test(ctx.get("prefer"));

@@ -82,6 +82,16 @@ export const envSchema = z.object({
   TRUST_PROXY: booleanString.default(false),
   METRICS_TOKEN: z.string().min(16, { error: "expected at least 16 characters" }).optional(),
   ALLOW_PRIVATE_NETWORK_TARGETS: booleanString.default(false),
+  SCHEMA_SQL_MAX_BYTES: integer(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
+  SCHEMA_PARSE_TIMEOUT_MS: integer(100, 600_000).default(20_000),
+  TEMPLATE_CODE_TIME_LIMIT_MS: integer(10, 60_000).default(250),
+  TEMPLATE_CODE_MEMORY_MB: integer(8, 1024).default(32),
+  ARCHIVE_TTL_HOURS: integer(1, 24 * 366).default(72),
+  DEPLOYMENT_TIMEOUT_S: integer(10, 24 * 3600).default(1800),
+  DEPLOYMENT_UPLOAD_MAX_FILES: integer(1, 1_000_000).default(10_000),
+  WEBHOOK_TIMEOUT_MS: integer(100, 120_000).default(10_000),
+  WEBHOOK_MAX_ATTEMPTS: integer(1, 8).default(8),
+  WEBHOOK_DEACTIVATE_AFTER_FAILURES: integer(1, 10_000).default(20),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -113,6 +123,14 @@ export interface Config {
   trustProxy: boolean;
   metricsToken: string | undefined;
   allowPrivateNetworkTargets: boolean;
+  /** Largest SQL text a schema or a stand-alone parse accepts, and how long one parse may run. */
+  schemas: { sqlMaxBytes: number; parseTimeoutMs: number };
+  /** Sandbox limits of template code blocks, and how long a generation's zip is kept. */
+  templates: { codeTimeLimitMs: number; codeMemoryBytes: number; archiveTtlHours: number };
+  /** How long one deployment run may take, and how many files the upload form accepts. */
+  deployments: { timeoutMs: number; uploadMaxFiles: number };
+  /** Outbound webhook deliveries: request timeout, attempts per delivery, failed deliveries in a row before deactivation. */
+  webhooks: { timeoutMs: number; maxAttempts: number; deactivateAfterFailures: number };
 }
 
 /** Thrown by `loadConfig`; `problems` holds one line per bad or missing variable. */
@@ -183,6 +201,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
     allowPrivateNetworkTargets: e.ALLOW_PRIVATE_NETWORK_TARGETS,
+    schemas: { sqlMaxBytes: e.SCHEMA_SQL_MAX_BYTES, parseTimeoutMs: e.SCHEMA_PARSE_TIMEOUT_MS },
+    templates: {
+      codeTimeLimitMs: e.TEMPLATE_CODE_TIME_LIMIT_MS,
+      codeMemoryBytes: e.TEMPLATE_CODE_MEMORY_MB * 1024 * 1024,
+      archiveTtlHours: e.ARCHIVE_TTL_HOURS,
+    },
+    deployments: { timeoutMs: e.DEPLOYMENT_TIMEOUT_S * 1000, uploadMaxFiles: e.DEPLOYMENT_UPLOAD_MAX_FILES },
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+      deactivateAfterFailures: e.WEBHOOK_DEACTIVATE_AFTER_FAILURES,
+    },
   };
 }
 

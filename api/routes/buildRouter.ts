@@ -9,6 +9,7 @@ import { HttpMethodEnum, koaBody } from "koa-body";
 import type { ZodType } from "zod";
 import { AppError, invalid, notFound } from "../../shared/errors.ts";
 import { fieldErrors } from "../../shared/validation.ts";
+import { nulPath } from "../../shared/nulText.ts";
 import type { Config } from "../../shared/config.ts";
 import type { AppContext, AppState, AppDeps } from "../context.ts";
 import { authenticate } from "../middleware/authenticate.ts";
@@ -74,12 +75,20 @@ function parseWith(schema: ZodType | undefined, value: unknown, onError: (errors
   return result.data;
 }
 
+/** Refuses input holding a NUL character (PostgreSQL text cannot store one) with a 422 on its field. */
+function refuseNul(value: unknown): void {
+  const path = nulPath(value);
+  if (path !== null) throw invalid({ [path || "body"]: ["The value contains a NUL character; send text, not binary data."] });
+}
+
 function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
   const validateResponses = deps.config.env === "test";
   return async (ctx: AppContext, _next: Next) => {
     const params = parseWith(route.params, (ctx as AppContext & { params?: Record<string, string> }).params ?? {}, () => notFound());
     const query = parseWith(route.query, ctx.query, invalid);
     const parsedBody = (ctx.request.body ?? {}) as Record<string, unknown>;
+    refuseNul(ctx.query);
+    refuseNul(parsedBody);
     const rawBody = ctx.request.files ? { ...parsedBody, ...ctx.request.files } : parsedBody;
     const body = parseWith(route.body, rawBody, invalid);
     await route.handler(ctx, { params, query, body });
@@ -104,7 +113,7 @@ export function buildRouter(routes: RouteSpec[], deps: AppDeps, prefix: string):
     const stack: AppMiddleware[] = [];
     if (route.auth === "bearer") stack.push(authenticate as AppMiddleware, limitByUser as AppMiddleware);
     else if (!route.unlimited) stack.push(limitByIp as AppMiddleware);
-    if (route.body || route.bodyKind) stack.push(bodyReader(route.bodyKind ?? "json", deps.config, route.bodyLimitBytes));
+    if (route.body || route.bodyKind) stack.push(bodyReader(route.bodyKind ?? "json", deps.config, typeof route.bodyLimitBytes === "function" ? route.bodyLimitBytes(deps.config) : route.bodyLimitBytes));
     stack.push(validator(route, deps));
     router[route.method](toRouterPath(route.path), ...(stack as [AppMiddleware]));
   }

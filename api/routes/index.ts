@@ -2,6 +2,7 @@
  * Every route of the API, in one list: the router and the OpenAPI document are built from it.
  */
 import type { RouteSpec } from "./route.ts";
+import "../../shared/projects/areas.ts";
 import { broadcastingRoutes } from "./broadcasting/broadcasting.router.ts";
 import { jobRoutes } from "./jobs/jobs.router.ts";
 import { systemRoutes } from "./system/system.router.ts";
@@ -19,6 +20,10 @@ import { bundleRoutes } from "./projects/bundle.router.ts";
 import { subscriptionRoutes } from "./projects/subscriptions.router.ts";
 import { teamRoutes } from "./teams/teams.router.ts";
 import { memberRoutes } from "./teams/members.router.ts";
+import { schemaRoutes } from "./schemas/schemas.router.ts";
+import { schemaExchangeRoutes } from "./schemas/exchange.router.ts";
+import { sqlParseRoutes } from "./schemas/sqlParse.router.ts";
+import { translationRoutes } from "./schemas/translations.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -36,6 +41,10 @@ export const allRoutes: RouteSpec[] = [
   ...subscriptionRoutes,
   ...teamRoutes,
   ...memberRoutes,
+  ...schemaExchangeRoutes,
+  ...schemaRoutes,
+  ...translationRoutes,
+  ...sqlParseRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

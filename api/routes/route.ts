@@ -4,6 +4,7 @@
  * (authenticate → body → validate → handler) and describes the API in OpenAPI 3.1, so
  * every route is validated and documented by the same declaration.
  */
+import type { Config } from "../../shared/config.ts";
 import type { z } from "zod";
 import type { AppContext } from "../context.ts";
 
@@ -40,8 +41,8 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   query?: Q;
   body?: B;
   bodyKind?: BodyKind;
-  /** JSON/form body limit for this route, when it differs from BODY_LIMIT_BYTES (bundles). */
-  bodyLimitBytes?: number;
+  /** JSON/form body limit for this route, when it differs from BODY_LIMIT_BYTES (bundles, SQL text). */
+  bodyLimitBytes?: number | ((config: Config) => number);
   responses: Record<number, ResponseSpec>;
   /** Public route exempt from the per-IP limit (health checks, metrics, docs assets). */
   unlimited?: boolean;

@@ -21,3 +21,57 @@ export const emailsSend = defineJobKind(
   }),
   { maxAttempts: 8 },
 );
+
+/**
+ * Parses SQL text: a schema revision (create or update of a project schema) or a
+ * stand-alone parse of POST /sql-parse.
+ */
+export const schemasParse = defineJobKind(
+  "schemas__parse",
+  z.discriminatedUnion("target", [
+    z.object({ target: z.literal("schema"), schema_id: z.number().int().positive(), revision_id: z.number().int().positive() }),
+    z.object({ target: z.literal("sql_parse"), parse_id: z.number().int().positive() }),
+  ]),
+  { maxAttempts: 3 },
+);
+
+/** A template run (execute or preview), or a generator run (several templates, one generation). */
+export const templatesExecute = defineJobKind(
+  "templates__execute",
+  z.object({
+    mode: z.enum(["execute", "preview"]),
+    project_id: z.number().int().positive(),
+    user_id: z.number().int().positive(),
+    /** The templates to render, in order (one for a template run). */
+    template_ids: z.array(z.number().int().positive()).min(1).max(100),
+    generator_id: z.number().int().positive().nullable().default(null),
+    /** A generator's schema, given to schema variables without a value. */
+    schema_id: z.number().int().positive().nullable().default(null),
+    /** A generator's stored values (below the request's). */
+    base_values: z.record(z.string(), z.unknown()).default({}),
+    /** The request's values. */
+    values: z.record(z.string(), z.unknown()),
+  }),
+  { maxAttempts: 3 },
+);
+
+/** Builds (or rebuilds) the zip of a code generation into storage. */
+export const archivesBuild = defineJobKind("archives__build", z.object({ code_generation_id: z.number().int().positive() }), { maxAttempts: 5 });
+
+/** Scheduled: removes expired generation archives from storage. */
+export const archivesCleanup = defineJobKind("archives__cleanup", z.object({}).loose(), { maxAttempts: 3 });
+
+/** Runs one deployment (FTP, SSH or git) of a code generation; resumable across attempts. */
+export const deploymentsRun = defineJobKind("deployments__run", z.object({ deployment_id: z.number().int().positive() }), { maxAttempts: 5 });
+
+/** Runs a deployment of the upload form (files and credentials sealed in storage, never in the payload). */
+export const deploymentsUpload = defineJobKind("deployments__upload", z.object({ upload_key: z.string().regex(/^deployment-uploads\/[A-Za-z0-9_-]{16,64}$/) }), { maxAttempts: 2 });
+
+/** Scheduled and kicked by CodeGenerated events: fans unprocessed outbox events out to webhook deliveries. */
+export const webhooksDispatch = defineJobKind("webhooks__dispatch", z.object({}).loose(), { maxAttempts: 5 });
+
+/** Scheduled every minute: deliveries of the scheduled webhooks whose cron expression matches the tick. */
+export const webhooksSchedule = defineJobKind("webhooks__schedule", z.object({ _cron: z.object({ ts: z.string() }).loose().optional() }).loose(), { maxAttempts: 3 });
+
+/** One webhook delivery: a signed POST to the webhook's URL, retried with exponential back-off. */
+export const webhooksDeliver = defineJobKind("webhooks__deliver", z.object({ delivery_id: z.number().int().positive() }), { maxAttempts: 8 });

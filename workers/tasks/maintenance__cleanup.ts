@@ -1,6 +1,9 @@
 /**
  * Housekeeping: realtime events spilled to `realtime_payloads` are only needed for the
- * moment it takes every web process to load them; finished job records are kept 30 days.
+ * moment it takes every web process to load them; finished job records are kept 30 days;
+ * stand-alone parses expire after a week; a schema change whose parse job never finished
+ * (its attempts ran out on a crash, not on bad SQL) is dropped after a day, together with
+ * a schema that never parsed.
  */
 import { z } from "zod";
 import { sql } from "../../shared/db/pool.ts";
@@ -19,6 +22,13 @@ export default defineTask(maintenanceCleanup, async (_payload, { deps, log }) =>
       returning 1
     )
     select count(*)::int as count from gone`);
-  log.info({ payloads, jobs }, "cleanup done");
-  return { realtime_payloads: payloads, jobs };
+  const parses = await deps.pool.oneFirst(sql.type(count)`
+    with gone as (delete from sql_parses where expires_at < now() returning 1)
+    select count(*)::int as count from gone`);
+  const revisions = await deps.pool.oneFirst(sql.type(count)`
+    with gone as (delete from schema_revisions where created_at < now() - interval '1 day' returning 1),
+    unparsed as (delete from schemas where status = 'parsing' and created_at < now() - interval '1 day' returning 1)
+    select (select count(*) from gone)::int + (select count(*) from unparsed)::int as count`);
+  log.info({ payloads, jobs, parses, revisions }, "cleanup done");
+  return { realtime_payloads: payloads, jobs, sql_parses: parses, schema_revisions: revisions };
 });

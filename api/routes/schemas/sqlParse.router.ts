@@ -1,0 +1,93 @@
+/**
+ * Stand-alone parsing (spec `POST /sql-parse`, `GET /sql-parse/{id}/schema`): SQL parsed
+ * outside any project, for previews and imports. The parse is kept for its author for
+ * seven days (cleaned up by the maintenance job), then it is gone.
+ */
+import { z } from "zod";
+import { sql } from "../../../shared/db/pool.ts";
+import { notFound } from "../../../shared/errors.ts";
+import { enqueue } from "../../../shared/jobs/enqueue.ts";
+import { schemasParse } from "../../../shared/jobs/kinds.ts";
+import { presentTables, tableResource } from "../../../shared/schemas/present.ts";
+import { parseWarningSchema } from "../../../shared/schemas/store.ts";
+import { dialectSchema, parsedSchemaSchema } from "../../../shared/sqlddl/index.ts";
+import { currentUser } from "../../context.ts";
+import { acceptedResponse, respondWithJob } from "../../jobResponse.ts";
+import { defineRoute } from "../route.ts";
+import type { DatabasePool } from "../../../shared/db/pool.ts";
+import { checkSqlSize, sqlBodyLimit, sqlParseBody } from "./schemas.schema.ts";
+
+const parseResource = z.object({
+  id: z.number(),
+  database_type: z.string(),
+  tables_count: z.number(),
+  tables: z.array(tableResource),
+  warnings: z.array(parseWarningSchema),
+  created_at: z.string(),
+  expires_at: z.string(),
+});
+
+const parseRow = z.object({
+  id: z.number(),
+  database_type: dialectSchema,
+  parsed: parsedSchemaSchema,
+  warnings: z.array(parseWarningSchema),
+  created_at: z.date(),
+  expires_at: z.date(),
+});
+
+async function loadParse(pool: DatabasePool, id: number, userId: number) {
+  const row = await pool.maybeOne(sql.type(parseRow)`
+    select id, database_type, parsed, warnings, created_at, expires_at from sql_parses
+    where id = ${id} and user_id = ${userId} and parsed is not null and expires_at > now()`);
+  if (!row) throw notFound("Parsed schema");
+  return {
+    id: row.id,
+    database_type: row.database_type,
+    tables_count: row.parsed.tables.length,
+    tables: presentTables(row.parsed, null),
+    warnings: row.warnings,
+    created_at: row.created_at.toISOString(),
+    expires_at: row.expires_at.toISOString(),
+  };
+}
+
+const parse = defineRoute({
+  method: "post",
+  path: "/sql-parse",
+  summary: "Parse SQL DDL without storing it in a project",
+  description: "Answers the parsed tables (ids of tables and fields are null: they get ids when saved as a project schema) and the warnings.",
+  tags: ["Schemas"],
+  auth: "bearer",
+  body: sqlParseBody,
+  bodyLimitBytes: sqlBodyLimit,
+  responses: { 200: { description: "The parsed structure", schema: z.object({ parse: parseResource }) }, ...acceptedResponse },
+  handler: async (ctx, { body }) => {
+    const user = currentUser(ctx);
+    const { pool, config } = ctx.deps;
+    checkSqlSize(config, body.sql_text);
+    const { id, job } = await pool.transaction(async (tx) => {
+      const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
+        insert into sql_parses (user_id, database_type, sql_text) values (${user.id}, ${body.database_type}, ${body.sql_text}) returning id`);
+      return { id, job: await enqueue(tx, schemasParse, { target: "sql_parse", parse_id: id }, { userId: user.id }) };
+    });
+    await respondWithJob(ctx, job, async () => {
+      ctx.body = { parse: await loadParse(pool, id, user.id) };
+    });
+  },
+});
+
+const show = defineRoute({
+  method: "get",
+  path: "/sql-parse/{id}/schema",
+  summary: "A stand-alone parse, while it is kept",
+  tags: ["Schemas"],
+  auth: "bearer",
+  params: z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) }),
+  responses: { 200: { description: "The parsed structure", schema: z.object({ parse: parseResource }) } },
+  handler: async (ctx, { params }) => {
+    ctx.body = { parse: await loadParse(ctx.deps.pool, params.id, currentUser(ctx).id) };
+  },
+});
+
+export const sqlParseRoutes = [parse, show];

@@ -1,0 +1,85 @@
+/**
+ * Schemas as a part of a project: the `schemas_count` of the project resource and the
+ * `schemas` section of project bundles (name, dialect, SQL text and label translations;
+ * the SQL is parsed again on import, so a bundle cannot smuggle in a parse the parser
+ * would not produce).
+ */
+import { z } from "zod";
+import { ignoredRow, sql } from "../db/pool.ts";
+import { registerProjectCounter } from "../db/projects.ts";
+import { invalid } from "../errors.ts";
+import { registerBundleSection } from "../projects/bundle.ts";
+import { DdlParseError, dialectSchema, parseDdl } from "../sqlddl/index.ts";
+import { applyRevision, insertSchema } from "./store.ts";
+
+registerProjectCounter("schemas_count", sql.fragment`(select count(*)::int from schemas s where s.project_id = p.id and s.status = 'ready')`);
+
+const translation = z.object({
+  language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/),
+  table_name: z.string().min(1).max(255),
+  field_name: z.string().min(1).max(255).nullable(),
+  label: z.string().min(1).max(500),
+  description: z.string().max(5000).default(""),
+});
+
+const bundledSchema = z.object({
+  id: z.number().int(),
+  name: z.string().trim().min(1).max(255),
+  database_type: dialectSchema,
+  sql_text: z.string().min(1),
+  translations: z.array(translation).max(100_000).default([]),
+});
+
+const section = z.array(bundledSchema).max(1000);
+type Section = z.infer<typeof section>;
+
+registerBundleSection<Section>({
+  name: "schemas",
+  schema: section,
+  count: (data) => data.length,
+  async export(conn, projectId) {
+    const schemas = await conn.any(sql.type(bundledSchema.omit({ translations: true }))`
+      select id, name, database_type, sql_text from schemas where project_id = ${projectId} and status = 'ready' order by id`);
+    const translations = await conn.any(sql.type(translation.extend({ schema_id: z.number() }))`
+      select t.schema_id, t.language, t.table_name, t.field_name, t.label, t.description
+      from schema_translations t join schemas s on s.id = t.schema_id
+      where s.project_id = ${projectId} and s.status = 'ready' order by t.id`);
+    return schemas.map((s) => ({
+      ...s,
+      translations: translations.filter((t) => t.schema_id === s.id).map(({ schema_id: _, ...t }) => t),
+    }));
+  },
+  async import(tx, data, ctx) {
+    const ids = new Map<number, number>();
+    ctx.ids.set("schemas", ids);
+    for (const [index, item] of data.entries()) {
+      let result;
+      try {
+        result = parseDdl(item.sql_text, item.database_type);
+      } catch (error) {
+        if (error instanceof DdlParseError) throw invalid({ [`sections.schemas.${index}.sql_text`]: [error.message] });
+        throw error;
+      }
+      const { schemaId, revisionId } = await insertSchema(tx, {
+        projectId: ctx.projectId,
+        userId: ctx.userId,
+        name: item.name,
+        databaseType: item.database_type,
+        sqlText: item.sql_text,
+      });
+      await applyRevision(
+        tx,
+        { id: revisionId, schema_id: schemaId, user_id: ctx.userId, name: item.name, database_type: item.database_type, sql_text: item.sql_text },
+        result.schema,
+        result.warnings,
+      );
+      ids.set(item.id, schemaId);
+      for (const t of item.translations) {
+        await tx.query(sql.type(ignoredRow)`
+          insert into schema_translations (schema_id, language, table_name, field_name, label, description)
+          values (${schemaId}, ${t.language}, ${t.table_name}, ${t.field_name}, ${t.label}, ${t.description})
+          on conflict do nothing`);
+      }
+    }
+  },
+});

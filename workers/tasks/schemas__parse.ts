@@ -1,0 +1,72 @@
+/**
+ * Parses SQL text with shared/sqlddl. A schema revision that parses is applied to its
+ * schema (records `DatabaseParsed`); one that does not is dropped, and with it a schema
+ * that never parsed, so bad input leaves nothing behind. The job then fails with 422 and
+ * the first problem's line and column, which the awaiting request answers with.
+ *
+ * Idempotent: a retry after the revision was applied finds no revision and reports the
+ * schema as it is.
+ */
+import { z } from "zod";
+import { ignoredRow, sql, type DatabasePool } from "../../shared/db/pool.ts";
+import { AppError } from "../../shared/errors.ts";
+import { schemasParse } from "../../shared/jobs/kinds.ts";
+import { applyRevision, discardRevision, revisionRow } from "../../shared/schemas/store.ts";
+import { DdlParseError, dialectSchema, parseDdl, type Dialect, type ParseResult } from "../../shared/sqlddl/index.ts";
+import { defineTask } from "../defineTask.ts";
+
+/** Parses, turning the parser's one error into the 422 the endpoint answers with. */
+function parseOrReject(sqlText: string, dialect: Dialect, maxMs: number): ParseResult | AppError {
+  try {
+    return parseDdl(sqlText, dialect, { maxMs });
+  } catch (error) {
+    if (!(error instanceof DdlParseError)) throw error;
+    return new AppError(422, "sql_parse_failed", `The SQL could not be parsed as ${dialect}: ${error.message}.`, {
+      sql_text: [`Line ${error.line}, column ${error.column}: ${error.message.replace(/ \(line \d+, column \d+\)$/, "")}.`],
+    });
+  }
+}
+
+async function parseRevision(pool: DatabasePool, schemaId: number, revisionId: number, maxMs: number) {
+  const revision = await pool.maybeOne(sql.type(revisionRow)`
+    select id, schema_id, user_id, name, database_type, sql_text from schema_revisions where id = ${revisionId}`);
+  if (!revision) {
+    // An earlier attempt committed its outcome before the worker stopped: report it again.
+    const schema = await pool.maybeOne(sql.type(z.object({ tables_count: z.number(), warnings: z.array(z.unknown()) }))`
+      select tables_count, warnings from schemas where id = ${schemaId} and status = 'ready' and revision >= ${revisionId}`);
+    if (!schema) throw new AppError(422, "sql_parse_discarded", "This schema change did not parse and was discarded.");
+    return { schema_id: schemaId, tables_count: schema.tables_count, warnings_count: schema.warnings.length, applied: true };
+  }
+  const outcome = parseOrReject(revision.sql_text, revision.database_type, maxMs);
+  if (outcome instanceof AppError) {
+    await pool.transaction((tx) => discardRevision(tx, revision));
+    throw outcome;
+  }
+  const applied = await pool.transaction((tx) => applyRevision(tx, revision, outcome.schema, outcome.warnings));
+  return {
+    schema_id: revision.schema_id,
+    tables_count: outcome.schema.tables.length,
+    warnings_count: outcome.warnings.length,
+    statements: outcome.statements,
+    applied,
+  };
+}
+
+export default defineTask(schemasParse, async (payload, { deps }) => {
+  const maxMs = deps.config.schemas.parseTimeoutMs;
+  if (payload.target === "schema") return parseRevision(deps.pool, payload.schema_id, payload.revision_id, maxMs);
+
+  const parse = await deps.pool.maybeOne(sql.type(z.object({ id: z.number(), database_type: dialectSchema, sql_text: z.string(), parsed: z.unknown() }))`
+    select id, database_type, sql_text, parsed from sql_parses where id = ${payload.parse_id}`);
+  if (!parse) throw new AppError(404, "not_found", "The parse request is gone (it expired or was never stored).");
+  if (parse.parsed !== null) return { parse_id: parse.id };
+  const outcome = parseOrReject(parse.sql_text, parse.database_type, maxMs);
+  if (outcome instanceof AppError) {
+    await deps.pool.query(sql.type(ignoredRow)`delete from sql_parses where id = ${parse.id}`);
+    throw outcome;
+  }
+  await deps.pool.query(sql.type(ignoredRow)`
+    update sql_parses set parsed = ${sql.jsonb(outcome.schema as never)}, warnings = ${sql.jsonb(outcome.warnings as never)}
+    where id = ${parse.id}`);
+  return { parse_id: parse.id, tables_count: outcome.schema.tables.length, warnings_count: outcome.warnings.length };
+});
