@@ -5,4 +5,6 @@
 export const crontab = [
   // Expired realtime payloads, finished job records past retention, stale heartbeats.
   "17 * * * * maintenance__cleanup ?max=3",
+  // Generation archives past ARCHIVE_TTL_HOURS: removed from storage, marked deleted.
+  "41 * * * * archives__cleanup ?max=3",
 ].join("\n");

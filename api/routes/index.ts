@@ -24,6 +24,17 @@ import { schemaRoutes } from "./schemas/schemas.router.ts";
 import { schemaExchangeRoutes } from "./schemas/exchange.router.ts";
 import { sqlParseRoutes } from "./schemas/sqlParse.router.ts";
 import { translationRoutes } from "./schemas/translations.router.ts";
+import { templateRoutes } from "./templates/templates.router.ts";
+import { topLevelTemplateRoutes } from "./templates/topLevel.router.ts";
+import { variableRoutes } from "./templates/variables.router.ts";
+import { fileRoutes } from "./templates/files.router.ts";
+import { templateToolRoutes } from "./templates/tools.router.ts";
+import { runRoutes } from "./templates/run.router.ts";
+import { templateZipRoutes } from "./templates/zip.router.ts";
+import { generationRoutes } from "./generations/generations.router.ts";
+import { archiveRoutes } from "./generations/archives.router.ts";
+import { generatorRoutes } from "./generators/generators.router.ts";
+import { generatorRunRoutes } from "./generators/run.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -45,6 +56,17 @@ export const allRoutes: RouteSpec[] = [
   ...schemaRoutes,
   ...translationRoutes,
   ...sqlParseRoutes,
+  ...templateRoutes,
+  ...topLevelTemplateRoutes,
+  ...variableRoutes,
+  ...fileRoutes,
+  ...templateToolRoutes,
+  ...runRoutes,
+  ...templateZipRoutes,
+  ...generationRoutes,
+  ...archiveRoutes,
+  ...generatorRoutes,
+  ...generatorRunRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

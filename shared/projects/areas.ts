@@ -4,3 +4,4 @@
  * Each area module registers its project counter and its bundle section when loaded.
  */
 import "../schemas/projectArea.ts";
+import "../templates/projectArea.ts";

@@ -1,0 +1,15 @@
+/**
+ * The folder tree resource (template structure, generation tree).
+ */
+import { z } from "zod";
+import type { TreeNode } from "../../shared/generations/tree.ts";
+
+export const treeNodeResource: z.ZodType<TreeNode> = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    path: z.string(),
+    type: z.enum(["folder", "file"]),
+    size: z.number().nullable(),
+    children: z.array(treeNodeResource).optional(),
+  }),
+);

@@ -1,0 +1,96 @@
+/**
+ * Recording a code generation: the generation row, its files, its archive row (status
+ * `building`), the `archives__build` job and the `CodeGenerated` outbox event, all in one
+ * transaction, so a consumer never sees a generation without its files or its event.
+ */
+import { z } from "zod";
+import { ignoredRow, sql, type DatabasePool, type CommonQueryMethods } from "../db/pool.ts";
+import { notFound } from "../errors.ts";
+import { recordEvent } from "../events/outbox.ts";
+import { enqueue } from "../jobs/enqueue.ts";
+import { archivesBuild } from "../jobs/kinds.ts";
+
+export interface GenerationInput {
+  projectId: number;
+  userId: number | null;
+  templateId: number | null;
+  generatorId: number | null;
+  schemaId: number | null;
+  values: Record<string, unknown>;
+  /** Output path → content. */
+  files: Record<string, string>;
+  /** The job that ran the templates; a retry of it finds the generation it recorded. */
+  jobId: number | null;
+}
+
+const idRow = z.object({ id: z.number() });
+
+/** Rows a single insert of files carries at most (by count and by bytes). */
+const BATCH_FILES = 200;
+const BATCH_BYTES = 4 * 1024 * 1024;
+
+async function insertFiles(tx: CommonQueryMethods, generationId: number, files: Record<string, string>): Promise<void> {
+  let paths: string[] = [];
+  let contents: string[] = [];
+  let sizes: number[] = [];
+  let bytes = 0;
+  const flush = async () => {
+    if (paths.length === 0) return;
+    await tx.query(sql.type(ignoredRow)`
+      insert into code_generation_files (code_generation_id, path, content, size)
+      select ${generationId}, u.path, decode(u.content, 'base64'), u.size
+      from unnest(${sql.array(paths, "text")}, ${sql.array(contents, "text")}, ${sql.array(sizes, "int4")}) as u(path, content, size)`);
+    paths = [];
+    contents = [];
+    sizes = [];
+    bytes = 0;
+  };
+  for (const [path, content] of Object.entries(files)) {
+    const buffer = Buffer.from(content, "utf8");
+    paths.push(path);
+    contents.push(buffer.toString("base64"));
+    sizes.push(buffer.length);
+    bytes += buffer.length;
+    if (paths.length >= BATCH_FILES || bytes >= BATCH_BYTES) await flush();
+  }
+  await flush();
+}
+
+/**
+ * Records a generation and schedules its archive; returns its id (the existing one when
+ * `jobId` already recorded one). @throws 404 when the project was deleted meanwhile.
+ */
+export async function recordGeneration(pool: DatabasePool, input: GenerationInput): Promise<number> {
+  return pool.transaction(async (tx) => {
+    if (input.jobId !== null) {
+      const existing = await tx.maybeOneFirst(sql.type(idRow)`select id from code_generations where job_id = ${input.jobId}`);
+      if (existing !== null) return existing;
+    }
+    const live = await tx.exists(sql.type(z.object({}))`select 1 from projects where id = ${input.projectId} and deleted_at is null for share`);
+    if (!live) throw notFound("Project");
+    const paths = Object.keys(input.files);
+    const totalBytes = Object.values(input.files).reduce((sum, content) => sum + Buffer.byteLength(content, "utf8"), 0);
+    const id = await tx.oneFirst(sql.type(idRow)`
+      insert into code_generations (project_id, user_id, template_id, generator_id, schema_id, variables, file_count, total_bytes, job_id)
+      values (${input.projectId}, ${input.userId}, ${input.templateId}, ${input.generatorId}, ${input.schemaId},
+        ${sql.jsonb(input.values as never)}, ${paths.length}, ${totalBytes}, ${input.jobId})
+      returning id`);
+    await insertFiles(tx, id, input.files);
+    const job = await enqueue(tx, archivesBuild, { code_generation_id: id }, { userId: input.userId, projectId: input.projectId });
+    await tx.query(sql.type(ignoredRow)`insert into project_archives (code_generation_id, job_id) values (${id}, ${job.id})`);
+    await recordEvent(tx, {
+      type: "CodeGenerated",
+      projectId: input.projectId,
+      actorId: input.userId,
+      payload: {
+        code_generation_id: id,
+        template_id: input.templateId,
+        generator_id: input.generatorId,
+        schema_id: input.schemaId,
+        file_count: paths.length,
+        total_bytes: totalBytes,
+      },
+    });
+    return id;
+  });
+}
