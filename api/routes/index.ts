@@ -35,6 +35,13 @@ import { generationRoutes } from "./generations/generations.router.ts";
 import { archiveRoutes } from "./generations/archives.router.ts";
 import { generatorRoutes } from "./generators/generators.router.ts";
 import { generatorRunRoutes } from "./generators/run.router.ts";
+import { environmentRoutes } from "./deployments/environments.router.ts";
+import { deploymentRoutes } from "./deployments/deployments.router.ts";
+import { deploymentActionRoutes } from "./deployments/actions.router.ts";
+import { deploymentLogRoutes } from "./deployments/logs.router.ts";
+import { testConnectionRoutes } from "./deployments/testConnection.router.ts";
+import { uploadRoutes } from "./deployments/upload.router.ts";
+import { webhookRoutes } from "./webhooks/webhooks.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -67,6 +74,13 @@ export const allRoutes: RouteSpec[] = [
   ...archiveRoutes,
   ...generatorRoutes,
   ...generatorRunRoutes,
+  ...environmentRoutes,
+  ...testConnectionRoutes,
+  ...uploadRoutes,
+  ...deploymentRoutes,
+  ...deploymentActionRoutes,
+  ...deploymentLogRoutes,
+  ...webhookRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

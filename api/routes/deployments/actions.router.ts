@@ -1,0 +1,147 @@
+/**
+ * Running deployments: execute (pending → queued job), retry (failed → pending → queued,
+ * keeping the deployer state so finished steps are not repeated) and rollback (a new
+ * deployment of an earlier successful deployment's generation that supersedes the current
+ * one). Each answers 202 with the deployment and its job; progress arrives on channel
+ * `private-deployment.{id}` (`LogAdded`, `DeploymentCompleted`) and `GET /deployments/{id}`.
+ *
+ * One deployment per environment runs at a time: a second one is refused with 409 while
+ * another is queued or running, since both would write to the same target.
+ */
+import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
+import type { UserRow } from "../../../shared/db/users.ts";
+import { environmentBusy, findDeployment, insertDeployment, type DeploymentRow } from "../../../shared/deployments/records.ts";
+import { conflict, invalidField } from "../../../shared/errors.ts";
+import { enqueue } from "../../../shared/jobs/enqueue.ts";
+import { presentJob } from "../../../shared/jobs/events.ts";
+import { deploymentsRun } from "../../../shared/jobs/kinds.ts";
+import type { JobRow } from "../../../shared/jobs/records.ts";
+import { currentUser, type AppContext } from "../../context.ts";
+import { presentDeployment } from "../../presenters/deployment.ts";
+import { idParams } from "../jobs/jobs.schema.ts";
+import { defineRoute } from "../route.ts";
+import { rollbackBody, startedResponse } from "./deployments.schema.ts";
+import { deploymentForAction } from "./load.ts";
+
+const tags = ["Deployments"];
+
+/** Refuses a run while another deployment to the same environment is queued or running. */
+async function assertEnvironmentFree(tx: CommonQueryMethods, deployment: DeploymentRow): Promise<void> {
+  if (deployment.environment_id === null) throw conflict("The environment of this deployment was deleted.", "environment_deleted");
+  await tx.query(sql.type(ignoredRow)`select 1 from environments where id = ${deployment.environment_id} for update`);
+  if (await environmentBusy(tx, deployment.environment_id, deployment.id)) {
+    throw conflict("Another deployment to this environment is queued or running; wait for it to finish.", "deployment_in_progress");
+  }
+}
+
+/** Enqueues the run of `deployment` and records its job. */
+async function startRun(tx: CommonQueryMethods, deployment: DeploymentRow, user: UserRow): Promise<JobRow> {
+  const job = await enqueue(tx, deploymentsRun, { deployment_id: deployment.id }, { userId: user.id, projectId: deployment.project_id });
+  await tx.query(sql.type(ignoredRow)`
+    update deployments set status = 'pending', job_id = ${job.id}, error = null, error_code = null, finished_at = null, updated_at = now()
+    where id = ${deployment.id}`);
+  return job;
+}
+
+async function answer(ctx: AppContext, id: number, job: JobRow, message: string): Promise<void> {
+  ctx.status = 202;
+  ctx.set("Location", `/api/deployments/${id}`);
+  ctx.body = { message, deployment: presentDeployment((await findDeployment(ctx.deps.pool, id))!), job: presentJob(job) };
+}
+
+function refuseState(deployment: DeploymentRow, action: "execute" | "retry" | "roll back"): never {
+  const reasons: Record<DeploymentRow["status"], string> = {
+    pending: "is already queued",
+    running: "is already running",
+    succeeded: "already succeeded",
+    failed: "failed; retry it instead",
+    rolled_back: "was rolled back",
+  };
+  const reason = deployment.status === "pending" && deployment.job_id === null ? "has not run yet" : reasons[deployment.status];
+  throw conflict(`Cannot ${action} deployment #${deployment.id}: it ${reason}.`, "invalid_deployment_state");
+}
+
+const execute = defineRoute({
+  method: "post",
+  path: "/deployments/{id}/execute",
+  summary: "Run a pending deployment",
+  description: "Queues the deployment's job and answers 202; the status moves pending → running → succeeded | failed.",
+  tags,
+  auth: "bearer",
+  params: idParams,
+  responses: { 202: { description: "Queued", schema: startedResponse } },
+  handler: async (ctx, { params }) => {
+    const user = currentUser(ctx);
+    const job = await ctx.deps.pool.transaction(async (tx) => {
+      const deployment = await deploymentForAction(tx, params.id, user, "deploy");
+      if (deployment.status !== "pending" || deployment.job_id !== null) refuseState(deployment, "execute");
+      await assertEnvironmentFree(tx, deployment);
+      return startRun(tx, deployment, user);
+    });
+    await answer(ctx, params.id, job, "Deployment queued.");
+  },
+});
+
+const retry = defineRoute({
+  method: "post",
+  path: "/deployments/{id}/retry",
+  summary: "Run a failed deployment again",
+  description: "Steps that an earlier attempt finished (an uploaded folder, a pushed branch, an opened pull request) are reused, not repeated.",
+  tags,
+  auth: "bearer",
+  params: idParams,
+  responses: { 202: { description: "Queued again", schema: startedResponse } },
+  handler: async (ctx, { params }) => {
+    const user = currentUser(ctx);
+    const job = await ctx.deps.pool.transaction(async (tx) => {
+      const deployment = await deploymentForAction(tx, params.id, user, "deploy");
+      if (deployment.status !== "failed") refuseState(deployment, "retry");
+      await assertEnvironmentFree(tx, deployment);
+      return startRun(tx, deployment, user);
+    });
+    await answer(ctx, params.id, job, "Deployment queued for another run.");
+  },
+});
+
+const rollback = defineRoute({
+  method: "post",
+  path: "/deployments/{id}/rollback",
+  summary: "Roll a deployment back to an earlier successful one",
+  description:
+    "`rollback_to` names an earlier succeeded deployment of the same project and environment. A new deployment of its code generation is created and queued (`rollback_of` = this deployment, `rollback_to` = the earlier one); when it succeeds, this deployment becomes `rolled_back`.",
+  tags,
+  auth: "bearer",
+  params: idParams,
+  body: rollbackBody,
+  responses: { 202: { description: "The rollback deployment, queued", schema: startedResponse } },
+  handler: async (ctx, { params, body }) => {
+    const user = currentUser(ctx);
+    const { id, job } = await ctx.deps.pool.transaction(async (tx) => {
+      const current = await deploymentForAction(tx, params.id, user, "deploy");
+      if (current.status !== "succeeded") refuseState(current, "roll back");
+      const target = await findDeployment(tx, body.rollback_to);
+      if (!target || target.project_id !== current.project_id || target.environment_id !== current.environment_id || target.id >= current.id) {
+        throw invalidField("rollback_to", "The rollback to field must name an earlier deployment to the same environment.");
+      }
+      if (target.status !== "succeeded") throw invalidField("rollback_to", `Deployment #${target.id} did not succeed (it is ${target.status}); only a successful deployment can be restored.`);
+      if (target.code_generation_id === null) throw invalidField("rollback_to", `The code generation of deployment #${target.id} was deleted.`);
+      await assertEnvironmentFree(tx, current);
+      const id = await insertDeployment(tx, {
+        projectId: current.project_id,
+        environmentId: current.environment_id!,
+        codeGenerationId: target.code_generation_id,
+        method: current.deployment_method,
+        targetEnvironment: current.target_environment,
+        userId: user.id,
+        rollbackOf: current.id,
+        rollbackTo: target.id,
+      });
+      const created = (await findDeployment(tx, id))!;
+      return { id, job: await startRun(tx, created, user) };
+    });
+    await answer(ctx, id, job, `Rollback to deployment #${body.rollback_to} queued.`);
+  },
+});
+
+export const deploymentActionRoutes = [execute, retry, rollback];
+

@@ -1,0 +1,181 @@
+/**
+ * The FTP, SSH and git configs of an environment as the API receives them, validated with
+ * the deployers' own schemas (shared/deploy/configs.ts), then split into what is stored in
+ * the clear (jsonb) and the secrets, which are sealed into columns of their own.
+ *
+ * Update rules: a config that is omitted stays as it is; `null` removes it with its
+ * secrets; a config that is given replaces the stored one, except that a secret it omits
+ * keeps its stored value (so clients can edit a host without re-typing the password) and a
+ * secret given as `null` is removed.
+ */
+import { z } from "zod";
+import {
+  bitbucketConfigSchema,
+  detectGitProvider,
+  ftpConfigSchema,
+  githubConfigSchema,
+  gitlabConfigSchema,
+  sshConfigSchema,
+  type GitProvider,
+} from "../deploy/configs.ts";
+import type { FieldErrors } from "../errors.ts";
+import { fieldErrors } from "../validation.ts";
+
+/** Deployment methods of the spec. */
+export const deploymentMethods = ["ftp", "ssh", "git"] as const;
+export type DeploymentMethod = (typeof deploymentMethods)[number];
+
+/** The secret fields of each method's config and the column that holds each, sealed. */
+export const secretColumns = {
+  ftp: { password: "ftp_password_sealed" },
+  ssh: { password: "ssh_password_sealed", private_key: "ssh_private_key_sealed" },
+  git: { access_token: "git_access_token_sealed", app_password: "git_app_password_sealed" },
+} as const;
+
+export type SecretColumn = "ftp_password_sealed" | "ssh_password_sealed" | "ssh_private_key_sealed" | "git_access_token_sealed" | "git_app_password_sealed";
+
+/** Which secret fields a git provider uses. */
+const gitSecretOf: Record<GitProvider, "access_token" | "app_password"> = { github: "access_token", gitlab: "access_token", bitbucket: "app_password" };
+
+const gitSchemas = { github: githubConfigSchema, gitlab: gitlabConfigSchema, bitbucket: bitbucketConfigSchema } as const;
+
+/** SSH host key fingerprints as `ssh-keygen -lf` prints them. */
+const fingerprint = z
+  .string()
+  .trim()
+  .regex(/^SHA256:[A-Za-z0-9+/]{43}=?$/, { error: "The host key fingerprint must look like SHA256:<43 base64 characters>." });
+
+/** What is stored of one method's config: its public fields and its secrets (plain, to be sealed). */
+export interface PreparedConfig {
+  public: Record<string, unknown>;
+  /** Secret field → value to seal, or null to clear the column. */
+  secrets: Partial<Record<SecretColumn, string | null>>;
+}
+
+/** What an environment has stored of one method, as `prepareConfig` needs it for a merge. */
+export interface StoredConfig {
+  public: Record<string, unknown> | null;
+  /** Opened secrets by field name (`password`, `private_key`, …). */
+  secrets: Record<string, string | undefined>;
+  /** SSH only: the pinned host key. */
+  hostKeyFingerprint?: string | null;
+}
+
+/** The result of preparing a config: the parts to store, the pin (SSH) and field errors. */
+export interface PrepareResult {
+  prepared: PreparedConfig | null;
+  /** SSH: the host key pin after this change (undefined when the config is not SSH). */
+  hostKeyFingerprint?: string | null;
+  errors: FieldErrors;
+}
+
+const asObject = (value: unknown): Record<string, unknown> | null =>
+  value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+
+/** Takes a secret from the input, or the stored one when the input omits it. */
+function secretValue(input: Record<string, unknown>, field: string, stored: StoredConfig | null): unknown {
+  if (field in input) return input[field];
+  return stored?.secrets[field];
+}
+
+/**
+ * Validates `input` (the `ftp_config`, `ssh_config` or `git_config` of a request) merged
+ * with what is stored, and splits it for storage. Field errors are keyed
+ * `<method>_config.<field>`.
+ */
+export function prepareConfig(method: DeploymentMethod, input: unknown, stored: StoredConfig | null): PrepareResult {
+  const key = `${method}_config`;
+  const object = asObject(input);
+  if (!object) return { prepared: null, errors: { [key]: [`The ${key.replace("_", " ")} field must be an object.`] } };
+  if (method === "git") return prepareGit(object, stored);
+
+  const secretFields = Object.keys(secretColumns[method]);
+  const merged: Record<string, unknown> = { ...object };
+  for (const field of secretFields) {
+    const value = secretValue(object, field, stored);
+    if (value === undefined || value === null) delete merged[field];
+    else merged[field] = value;
+  }
+  const errors: FieldErrors = {};
+  let hostKeyFingerprint: string | null | undefined;
+  if (method === "ssh") {
+    delete merged.host_key_fingerprint;
+    if ("host_key_fingerprint" in object && object.host_key_fingerprint !== null) {
+      const pin = fingerprint.safeParse(object.host_key_fingerprint);
+      if (pin.success) hostKeyFingerprint = pin.data;
+      else Object.assign(errors, fieldErrors(pin.error, [key, "host_key_fingerprint"]));
+    } else if ("host_key_fingerprint" in object) {
+      hostKeyFingerprint = null;
+    } else {
+      // A different server means a different key: the pin of the old one would only block it.
+      const sameServer = stored?.public && stored.public.host === object.host && Number(stored.public.port ?? 22) === Number(object.port ?? 22);
+      hostKeyFingerprint = sameServer ? (stored.hostKeyFingerprint ?? null) : null;
+    }
+  }
+  const parsed = (method === "ftp" ? ftpConfigSchema : sshConfigSchema).safeParse(merged);
+  if (!parsed.success) Object.assign(errors, fieldErrors(parsed.error, [key]));
+  if (!parsed.success || Object.keys(errors).length) return { prepared: null, errors };
+
+  const publicPart: Record<string, unknown> = { ...parsed.data };
+  const secrets: PreparedConfig["secrets"] = {};
+  for (const [field, column] of Object.entries(secretColumns[method]) as [string, SecretColumn][]) {
+    const value = publicPart[field];
+    delete publicPart[field];
+    secrets[column] = typeof value === "string" && value !== "" ? value : null;
+  }
+  delete publicPart.host_key_fingerprint;
+  return { prepared: { public: publicPart, secrets }, errors, ...(method === "ssh" ? { hostKeyFingerprint } : {}) };
+}
+
+function prepareGit(object: Record<string, unknown>, stored: StoredConfig | null): PrepareResult {
+  const provider = detectGitProvider(object);
+  if (!provider) {
+    return {
+      prepared: null,
+      errors: { "git_config.provider": ["Give owner and repo (GitHub), project_id (GitLab) or workspace and repo (Bitbucket), or a provider."] },
+    };
+  }
+  const secretField = gitSecretOf[provider];
+  const storedProvider = stored?.public ? detectGitProvider(stored.public) : null;
+  // A token kept across a change of provider would be sent to the wrong host.
+  const usable = storedProvider === provider ? stored : null;
+  const merged: Record<string, unknown> = { ...object, provider };
+  delete merged.access_token;
+  delete merged.app_password;
+  const value = secretValue(object, secretField, usable);
+  if (value !== undefined && value !== null) merged[secretField] = value;
+  const parsed = gitSchemas[provider].safeParse(merged);
+  if (!parsed.success) return { prepared: null, errors: fieldErrors(parsed.error, ["git_config"]) };
+  const publicPart: Record<string, unknown> = { ...parsed.data, provider };
+  const secret = publicPart[secretField] as string;
+  delete publicPart.access_token;
+  delete publicPart.app_password;
+  return {
+    prepared: {
+      public: publicPart,
+      secrets: {
+        git_access_token_sealed: secretField === "access_token" ? secret : null,
+        git_app_password_sealed: secretField === "app_password" ? secret : null,
+      },
+    },
+    errors: {},
+  };
+}
+
+/** The hosts and URLs of a prepared config that the network guard must accept, keyed by field. */
+export function targetsOf(method: DeploymentMethod, config: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  const key = `${method}_config`;
+  for (const field of ["host", "gitlab_url", "api_url"]) {
+    const value = config[field];
+    if (typeof value === "string" && value) out[`${key}.${field}`] = value;
+  }
+  return out;
+}
+
+/** Reassembles a full deployer config from its stored public part and opened secrets. */
+export function assembleConfig(publicPart: Record<string, unknown>, secrets: Record<string, string | undefined>): Record<string, unknown> {
+  const config: Record<string, unknown> = { ...publicPart };
+  for (const [field, value] of Object.entries(secrets)) if (value !== undefined) config[field] = value;
+  return config;
+}

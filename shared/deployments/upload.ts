@@ -1,0 +1,100 @@
+/**
+ * Deployments of the upload form (`POST /deployments/upload`): files and credentials come
+ * with the request and belong to no project. The API seals them (AES-256-GCM under
+ * APP_KEY) into one short-lived storage object; the job's payload carries only that
+ * object's key, so no credential reaches a job record. The worker opens it, deploys with an
+ * in-memory state and log, removes it and returns the outcome with the log.
+ */
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { open, seal } from "../crypto.ts";
+import { DeployError } from "../deploy/errors.ts";
+import { deploy, type DeployTarget } from "../deploy/index.ts";
+import { scrubberFor } from "../deploy/scrub.ts";
+import { memoryState } from "../deploy/state.ts";
+import type { DeployFile, LogEntry } from "../deploy/types.ts";
+import type { NetworkPolicy } from "../net/networkGuard.ts";
+import type { Storage } from "../storage/storage.ts";
+
+/** How long a sealed upload waits for its job before the storage cleanup may remove it. */
+const UPLOAD_TTL_MS = 60 * 60 * 1000;
+
+const sealedUpload = z.object({
+  method: z.enum(["ftp", "ssh"]),
+  config: z.record(z.string(), z.unknown()),
+  files: z.array(z.object({ path: z.string(), content: z.string() })),
+});
+
+/** Seals an upload into storage; returns its key (the job's payload). */
+export async function storeUpload(storage: Storage, appKey: Buffer, target: DeployTarget & { method: "ftp" | "ssh" }, files: DeployFile[]): Promise<string> {
+  const key = `deployment-uploads/${randomBytes(18).toString("base64url")}`;
+  const body = JSON.stringify({
+    method: target.method,
+    config: target.config,
+    files: files.map((file) => ({ path: file.path, content: file.content.toString("base64") })),
+  });
+  await storage.put(key, seal(appKey, body), { contentType: "application/octet-stream", expiresAt: new Date(Date.now() + UPLOAD_TTL_MS) });
+  return key;
+}
+
+/** A log entry of an upload deployment, as its result carries it. */
+export interface UploadLogEntry extends LogEntry {
+  created_at: string;
+}
+
+/** The outcome of an upload deployment (the job's result and the route's answer). */
+export interface UploadOutcome {
+  status: "succeeded" | "failed";
+  summary: string | null;
+  files: number;
+  bytes: number;
+  error: { code: string; message: string } | null;
+  logs: UploadLogEntry[];
+}
+
+/**
+ * Runs the sealed upload at `key`; a deployment failure is an outcome, not an error.
+ * @throws Error when the upload cannot be opened (a different APP_KEY) or on unexpected failures.
+ */
+export async function runUpload(
+  storage: Storage,
+  appKey: Buffer,
+  key: string,
+  options: { runId: string; network: NetworkPolicy; signal: AbortSignal },
+): Promise<UploadOutcome> {
+  const sealed = await storage.readBuffer(key);
+  if (!sealed) return failed({ code: "upload_expired", message: "The uploaded files are no longer available; upload them again." }, []);
+  const upload = sealedUpload.parse(JSON.parse(open(appKey, sealed).toString("utf8")));
+  const target = { method: upload.method, config: upload.config } as DeployTarget;
+  const scrubber = scrubberFor(upload.config);
+  const logs: UploadLogEntry[] = [];
+  const files = upload.files.map((file) => ({ path: file.path, content: Buffer.from(file.content, "base64") }));
+  try {
+    const result = await deploy(target, {
+      deploymentId: options.runId,
+      files,
+      log: async (entry) => {
+        logs.push({ ...scrubber.value(entry), created_at: new Date().toISOString() });
+      },
+      signal: options.signal,
+      state: memoryState(),
+      network: options.network,
+    });
+    await storage.delete(key);
+    return { status: "succeeded", summary: scrubber.text(result.summary), files: result.files, bytes: result.bytes, error: null, logs };
+  } catch (error) {
+    // Anything else (a lost database connection, a crash) leaves the upload for the retry.
+    if (!(error instanceof DeployError)) throw error;
+    await storage.delete(key);
+    return failed({ code: error.code, message: scrubber.text(error.message) }, logs);
+  }
+}
+
+const failed = (error: { code: string; message: string }, logs: UploadLogEntry[]): UploadOutcome => ({
+  status: "failed",
+  summary: null,
+  files: 0,
+  bytes: 0,
+  error,
+  logs,
+});
