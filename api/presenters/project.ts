@@ -1,15 +1,15 @@
 /**
  * The Project resource (spec "Project"), with counts, subscription state and, in a single
- * read, its teams. The join code is shown only to those who manage the project.
+ * read, its teams (each a full Team resource). The join code is shown only to those who
+ * manage the project.
  */
 import { z } from "zod";
 import { subscriptionExpired, type ProjectCounts, type ProjectRow } from "../../shared/db/projects.ts";
 import type { UserRow } from "../../shared/db/users.ts";
 import { canSeeJoinCode } from "../policies/project.ts";
+import { teamResource, type TeamResource } from "./team.ts";
 
 export const projectSubscription = z.object({ expires_at: z.string(), is_expired: z.boolean(), days_remaining: z.number() }).nullable();
-
-export const teamSummary = z.object({ id: z.number(), name: z.string(), description: z.string() });
 
 export const projectResource = z.object({
   id: z.number(),
@@ -32,7 +32,7 @@ export const projectResource = z.object({
   forms_count: z.number(),
   reports_count: z.number(),
   kanban_boards_count: z.number(),
-  teams: z.array(teamSummary).optional(),
+  teams: z.array(teamResource).optional(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -54,7 +54,7 @@ export function presentProject(
   user: UserRow,
   row: ProjectRow,
   counts: ProjectCounts,
-  teams?: z.infer<typeof teamSummary>[],
+  teams?: TeamResource[],
 ): ProjectResource {
   return {
     id: row.id,

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import type { MemberRow, TeamRow } from "../../shared/db/teams.ts";
 
+/** The spec's Team resource, plus the caller's role in the team and when it was created. */
 export const teamResource = z.object({
   id: z.number(),
   name: z.string(),
@@ -14,8 +15,10 @@ export const teamResource = z.object({
   role: z.string().nullable(),
   created_at: z.string(),
 });
+export type TeamResource = z.infer<typeof teamResource>;
 
-export const presentTeam = (row: TeamRow) => ({
+/** A team as the spec's Team resource, plus the caller's role in it. */
+export const presentTeam = (row: TeamRow): TeamResource => ({
   id: row.id,
   name: row.name,
   description: row.description,
@@ -33,6 +36,7 @@ export const memberResource = z.object({
   joined_at: z.string(),
 });
 
+/** A team member with their user and role. */
 export const presentMember = (row: MemberRow) => ({
   id: row.id,
   user: { id: row.user_id, name: row.user_name, email: row.user_email },

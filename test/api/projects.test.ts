@@ -41,9 +41,19 @@ t.test("projects", async (t) => {
     t.match(mine.body.meta, { current_page: 1, per_page: 10, total: 2 });
     const gallery = await api.get("/api/projects?public=true");
     t.same(gallery.body.data.map((p: { id: number }) => p.id), [publicOne]);
-    t.equal(gallery.body.data[0].join_code, null);
-    t.equal((await api.get(`/api/projects/${publicOne}`)).status, 200, "a public project can be read by anyone");
-    t.equal((await api.put(`/api/projects/${publicOne}`, { name: "mine now" })).status, 403, "but not changed");
+    t.match(gallery.body.data[0], { name: "Bob's public", is_public: true, owner: { id: bob.user.id }, access: null, join_code: null, teams_count: 0 });
+    t.notOk("teams" in gallery.body.data[0], "the gallery shows list fields only");
+    const bobApi = client(app.url, bob.token);
+    t.same((await bobApi.get("/api/projects?public=true")).body.data.map((p: { id: number }) => p.id), [publicOne], "the owner's gallery shows it too");
+    t.equal((await bobApi.get(`/api/projects/${publicOne}`)).status, 200, "the owner reads it");
+    // Being public only lists a project in the gallery: nothing of it or inside it is shown to a stranger.
+    const inside = ["", "/schemas", "/templates", "/code-generations", "/environments", "/deployments", "/webhooks", "/export", "/translations/export?format=csv"];
+    for (const path of inside) {
+      const res = await api.get(`/api/projects/${publicOne}${path}`);
+      t.equal(res.status, 404, `GET /projects/{public}${path}: 404 for a stranger`);
+      t.equal(res.body.code, "not_found");
+    }
+    t.equal((await api.put(`/api/projects/${publicOne}`, { name: "mine now" })).status, 404, "nor is it changed");
     const search = await api.get("/api/projects?q=sho");
     t.same(search.body.data.map((p: { name: string }) => p.name), ["Shop"]);
   });
@@ -65,9 +75,38 @@ t.test("projects", async (t) => {
     t.equal(joined.body.project.access, "member");
     t.equal((await client(app.url, joiner.token).post("/api/projects/join", { join_code: res.body.project.join_code })).status, 409);
     t.equal((await client(app.url, joiner.token).post("/api/projects/join", { join_code: "nope-nope" })).status, 404);
+    t.equal((await client(app.url, joiner.token).get(`/api/projects/${id}`)).body.project.access, "member", "a joiner reads the project");
     await api.put(`/api/projects/${id}`, { allow_join_requests: false });
     const late = await buildUserWithToken(app.pool);
     t.equal((await client(app.url, late.token).post("/api/projects/join", { join_code: res.body.project.join_code })).status, 404, "closed");
+  });
+
+  t.test("joining a public project by its code; refused while locked (423) or expired (402)", async (t) => {
+    const project = (await api.post("/api/projects", { name: "Open house", is_public: true, allow_join_requests: true })).body.project;
+    const stranger = await buildUserWithToken(app.pool);
+    const visitor = client(app.url, stranger.token);
+    t.equal((await visitor.get(`/api/projects/${project.id}`)).status, 404, "public, but not readable before joining");
+    const memberships = () => app.pool.oneFirst(sql.type(z.object({ count: z.number() }))`
+      select count(*)::int as count from team_members tm join team_projects tp on tp.team_id = tm.team_id
+      where tp.project_id = ${project.id} and tm.user_id = ${stranger.user.id}`);
+
+    await api.post(`/api/projects/${project.id}/lock`);
+    const locked = await visitor.post("/api/projects/join", { join_code: project.join_code });
+    t.equal(locked.status, 423);
+    t.equal(locked.body.code, "project_locked");
+    await api.post(`/api/projects/${project.id}/unlock`);
+
+    await app.pool.query(sql.type(z.object({}))`update subscriptions set expires_at = now() - interval '1 day' where project_id = ${project.id}`);
+    const expired = await visitor.post("/api/projects/join", { join_code: project.join_code });
+    t.equal(expired.status, 402);
+    t.equal(expired.body.code, "subscription_expired");
+    t.equal(await memberships(), 0, "not joined while refused");
+    await app.pool.query(sql.type(z.object({}))`update subscriptions set expires_at = now() + interval '30 days' where project_id = ${project.id}`);
+
+    const joined = await visitor.post("/api/projects/join", { join_code: project.join_code });
+    t.equal(joined.status, 200, joined.text);
+    t.equal((await visitor.get(`/api/projects/${project.id}`)).body.project.access, "member", "a member now");
+    t.equal(await memberships(), 1);
   });
 
   t.test("a locked project refuses changes with 423; an expired subscription with 402", async (t) => {

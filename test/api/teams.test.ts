@@ -1,4 +1,6 @@
 import t from "tap";
+import { z } from "zod";
+import { sql } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
 import { buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
@@ -44,7 +46,12 @@ t.test("teams, members and invitations", async (t) => {
     const members = await api.get(`/api/teams/${team.id}/members`);
     t.same(members.body.data.map((m: { role: { name: string } }) => m.role.name), ["owner", "admin"]);
     const show = await api.get(`/api/projects/${project.id}`);
-    t.same(show.body.project.teams, [{ id: team.id, name: "Core", description: "The core team" }]);
+    t.same(
+      show.body.project.teams,
+      [{ id: team.id, name: "Core", description: "The core team", owner_id: owner.user.id, members_count: 2, projects_count: 1, role: "owner", created_at: team.created_at }],
+      "a single read carries each team as the full Team resource",
+    );
+    t.equal((await carolApi.get(`/api/projects/${project.id}`)).body.project.teams[0].role, "admin", "with the caller's role in it");
     t.equal(show.body.project.teams_count, 1);
   });
 
@@ -82,6 +89,33 @@ t.test("teams, members and invitations", async (t) => {
     t.equal((await newbie.get(`/api/projects/${project.id}`)).body.project.access, "member");
     const login = await publicApi.post("/api/auth/login", { email: "newbie@example.test", password: "long password" });
     t.equal(login.body.has_pending_invitation, false, "nothing pending any more");
+  });
+
+  t.test("sharing is part of the project: a locked, expired or archived project is neither shared nor unshared", async (t) => {
+    const held = (await api.post("/api/projects", { name: "Held" })).body.project.id;
+    const other = (await api.post("/api/teams", { name: "Other" })).body.team.id;
+    t.equal((await api.post(`/api/teams/${other}/projects`, { project_id: held })).status, 201);
+    const sharedWith = () => app.pool.anyFirst(sql.type(z.object({ team_id: z.number() }))`select team_id from team_projects where project_id = ${held} order by team_id`);
+    const expiry = (interval: string) => app.pool.query(sql.type(z.object({}))`update subscriptions set expires_at = now() + ${interval}::interval where project_id = ${held}`);
+    const states: [string, number, string, () => Promise<unknown>, () => Promise<unknown>][] = [
+      ["locked", 423, "project_locked", () => api.post(`/api/projects/${held}/lock`), () => api.post(`/api/projects/${held}/unlock`)],
+      ["expired", 402, "subscription_expired", () => expiry("-1 day"), () => expiry("30 days")],
+      ["archived", 409, "project_archived", () => api.post(`/api/projects/${held}/archive`), () => api.post(`/api/projects/${held}/unarchive`)],
+    ];
+    for (const [state, status, code, enter, leave] of states) {
+      await enter();
+      const detach = await api.delete(`/api/teams/${other}/projects/${held}`);
+      t.equal(detach.status, status, `${state}: unsharing refused`);
+      t.equal(detach.body.code, code);
+      const attach = await api.post(`/api/teams/${team.id}/projects`, { project_id: held });
+      t.equal(attach.status, status, `${state}: sharing refused`);
+      t.equal(attach.body.code, code);
+      t.same(await sharedWith(), [other], `${state}: still shared with the same team`);
+      await leave();
+    }
+    t.equal((await api.delete(`/api/teams/${other}/projects/${held}`)).status, 200, "unshared once the project accepts changes again");
+    t.same(await sharedWith(), []);
+    t.equal((await api.delete(`/api/teams/${other}/projects/${held}`)).status, 404, "not shared any more");
   });
 
   t.test("unsharing removes access; deleting a team keeps its projects", async (t) => {

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { recordEvent } from "../../../shared/events/outbox.ts";
 import { ignoredRow, sql } from "../../../shared/db/pool.ts";
-import { findProject } from "../../../shared/db/projects.ts";
+import { findProject, subscriptionExpired } from "../../../shared/db/projects.ts";
 import { AppError, conflict, notFound } from "../../../shared/errors.ts";
 import { currentUser } from "../../context.ts";
 import { projectForWrite } from "../../policies/projectGuard.ts";
@@ -96,7 +96,9 @@ const join = defineRoute({
         for update`);
       if (!id) throw notFound("Project");
       const row = (await findProject(tx, id, user.id))!;
+      // Joining changes who the project is shared with: refused while it is locked or soft-locked.
       if (row.is_locked) throw new AppError(423, "project_locked", "The project is locked; it cannot be joined now.");
+      if (subscriptionExpired(row)) throw new AppError(402, "subscription_expired", "The project's subscription has expired; it cannot be joined now.");
       if (row.access !== null) throw conflict("You already have access to this project.", "already_member");
       const teamId = await projectMembersTeam(tx, row);
       await tx.query(sql.type(ignoredRow)`insert into team_members (team_id, user_id, role_id) values (${teamId}, ${user.id}, 3)`);

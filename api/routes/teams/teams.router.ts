@@ -134,7 +134,7 @@ const projectBody = z.object({ project_id: z.number().int().positive() });
 const attachProject = defineRoute({
   method: "post",
   path: "/teams/{teamId}/projects",
-  summary: "Share a project with a team (needs management rights on both)",
+  summary: "Share a project with a team (needs management rights on both; refused while the project is locked, expired or archived)",
   tags: ["Teams"],
   auth: "bearer",
   params: teamParams,
@@ -158,7 +158,7 @@ const attachProject = defineRoute({
 const detachProject = defineRoute({
   method: "delete",
   path: "/teams/{teamId}/projects/{projectId}",
-  summary: "Stop sharing a project with a team",
+  summary: "Stop sharing a project with a team (refused while the project is locked, expired or archived)",
   tags: ["Teams"],
   auth: "bearer",
   params: teamParams.extend({ projectId: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) }),
@@ -168,9 +168,14 @@ const detachProject = defineRoute({
     await ctx.deps.pool.transaction(async (tx) => {
       const team = await visibleTeam(ctx, tx, params.teamId, true);
       if (!canManageTeam(user, team)) throw forbidden("Only the team's owner and admins may change its projects.");
-      const gone = await tx.maybeOne(sql.type(z.object({ team_id: z.number() }))`
-        delete from team_projects where team_id = ${team.id} and project_id = ${params.projectId} returning team_id`);
-      if (!gone) throw notFound("Project");
+      const shared = await tx.exists(sql.type(z.object({}))`
+        select 1 from team_projects where team_id = ${team.id} and project_id = ${params.projectId}`);
+      if (!shared) throw notFound("Project");
+      // Who a project is shared with is part of the project: a locked, expired or archived
+      // project keeps its teams (423, 402, 409), as it refuses being shared (attachProject).
+      // The team's managers manage the project through this very team, so 403 cannot occur.
+      await projectForWrite(tx, params.projectId, user, "manage");
+      await tx.query(sql.type(ignoredRow)`delete from team_projects where team_id = ${team.id} and project_id = ${params.projectId}`);
     });
     ctx.body = { message: "The project is no longer shared with the team." };
   },
