@@ -1,6 +1,7 @@
 /**
- * The webhook resource (spec "Outbound webhooks"): `secret_key` appears only in the answer
- * that creates the webhook; afterwards only `has_secret_key`. And the delivery log.
+ * The webhook resource (spec "Outbound webhooks") and its delivery log. `secret_key` is never
+ * answered, not even by the create call (DESIGN §8: secrets are never returned); the resource
+ * says `has_secret_key` instead.
  */
 import { z } from "zod";
 import { nextRun } from "../../shared/webhooks/cron.ts";

@@ -1,11 +1,11 @@
 /**
  * Factories of the deployment area: code generations with their files (inserted as the
  * generation writer leaves them, without running templates), environments through the
- * API, and waiting for a deployment to finish.
+ * API, waiting for a deployment to finish, and the secret scans (every answer, every row).
  */
 import { z } from "zod";
 import { ignoredRow, sql, type DatabasePool } from "../../shared/db/pool.ts";
-import { request } from "./http.ts";
+import { client, request } from "./http.ts";
 
 /** Some generated files: nested folders, a non-ASCII name, an empty file and binary bytes. */
 export function sampleFiles(tag = "1"): Record<string, Buffer> {
@@ -78,22 +78,59 @@ export async function waitForDeployment(baseUrl: string, token: string, id: numb
 }
 
 /**
+ * `client(baseUrl, token)` that also pushes the raw text of every answer into `answers`, so a
+ * test can check that no secret appears in any response it got.
+ */
+export function recordingClient(baseUrl: string, token: string, answers: string[]): ReturnType<typeof client> {
+  const inner = client(baseUrl, token);
+  const recorded = <F extends (...args: never[]) => Promise<{ text: string }>>(call: F) =>
+    (async (...args: Parameters<F>) => {
+      const res = await call(...args);
+      answers.push(res.text);
+      return res;
+    }) as F;
+  return { get: recorded(inner.get), post: recorded(inner.post), put: recorded(inner.put), patch: recorded(inner.patch), delete: recorded(inner.delete) };
+}
+
+/**
  * Every place a secret could leak to in the database: each row of every table of the
- * service and of graphile-worker, as text. Returns `table: …excerpt…` for each row holding
- * one of `secrets` (sealed columns are ciphertext and never match).
+ * service and of graphile-worker (whose `_private_jobs` holds the job payloads), as text, and
+ * each `bytea` value (stored file chunks, generated files, sealed columns) decoded as UTF-8.
+ * Returns `table: …excerpt…` for each row holding one of `secrets`. Sealed columns are
+ * AES-GCM ciphertext and never match.
  */
 export async function findSecrets(pool: DatabasePool, secrets: string[]): Promise<string[]> {
-  const tables = await pool.any(sql.type(z.object({ schema: z.string(), name: z.string() }))`
-    select table_schema as schema, table_name as name from information_schema.tables
-    where table_schema in ('public', 'graphile_worker') and table_type = 'BASE TABLE'`);
+  const columns = await pool.any(sql.type(z.object({ schema: z.string(), name: z.string(), column: z.string(), type: z.string() }))`
+    select c.table_schema as schema, c.table_name as name, c.column_name as column, c.data_type as type
+    from information_schema.columns c
+    join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
+    where c.table_schema in ('public', 'graphile_worker') and t.table_type = 'BASE TABLE'
+    order by c.table_schema, c.table_name, c.ordinal_position`);
+  const tables = new Map<string, { schema: string; name: string; binary: string[] }>();
+  for (const column of columns) {
+    const key = `${column.schema}.${column.name}`;
+    const table = tables.get(key) ?? { schema: column.schema, name: column.name, binary: [] };
+    if (column.type === "bytea") table.binary.push(column.column);
+    tables.set(key, table);
+  }
   const found: string[] = [];
-  for (const table of tables) {
-    const rows = await pool.anyFirst(sql.type(z.object({ row: z.string() }))`select t::text as row from ${sql.identifier([table.schema, table.name])} t`);
-    for (const row of rows) {
-      for (const secret of secrets) {
-        const at = row.indexOf(secret);
-        if (at >= 0) found.push(`${table.schema}.${table.name}: …${row.slice(Math.max(0, at - 60), at + secret.length + 20)}…`);
-      }
+  const scan = (where: string, text: string) => {
+    for (const secret of secrets) {
+      const at = text.indexOf(secret);
+      if (at >= 0) found.push(`${where}: …${text.slice(Math.max(0, at - 60), at + secret.length + 20)}…`);
+    }
+  };
+  for (const table of tables.values()) {
+    const name = sql.identifier([table.schema, table.name]);
+    for (const row of await pool.anyFirst(sql.type(z.object({ row: z.string() }))`select t::text as row from ${name} t`)) {
+      scan(`${table.schema}.${table.name}`, row);
+    }
+    for (const column of table.binary) {
+      // As bytes, then decoded here: invalid UTF-8 (ciphertext, binary files) becomes U+FFFD
+      // around a plaintext secret without hiding it.
+      const values = await pool.anyFirst(sql.type(z.object({ value: z.instanceof(Buffer) }))`
+        select ${sql.identifier([column])} as value from ${name} where ${sql.identifier([column])} is not null`);
+      for (const value of values) scan(`${table.schema}.${table.name}.${column}`, value.toString("utf8"));
     }
   }
   return found;

@@ -3,13 +3,13 @@
  * /webhooks/{id}; also GET|PUT /webhooks/{id}, its delivery log, and POST
  * /webhooks/{id}/trigger for a manual delivery).
  *
- * `secret_key` may be given (16–255 characters) or is generated (43 URL-safe characters);
- * it is stored encrypted and answered once, by the create call; later answers say
- * `has_secret_key`. Target URLs pass the network guard (and again at every connection).
+ * `secret_key` is chosen by the caller (required on create, replaced by PUT), stored sealed
+ * under APP_KEY and never answered: every response says `has_secret_key` instead (DESIGN §8).
+ * Target URLs pass the network guard (and again at every connection).
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { randomToken, seal } from "../../../shared/crypto.ts";
+import { seal } from "../../../shared/crypto.ts";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { conflict, invalid, invalidField, notFound, type FieldErrors } from "../../../shared/errors.ts";
@@ -42,12 +42,18 @@ const targetUrl = z
   .refine((value) => !URL.canParse(value) || (new URL(value).username === "" && new URL(value).password === ""), {
     error: "The target url field must not hold credentials; use the secret key to authenticate deliveries.",
   });
-const secretKey = z.string().min(16).max(255);
+const secretKeyRule = "The secret key field must be 16 to 256 printable ASCII characters (letters, digits, punctuation or spaces).";
+// Printable ASCII only: receivers key the HMAC with the secret's bytes, and a non-ASCII or
+// control character would be encoded differently by different languages and tools.
+const secretKey = z
+  .string({ error: (issue) => (issue.input === undefined ? "The secret key field is required: receivers verify deliveries with it." : secretKeyRule) })
+  .regex(/^[\x20-\x7e]{16,256}$/, { error: secretKeyRule });
 
 const createBody = z.object({
   event_type: z.enum(webhookEvents),
   target_url: targetUrl,
-  secret_key: secretKey.optional(),
+  /** The HMAC key of the deliveries' signatures; never answered. */
+  secret_key: secretKey,
   is_active: z.boolean().optional(),
   /** Five-field cron expression; required for `scheduled`, refused otherwise. */
   cron: z.string().trim().min(1).max(255).nullable().optional(),
@@ -57,6 +63,7 @@ const createBody = z.object({
 const updateBody = z.object({
   event_type: z.enum(webhookEvents).optional(),
   target_url: targetUrl.optional(),
+  /** A new key replaces the stored one (rotation); omitted keeps it. */
   secret_key: secretKey.optional(),
   is_active: z.boolean().optional(),
   cron: z.string().trim().min(1).max(255).nullable().optional(),
@@ -123,16 +130,13 @@ const create = defineRoute({
   path: "/projects/{projectId}/webhooks",
   summary: "Create an outbound webhook",
   description:
-    "`secret_key` is generated when not given and is returned only in this answer. Deliveries are POSTs of `{event, project_id, code_generation_id, timestamp, signature}` with header `X-Signature-256: sha256=<hex>` (see the README for the signature).",
+    "`secret_key` (16–256 printable ASCII characters) is required, stored encrypted and never answered (`has_secret_key` says it is set). Deliveries are POSTs of `{event, project_id, code_generation_id, timestamp, signature}` with header `X-Signature-256: sha256=<hex>` (see the README for the signature).",
   tags,
   auth: "bearer",
   params: projectParams,
   body: createBody,
   responses: {
-    201: {
-      description: "Created; the only answer that shows the secret key",
-      schema: z.object({ message: z.string(), webhook: webhookResource.extend({ secret_key: z.string() }) }),
-    },
+    201: { description: "Created", schema: z.object({ message: z.string(), webhook: webhookResource }) },
   },
   handler: async (ctx, { params, body }) => {
     const { pool, config } = ctx.deps;
@@ -142,17 +146,16 @@ const create = defineRoute({
     const cron = body.cron ?? null;
     const errors = { ...scheduleErrors(body.event_type, cron, timezone), ...(await checkTargets({ target_url: body.target_url }, config)) };
     if (Object.keys(errors).length) throw invalid(errors);
-    const secret = body.secret_key ?? randomToken(32);
     const hook = await pool.transaction(async (tx) => {
       const project = await projectForDeploymentConfig(tx, params.projectId, user);
       return tx.one(sql.type(webhookRow)`
         insert into webhooks (project_id, event_type, target_url, secret_key_sealed, is_active, cron, timezone, user_id)
-        values (${project.id}, ${body.event_type}, ${body.target_url}, ${sql.binary(seal(config.appKey, secret))},
+        values (${project.id}, ${body.event_type}, ${body.target_url}, ${sql.binary(seal(config.appKey, body.secret_key))},
           ${body.is_active ?? true}, ${cron}, ${timezone}, ${user.id})
         returning ${webhookColumns}`);
     });
     ctx.status = 201;
-    ctx.body = { message: "Webhook created. Keep the secret key: it is not shown again.", webhook: { ...presentWebhook(hook), secret_key: secret } };
+    ctx.body = { message: "Webhook created.", webhook: presentWebhook(hook) };
   },
 });
 
@@ -173,7 +176,7 @@ const update = defineRoute({
   method: "put",
   path: "/webhooks/{id}",
   summary: "Update an outbound webhook",
-  description: "Omitted fields keep their values; a new `secret_key` replaces the old one (not echoed). Setting `is_active` to true reactivates a deactivated webhook and resets its failure count.",
+  description: "Omitted fields keep their values; a new `secret_key` replaces the old one (rotation; never answered). Setting `is_active` to true reactivates a deactivated webhook and resets its failure count.",
   tags,
   auth: "bearer",
   params: idParams,

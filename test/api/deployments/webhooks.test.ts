@@ -1,7 +1,8 @@
 /**
  * Outbound webhooks against a receiver on loopback: signed code_generated deliveries from
- * the outbox, replay after an outage (once), manual and scheduled deliveries, deactivation
- * after repeated failures, the secret shown once and stored sealed.
+ * the outbox, replay after an outage (an error answer, and a receiver that is down) once,
+ * manual and scheduled deliveries, deactivation after repeated failures, the secret required,
+ * rotated by PUT, stored sealed and never answered.
  */
 import { createHmac } from "node:crypto";
 import t, { type Test } from "tap";
@@ -9,9 +10,8 @@ import { z } from "zod";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { verifyBody } from "../../../shared/webhooks/signature.ts";
 import { startTestApp } from "../../support/app.ts";
-import { buildGeneration, findSecrets } from "../../support/deploymentFactories.ts";
+import { buildGeneration, findSecrets, recordingClient } from "../../support/deploymentFactories.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
-import { client } from "../../support/http.ts";
 import { startWebhookReceiver, type ReceivedHook } from "../../support/webhookReceiver.ts";
 
 const secret = "whsec-Receiver-Shared-Secret-0123";
@@ -34,6 +34,27 @@ async function deliveriesOf(pool: DatabasePool, webhookId: number) {
     select id, status, attempts, source_key from webhook_deliveries where webhook_id = ${webhookId} order by id`);
 }
 
+const deliveryStateRow = z.object({ status: z.string(), attempts: z.number(), error: z.string().nullable(), response_status: z.number().nullable() });
+
+async function deliveryState(pool: DatabasePool, id: number) {
+  return pool.one(sql.type(deliveryStateRow)`select status, attempts, error, response_status from webhook_deliveries where id = ${id}`);
+}
+
+/**
+ * Skips graphile-worker's back-off (e^n s) of a delivery's job after its failed attempt
+ * `attempts`: once the job is unlocked with that many attempts, it is due now. Waiting until
+ * then matters: the worker sets `run_at` when the attempt fails, overwriting an earlier change.
+ */
+async function retryNow(pool: DatabasePool, deliveryId: number, attempts: number): Promise<void> {
+  await until(`the job to wait after attempt ${attempts}`, async () =>
+    pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+      update graphile_worker._private_jobs j set run_at = now()
+      from webhook_deliveries d
+      where d.id = ${deliveryId} and j.key = 'job:' || d.job_id and j.attempts = ${attempts} and j.locked_at is null
+      returning j.id::text as id`),
+  );
+}
+
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -48,45 +69,67 @@ t.test("webhooks", async (t) => {
   const app = await startTestApp(t, { worker: true });
   const receiver = await startWebhookReceiver(t);
   const { user, token } = await buildUserWithToken(app.pool);
-  const api = client(app.url, token);
+  // Every answer of the API in this test, for the final secret scan.
+  const answers: string[] = [];
+  const api = recordingClient(app.url, token, answers);
   const project = await buildProject(app.pool, user.id);
-  const seen: unknown[] = [];
+  const secrets = [secret];
 
   const created = await api.post(`/api/projects/${project}/webhooks`, { event_type: "code_generated", target_url: receiver.url, secret_key: secret });
   t.equal(created.status, 201, created.text);
-  t.equal(created.body.webhook.secret_key, secret, "the secret is answered once, at creation");
+  t.equal(created.body.webhook.has_secret_key, true, "the create answer says a secret is set");
+  t.notOk("secret_key" in created.body.webhook, "and does not show it");
+  t.notMatch(created.text, secret);
   const hookId = created.body.webhook.id;
 
-  await t.test("the secret is never shown again, and generated when not given", async (t) => {
+  await t.test("the secret is never shown: read and list say has_secret_key", async (t) => {
     const shown = await api.get(`/api/webhooks/${hookId}`);
-    seen.push(shown.body);
     t.equal(shown.body.webhook.has_secret_key, true);
     t.notOk("secret_key" in shown.body.webhook);
     const list = await api.get(`/api/projects/${project}/webhooks`);
-    seen.push(list.body);
     t.equal(list.body.webhooks.length, 1);
-    const generated = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: receiver.url, is_active: false });
-    t.equal(generated.status, 201);
-    t.match(generated.body.webhook.secret_key, /^[A-Za-z0-9_-]{43}$/);
-    t.equal((await api.delete(`/api/webhooks/${generated.body.webhook.id}`)).status, 200);
+    t.equal(list.body.webhooks[0].has_secret_key, true);
+    t.notOk("secret_key" in list.body.webhooks[0]);
   });
 
   await t.test("validation", async (t) => {
     const bad = await api.post(`/api/projects/${project}/webhooks`, { event_type: "scheduled", target_url: "ftp://example.com/x", secret_key: "short" });
     t.equal(bad.status, 422);
     t.ok(bad.body.errors.target_url);
-    t.ok(bad.body.errors.secret_key);
-    const noCron = await api.post(`/api/projects/${project}/webhooks`, { event_type: "scheduled", target_url: receiver.url });
+    t.match(bad.body.errors.secret_key, [/16 to 256 printable ASCII characters/]);
+    const missing = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: receiver.url });
+    t.equal(missing.status, 422, "the secret key is required");
+    t.same(Object.keys(missing.body.errors), ["secret_key"]);
+    t.match(missing.body.errors.secret_key, [/secret key field is required/]);
+    for (const [why, value] of [
+      ["too long", "k".repeat(257)],
+      ["a control character", "0123456789abcdef\n"],
+      ["a non-ASCII character", "0123456789abcdéf"],
+      ["not a string", 1234567890123456],
+      ["null", null],
+    ] as const) {
+      const res = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: receiver.url, secret_key: value });
+      t.equal(res.status, 422, why);
+      t.match(res.body.errors?.secret_key, [/16 to 256 printable ASCII characters/], why);
+    }
+    const longest = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: receiver.url, secret_key: "~ !".repeat(85) + "x", is_active: false });
+    t.equal(longest.status, 201, "256 printable characters, spaces included, are accepted");
+    t.equal((await api.delete(`/api/webhooks/${longest.body.webhook.id}`)).status, 200);
+    const badUpdate = await api.put(`/api/webhooks/${hookId}`, { secret_key: "too-short" });
+    t.equal(badUpdate.status, 422);
+    t.ok(badUpdate.body.errors.secret_key);
+    const withKey = { secret_key: secret };
+    const noCron = await api.post(`/api/projects/${project}/webhooks`, { event_type: "scheduled", target_url: receiver.url, ...withKey });
     t.same(Object.keys(noCron.body.errors), ["cron"]);
-    const badCron = await api.post(`/api/projects/${project}/webhooks`, { event_type: "scheduled", target_url: receiver.url, cron: "61 * * * *" });
+    const badCron = await api.post(`/api/projects/${project}/webhooks`, { event_type: "scheduled", target_url: receiver.url, cron: "61 * * * *", ...withKey });
     t.match(badCron.body.errors.cron[0], /minute/);
-    const sixFields = await api.post(`/api/projects/${project}/webhooks`, { event_type: "scheduled", target_url: receiver.url, cron: "* * * * * *" });
+    const sixFields = await api.post(`/api/projects/${project}/webhooks`, { event_type: "scheduled", target_url: receiver.url, cron: "* * * * * *", ...withKey });
     t.equal(sixFields.status, 422, "seconds are refused: the tick is a minute");
-    const badZone = await api.post(`/api/projects/${project}/webhooks`, { event_type: "scheduled", target_url: receiver.url, cron: "0 * * * *", timezone: "Mars/Olympus" });
+    const badZone = await api.post(`/api/projects/${project}/webhooks`, { event_type: "scheduled", target_url: receiver.url, cron: "0 * * * *", timezone: "Mars/Olympus", ...withKey });
     t.ok(badZone.body.errors.timezone);
-    const cronElsewhere = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: receiver.url, cron: "0 * * * *" });
+    const cronElsewhere = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: receiver.url, cron: "0 * * * *", ...withKey });
     t.ok(cronElsewhere.body.errors.cron);
-    const creds = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: "https://user:pw@example.com/h" });
+    const creds = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: "https://user:pw@example.com/h", ...withKey });
     t.ok(creds.body.errors.target_url);
     const count = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from webhooks`);
     t.equal(count, 1, "nothing was stored");
@@ -107,7 +150,6 @@ t.test("webhooks", async (t) => {
     );
     t.ok(processed);
     const log = await api.get(`/api/webhooks/${hookId}/deliveries`);
-    seen.push(log.body);
     t.match(log.body.data[0], { event: "code_generated", status: "succeeded", attempts: 1, response_status: 200 });
   });
 
@@ -137,17 +179,67 @@ t.test("webhooks", async (t) => {
     t.equal(receiver.received.length, before + 2, "no request twice");
   });
 
-  await t.test("manual trigger", async (t) => {
+  await t.test("a receiver that is down (connection refused) gets the delivery once it is back on its port, signed, once", async (t) => {
+    const down = await startWebhookReceiver(t);
+    await down.stop();
+    const other = await buildProject(app.pool, user.id);
+    const hook = await api.post(`/api/projects/${other}/webhooks`, { event_type: "code_generated", target_url: down.url, secret_key: secret });
+    t.equal(hook.status, 201, hook.text);
+    const generation = await buildGeneration(app.pool, other, user.id, undefined, { withEvent: true });
+    const delivery = await until("the delivery to be recorded", async () => (await deliveriesOf(app.pool, hook.body.webhook.id))[0]);
+    for (const attempt of [1, 2]) {
+      const failed = await until(`refused attempt ${attempt}`, async () => {
+        const row = await deliveryState(app.pool, delivery.id);
+        return row.attempts === attempt && row.status === "pending" ? row : undefined;
+      });
+      t.match(failed.error, /ECONNREFUSED/, `attempt ${attempt} found the port closed`);
+      if (attempt === 1) await retryNow(app.pool, delivery.id, attempt);
+    }
+    t.equal(down.received.length, 0);
+    await down.start();
+    await retryNow(app.pool, delivery.id, 2);
+    const [received] = await down.waitFor(1);
+    t.match(verifiedPayload(t, received!, secret), { event: "code_generated", project_id: other, code_generation_id: generation });
+    t.equal(received!.headers["x-webhook-delivery"], String(delivery.id));
+    const done = await until("the delivery to succeed", async () => {
+      const row = await deliveryState(app.pool, delivery.id);
+      return row.status === "succeeded" ? row : undefined;
+    });
+    t.match(done, { attempts: 3, response_status: 200, error: null });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    t.equal(down.received.length, 1, "delivered once");
+    t.equal((await deliveriesOf(app.pool, hook.body.webhook.id)).length, 1, "as one delivery");
+  });
+
+  await t.test("manual trigger; a secret rotated by PUT signs the next deliveries, and an omitted one is kept", async (t) => {
     const manual = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: receiver.url, secret_key: secret });
-    const before = receiver.received.length;
-    const res = await api.post(`/api/webhooks/${manual.body.webhook.id}/trigger`, {});
-    t.equal(res.status, 202, res.text);
-    t.match(res.body.delivery, { event: "manual_trigger", status: "pending" });
-    const hook = (await receiver.waitFor(before + 1))[before]!;
-    const latest = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`select max(id) as id from code_generations`);
-    t.match(verifiedPayload(t, hook, secret), { event: "manual_trigger", project_id: project, code_generation_id: latest });
+    const id = manual.body.webhook.id;
+    const triggered = async () => {
+      const before = receiver.received.length;
+      const res = await api.post(`/api/webhooks/${id}/trigger`, {});
+      t.equal(res.status, 202, res.text);
+      t.match(res.body.delivery, { event: "manual_trigger", status: "pending" });
+      return (await receiver.waitFor(before + 1))[before]!;
+    };
+    const latest = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`select max(id) as id from code_generations where project_id = ${project}`);
+    t.match(verifiedPayload(t, await triggered(), secret), { event: "manual_trigger", project_id: project, code_generation_id: latest });
+
+    const rotated = "whsec-Rotated-Secret-9876543210 ~";
+    secrets.push(rotated);
+    const put = await api.put(`/api/webhooks/${id}`, { secret_key: rotated });
+    t.equal(put.status, 200, put.text);
+    t.equal(put.body.webhook.has_secret_key, true);
+    t.notOk("secret_key" in put.body.webhook, "the update does not echo the secret");
+    const afterRotation = await triggered();
+    verifiedPayload(t, afterRotation, rotated);
+    t.notOk(verifyBody(afterRotation.body, secret), "the old secret no longer verifies");
+
+    const renamed = await api.put(`/api/webhooks/${id}`, { target_url: `${receiver.url}?kept=1` });
+    t.equal(renamed.status, 200, renamed.text);
+    verifiedPayload(t, await triggered(), rotated);
+
     const foreign = await buildGeneration(app.pool, await buildProject(app.pool, user.id), user.id);
-    const wrong = await api.post(`/api/webhooks/${manual.body.webhook.id}/trigger`, { code_generation_id: foreign });
+    const wrong = await api.post(`/api/webhooks/${id}/trigger`, { code_generation_id: foreign });
     t.equal(wrong.status, 422);
   });
 
@@ -167,9 +259,10 @@ t.test("webhooks", async (t) => {
     t.same((await deliveriesOf(app.pool, id)).map((d) => d.source_key), ["scheduled:2024-01-08T08:30:00.000Z"], "one delivery for the tick");
   });
 
-  await t.test("the secret is stored sealed and appears in no response or row", async (t) => {
-    t.notMatch(JSON.stringify(seen), secret);
-    t.same(await findSecrets(app.pool, [secret]), []);
+  await t.test("the secrets are stored sealed and appear in no response or row", async (t) => {
+    t.ok(answers.length > 20, `${answers.length} answers recorded`);
+    t.same(secrets.filter((s) => answers.some((answer) => answer.includes(s))), [], "no answer holds a secret, the create answers included");
+    t.same(await findSecrets(app.pool, secrets), []);
   });
 });
 
@@ -178,9 +271,9 @@ t.test("a webhook that keeps failing is deactivated", async (t) => {
   const receiver = await startWebhookReceiver(t);
   receiver.status = 500;
   const { user, token } = await buildUserWithToken(app.pool);
-  const api = client(app.url, token);
+  const api = recordingClient(app.url, token, []);
   const project = await buildProject(app.pool, user.id);
-  const created = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: receiver.url });
+  const created = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: receiver.url, secret_key: secret });
   const id = created.body.webhook.id;
   for (let i = 1; i <= 2; i += 1) {
     t.equal((await api.post(`/api/webhooks/${id}/trigger`, {})).status, 202);
