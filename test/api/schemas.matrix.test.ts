@@ -29,7 +29,7 @@ async function readySchema(pool: DatabasePool, projectId: number, userId: number
   });
 }
 
-const created = { ...content, owner: 201, teamAdmin: 201, member: 201 };
+const created = { ...content, owner: 201, teamAdmin: 201, member: 201, superAdmin: 201 };
 
 const rows: MatrixRow<SchemaWorld>[] = [
   { name: "list schemas", method: "GET", path: (w) => `/api/projects/${w.project}/schemas`, expect: view },

@@ -3,21 +3,37 @@
  * admin}, each with its expected status, from one table. Each cell runs in a fresh world (a
  * project owned by `owner`, shared with a team where the others hold their roles), so
  * destructive routes do not disturb the next cell.
+ *
+ * Two more actors run for the rows that give them a status (the presets below all do):
+ * `superAdmin`, a user holding the `super_admin` site role, and `publicVisitor`, the stranger
+ * in a world whose project the owner made public first (`is_public` only lists a project in
+ * the gallery, so they should see no more than a stranger).
  */
 import type { Test } from "tap";
 import type { DatabasePool } from "../../shared/db/pool.ts";
 import { buildProject, buildTeam, buildUserWithToken } from "./factories.ts";
-import { request } from "./http.ts";
+import { request, type ApiResponse } from "./http.ts";
 
 export const actors = ["owner", "teamAdmin", "member", "viewer", "stranger", "siteAdmin"] as const;
 export type Actor = (typeof actors)[number];
+
+/** Actors a row may add: run only where the row's `expect` names them. */
+export const extraActors = ["superAdmin", "publicVisitor"] as const;
+export type ExtraActor = (typeof extraActors)[number];
+export type AnyActor = Actor | ExtraActor;
+
+/** The users of a world (the public visitor is the stranger). */
+export type WorldUser = Actor | "superAdmin";
+
+/** Expected status per actor: the six always, the extra actors when given. */
+export type Expectation = Record<Actor, number> & Partial<Record<ExtraActor, number>>;
 
 export interface World {
   project: number;
   otherProject: number;
   team: number;
-  ids: Record<Actor, number>;
-  tokens: Record<Actor, string>;
+  ids: Record<WorldUser, number>;
+  tokens: Record<WorldUser, string>;
   newcomerEmail: string;
 }
 
@@ -28,20 +44,24 @@ export interface MatrixRow<W extends World = World> {
   body?: (w: W) => unknown;
   /** Runs before the request, as the owner would (e.g. lock the project for an unlock row). */
   before?: (w: W, baseUrl: string) => Promise<void>;
-  expect: Record<Actor, number>;
+  expect: Expectation;
+  /** More assertions on the response (e.g. whether a list holds the project), run when the status matched. */
+  check?: (t: Test, res: ApiResponse, w: W, actor: AnyActor) => void;
 }
 
 /** Owner and team admins manage the project. */
-export const manage = { owner: 200, teamAdmin: 200, member: 403, viewer: 403, stranger: 404, siteAdmin: 403 };
-/** Everyone who sees the project reads it; strangers do not see it. */
-export const view = { owner: 200, teamAdmin: 200, member: 200, viewer: 200, stranger: 404, siteAdmin: 200 };
+export const manage: Expectation = { owner: 200, teamAdmin: 200, member: 403, viewer: 403, stranger: 404, siteAdmin: 403, superAdmin: 200, publicVisitor: 404 };
+/** Everyone who sees the project reads it; strangers do not see it, public or not. */
+export const view: Expectation = { owner: 200, teamAdmin: 200, member: 200, viewer: 200, stranger: 404, siteAdmin: 200, superAdmin: 200, publicVisitor: 404 };
 /** Owner, team admins and members change what is inside the project; viewers only read. */
-export const content = { owner: 200, teamAdmin: 200, member: 200, viewer: 403, stranger: 404, siteAdmin: 403 };
+export const content: Expectation = { owner: 200, teamAdmin: 200, member: 200, viewer: 403, stranger: 404, siteAdmin: 403, superAdmin: 200, publicVisitor: 404 };
 
 /** A world: users for every actor, a project shared through a team, another project of the owner. */
 export async function buildWorld(pool: DatabasePool): Promise<World> {
-  const entries = await Promise.all(actors.map(async (a) => [a, await buildUserWithToken(pool, a === "siteAdmin" ? { roles: ["admin"] } : {})] as const));
-  const users = Object.fromEntries(entries) as Record<Actor, Awaited<ReturnType<typeof buildUserWithToken>>>;
+  const names: WorldUser[] = [...actors, "superAdmin"];
+  const roleOf = (a: WorldUser) => (a === "siteAdmin" ? { roles: ["admin" as const] } : a === "superAdmin" ? { roles: ["super_admin" as const] } : {});
+  const entries = await Promise.all(names.map(async (a) => [a, await buildUserWithToken(pool, roleOf(a))] as const));
+  const users = Object.fromEntries(entries) as Record<WorldUser, Awaited<ReturnType<typeof buildUserWithToken>>>;
   const project = await buildProject(pool, users.owner.user.id);
   const otherProject = await buildProject(pool, users.owner.user.id);
   const team = await buildTeam(pool, users.owner.user.id, { [users.teamAdmin.user.id]: 2, [users.member.user.id]: 3, [users.viewer.user.id]: 4 }, [project]);
@@ -49,24 +69,31 @@ export async function buildWorld(pool: DatabasePool): Promise<World> {
     project,
     otherProject,
     team,
-    ids: Object.fromEntries(actors.map((a) => [a, users[a].user.id])) as Record<Actor, number>,
-    tokens: Object.fromEntries(actors.map((a) => [a, users[a].token])) as Record<Actor, string>,
+    ids: Object.fromEntries(names.map((a) => [a, users[a].user.id])) as Record<WorldUser, number>,
+    tokens: Object.fromEntries(names.map((a) => [a, users[a].token])) as Record<WorldUser, string>,
     newcomerEmail: (await buildUserWithToken(pool)).user.email,
   };
 }
 
-/** Runs every row for every actor, each cell in a world made by `makeWorld`. */
+/** Runs every row for every actor it names, each cell in a world made by `makeWorld`. */
 export async function runMatrix<W extends World>(t: Test, baseUrl: string, rows: MatrixRow<W>[], makeWorld: () => Promise<W>): Promise<void> {
   for (const row of rows) {
     await t.test(row.name, async (t) => {
-      for (const actor of actors) {
+      const cast: AnyActor[] = [...actors, ...extraActors.filter((a) => row.expect[a] !== undefined)];
+      for (const actor of cast) {
         const world = await makeWorld();
+        if (actor === "publicVisitor") {
+          const made = await request(baseUrl, "PUT", `/api/projects/${world.project}`, { token: world.tokens.owner, body: { is_public: true } });
+          t.equal(made.status, 200, "the owner made the project public");
+        }
         await row.before?.(world, baseUrl);
-        const res = await request(baseUrl, row.method, row.path(world), { token: world.tokens[actor], ...(row.body ? { body: row.body(world) } : {}) });
+        const token = actor === "publicVisitor" ? world.tokens.stranger : world.tokens[actor];
+        const res = await request(baseUrl, row.method, row.path(world), { token, ...(row.body ? { body: row.body(world) } : {}) });
         const expected = row.expect[actor];
         t.equal(res.status, expected, `${actor}: ${expected}${res.status === expected ? "" : ` (got ${res.status} ${res.text.slice(0, 160)})`}`);
         if (res.status === 403) t.equal(res.body.code, "forbidden");
         if (res.status === 404) t.equal(res.body.code, "not_found");
+        if (res.status === expected) row.check?.(t, res, world, actor);
       }
     });
   }

@@ -24,8 +24,8 @@ interface DeployWorld extends World {
 
 const created = (expect: Record<string, number>) => Object.fromEntries(Object.entries(expect).map(([actor, status]) => [actor, status === 200 ? 201 : status])) as typeof view;
 const accepted = (expect: Record<string, number>) => Object.fromEntries(Object.entries(expect).map(([actor, status]) => [actor, status === 200 ? 202 : status])) as typeof view;
-/** The channel authorization answers 403 to everyone it refuses. */
-const channel = { ...view, stranger: 403 };
+/** The channel authorization answers 403 to everyone it refuses, a public project's visitors included. */
+const channel = { ...view, stranger: 403, publicVisitor: 403 };
 
 const ftpConfig = { host: "ftp.example.com", port: 21, username: "deployer", remote_path: "/www" };
 
