@@ -36,6 +36,14 @@ export interface LogEntry {
 /** Persists and publishes one log entry; awaited, so entries keep their order. */
 export type DeployLog = (entry: LogEntry) => Promise<void>;
 
+/**
+ * Stores an SSH host key seen on the first successful login to a target that had none pinned
+ * (the caller's environment). Called once the server accepted the credentials, before any
+ * file moves, so a run that fails later has pinned the key too.
+ * @throws DeployError `host_key_mismatch` when another connection pinned a different key meanwhile.
+ */
+export type HostKeyPinner = (fingerprint: string) => Promise<void>;
+
 /** Per-deployment key/value state kept by the caller across retries. */
 export interface DeployState {
   get(key: string): Promise<string | undefined>;
@@ -56,6 +64,8 @@ export interface DeployRequest<C> {
   state?: DeployState;
   /** The SSRF guard's policy (`networkPolicy(config)`), applied to every connection. */
   network: NetworkPolicy;
+  /** SSH: stores a first-seen host key; absent when there is nothing to pin it to (the upload form). */
+  pinHostKey?: HostKeyPinner;
 }
 
 /** What every deployer returns on success. */
@@ -71,6 +81,8 @@ export interface DeployResult {
 export interface TestConnectionOptions {
   network: NetworkPolicy;
   signal?: AbortSignal;
+  /** SSH: stores a first-seen host key (a stored environment's test); absent for inline configs. */
+  pinHostKey?: HostKeyPinner;
 }
 
 /** The answer of `testConnection`: it reports failures instead of throwing them. */

@@ -5,7 +5,9 @@
 import { z } from "zod";
 import { openText } from "../crypto.ts";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
+import { DeployError } from "../deploy/errors.ts";
 import type { DeployTarget } from "../deploy/index.ts";
+import type { HostKeyPinner } from "../deploy/types.ts";
 import type { FtpConfig, GitConfig, SshConfig } from "../deploy/configs.ts";
 import { assembleConfig, type DeploymentMethod, type StoredConfig } from "./targetConfigs.ts";
 
@@ -102,3 +104,33 @@ export function deployTargetOf(env: EnvironmentRow, secrets: EnvironmentSecrets,
   if (method === "ftp") return { method, config: config as FtpConfig };
   return { method, config: config as GitConfig };
 }
+
+const fingerprintRow = z.object({ fingerprint: z.string().nullable() });
+const bare = (fingerprint: string) => fingerprint.replace(/=+$/, "");
+
+/**
+ * Pins `fingerprint` as environment `id`'s SSH host key unless one is pinned already: the
+ * write only fills an empty pin, so two first connections racing each other never overwrite
+ * one another. A deleted environment has nothing to pin.
+ * @throws DeployError `host_key_mismatch` when a different key was pinned meanwhile (by a
+ * concurrent connection test or deployment); the caller then stops before moving any file.
+ */
+export async function pinHostKey(conn: CommonQueryMethods, id: number, fingerprint: string): Promise<void> {
+  const set = await conn.maybeOne(sql.type(fingerprintRow)`
+    update environments set ssh_host_key_fingerprint = ${fingerprint}, ssh_host_key_pinned_at = now(), updated_at = now()
+    where id = ${id} and ssh_host_key_fingerprint is null
+    returning ssh_host_key_fingerprint as fingerprint`);
+  if (set) return;
+  // A separate statement: it sees the pin that made the update skip the row.
+  const current = await conn.maybeOneFirst(sql.type(fingerprintRow)`select ssh_host_key_fingerprint as fingerprint from environments where id = ${id}`);
+  if (current && bare(current) !== bare(fingerprint)) {
+    throw new DeployError(
+      "host_key_mismatch",
+      `Another connection pinned the SSH host key ${current} for this environment while this one was presented ${fingerprint}; it was stopped before moving any file. Check the server's key; if it was replaced on purpose, clear the pinned host key and try again.`,
+      { expected_fingerprint: current, presented_fingerprint: fingerprint },
+    );
+  }
+}
+
+/** The pinner of environment `id` for deployers and connection tests. */
+export const hostKeyPinnerOf = (conn: CommonQueryMethods, id: number): HostKeyPinner => (fingerprint) => pinHostKey(conn, id, fingerprint);

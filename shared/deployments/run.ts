@@ -5,13 +5,14 @@
  *
  * Outcomes:
  * - success: `succeeded` with the deployer's result; a rollback marks the deployment it
- *   supersedes `rolled_back`; an SSH host key seen for the first time is pinned.
+ *   supersedes `rolled_back`.
  * - a failure that another attempt may fix (network trouble, a 5xx, a worker shutdown), with
  *   attempts left: a warning row, the record stays `running`, the error is rethrown so the
  *   job is retried with back-off.
  * - anything else: `failed` with the scrubbed message and code.
  * Both final outcomes publish `DeploymentCompleted` and record the `DeploymentCompleted`
- * outbox event in the transaction that writes the status.
+ * outbox event in the transaction that writes the status. An SSH host key seen for the first
+ * time is pinned to the environment as soon as the login succeeds, whatever the outcome.
  */
 import { z } from "zod";
 import type { Config } from "../config.ts";
@@ -24,7 +25,7 @@ import { generationFiles } from "../generations/files.ts";
 import { PermanentJobError } from "../jobs/errors.ts";
 import type { Logger } from "../logger.ts";
 import { networkPolicy } from "../net/networkGuard.ts";
-import { deployTargetOf, findEnvironment, methodsOf, openEnvironmentSecrets } from "./environments.ts";
+import { deployTargetOf, findEnvironment, hostKeyPinnerOf, methodsOf, openEnvironmentSecrets } from "./environments.ts";
 import { appendLog, deploymentLogSink, publishCompleted } from "./logs.ts";
 import { findDeployment, type DeploymentRow } from "./records.ts";
 import { deploymentState } from "./state.ts";
@@ -84,7 +85,7 @@ async function announce(tx: Parameters<typeof publishCompleted>[0], deployment: 
   });
 }
 
-/** Records success: result, rollback bookkeeping, the SSH host key pin. */
+/** Records success: result and rollback bookkeeping. */
 async function finishSucceeded(pool: DatabasePool, deployment: DeploymentRow, result: AnyDeployResult, scrubber: Scrubber): Promise<void> {
   await pool.transaction(async (tx) => {
     await tx.query(sql.type(ignoredRow)`
@@ -95,11 +96,6 @@ async function finishSucceeded(pool: DatabasePool, deployment: DeploymentRow, re
       await tx.query(sql.type(ignoredRow)`
         update deployments set status = 'rolled_back', rolled_back_by = ${deployment.id}, updated_at = now()
         where id = ${deployment.rollback_of} and status = 'succeeded'`);
-    }
-    if ("hostKeyFirstSeen" in result && result.hostKeyFirstSeen && deployment.environment_id !== null) {
-      await tx.query(sql.type(ignoredRow)`
-        update environments set ssh_host_key_fingerprint = ${result.hostKeyFingerprint}, ssh_host_key_pinned_at = now()
-        where id = ${deployment.environment_id} and ssh_host_key_fingerprint is null`);
     }
     await announce(tx, deployment, "succeeded");
   });
@@ -153,6 +149,8 @@ export async function runDeployment(ctx: RunContext, id: number): Promise<RunOut
       signal,
       state: await deploymentState(ctx.pool, id),
       network: networkPolicy(ctx.config),
+      // targetOf made sure the environment exists.
+      pinHostKey: hostKeyPinnerOf(ctx.pool, deployment.environment_id!),
     });
     await finishSucceeded(ctx.pool, deployment, result, scrubber);
     return { deployment_id: id, status: "succeeded", summary: scrubber.text(result.summary) };

@@ -2,12 +2,15 @@
  * POST /deployments/test-connection (DESIGN §11): connects and authenticates to a stored
  * environment's target or to an inline config, and reports `{ok, message}` (failures are
  * answers, not errors). Inline hosts pass the network guard before anything is dialled, and
- * every connection is checked again when it is opened.
+ * every connection is checked again when it is opened. Testing a stored environment's SSH
+ * config pins the server's host key when none is pinned yet (the first successful login);
+ * an inline config has no environment to pin to.
  */
 import { z } from "zod";
-import { deployTargetOf, openEnvironmentSecrets } from "../../../shared/deployments/environments.ts";
+import { deployTargetOf, hostKeyPinnerOf, openEnvironmentSecrets } from "../../../shared/deployments/environments.ts";
 import { deploymentMethods, prepareConfig, targetsOf, assembleConfig, type DeploymentMethod } from "../../../shared/deployments/targetConfigs.ts";
 import { testConnection, type DeployTarget } from "../../../shared/deploy/index.ts";
+import type { HostKeyPinner } from "../../../shared/deploy/types.ts";
 import { invalid, invalidField } from "../../../shared/errors.ts";
 import { networkPolicy } from "../../../shared/net/networkGuard.ts";
 import { currentUser } from "../../context.ts";
@@ -54,7 +57,7 @@ const route = defineRoute({
   path: "/deployments/test-connection",
   summary: "Test the connection to a deployment target",
   description:
-    "Either `environment_id` (plus `deployment_method` when it has several configs; needs the right to deploy in its project) or one inline `ftp_config`, `ssh_config` or `git_config` with the spec's fields. Answers `ok` and a message; SSH answers the server's host key fingerprint too.",
+    "Either `environment_id` (plus `deployment_method` when it has several configs; needs the right to deploy in its project) or one inline `ftp_config`, `ssh_config` or `git_config` with the spec's fields. Answers `ok` and a message; SSH answers the server's host key fingerprint too, and a stored environment's test pins it when none is pinned yet.",
   tags: ["Deployments"],
   auth: "bearer",
   body,
@@ -63,11 +66,13 @@ const route = defineRoute({
     const { pool, config } = ctx.deps;
     const user = currentUser(ctx);
     let target: DeployTarget;
+    let pinHostKey: HostKeyPinner | undefined;
     if (input.environment_id !== undefined) {
       const env = await environmentForRead(pool, input.environment_id, user);
       await pool.transaction((tx) => projectForDeploy(tx, env.project_id, user));
       const method = methodFor(env, input.deployment_method);
       target = deployTargetOf(env, await openEnvironmentSecrets(pool, config.appKey, env.id), method);
+      pinHostKey = hostKeyPinnerOf(pool, env.id);
     } else {
       const method = inlineMethod(input);
       const prepared = prepareConfig(method, input[`${method}_config`], null);
@@ -81,7 +86,7 @@ const route = defineRoute({
       if (method === "ssh" && prepared.hostKeyFingerprint) full.host_key_fingerprint = prepared.hostKeyFingerprint;
       target = { method, config: full } as DeployTarget;
     }
-    const result = await testConnection(target, { network: networkPolicy(config), signal: AbortSignal.timeout(TEST_TIMEOUT_MS) });
+    const result = await testConnection(target, { network: networkPolicy(config), signal: AbortSignal.timeout(TEST_TIMEOUT_MS), ...(pinHostKey ? { pinHostKey } : {}) });
     ctx.body = { ok: result.ok, message: result.message, code: result.code ?? null, host_key_fingerprint: result.hostKeyFingerprint ?? null };
   },
 });

@@ -33,9 +33,9 @@ export interface SshDeployResult extends DeployResult {
   releasePath: string;
   /** The `current` symlink, absolute. */
   currentPath: string;
-  /** The server's host key; store it as the environment's `host_key_fingerprint`. */
+  /** The server's host key. */
   hostKeyFingerprint: string;
-  /** True when no key was pinned before: the caller should store `hostKeyFingerprint` now. */
+  /** True when no key was pinned before this run (the request's pinner stored it at login). */
   hostKeyFirstSeen: boolean;
   switchMethod: SwitchMethod | "already-live";
   /** Release folders removed by pruning. */
@@ -58,8 +58,8 @@ export async function deploySsh(request: DeployRequest<SshConfig>): Promise<SshD
       const id = safeId(request.deploymentId);
       const address = await resolvePublicAddress(config.host, request.network);
       await runLog.info(`Connecting to ${sshEndpoint(config)} as ${config.username} (${config.auth_method === "key" ? "private key" : "password"}).`);
-      session = await openSsh(config, address, scrubber, request.signal);
-      await logHostKey(runLog, session);
+      session = await openSsh(config, address, scrubber, request.signal, request.pinHostKey);
+      await logHostKey(runLog, session, request.pinHostKey !== undefined);
       const sftp = new SftpClient(session.sftp);
       const base = posix.isAbsolute(config.remote_path) ? config.remote_path : posix.join(await sftp.realpath("."), config.remote_path);
       const layout = releaseLayout(base, id);
@@ -105,8 +105,8 @@ export async function deploySsh(request: DeployRequest<SshConfig>): Promise<SshD
   }
 }
 
-async function logHostKey(runLog: RunLog, session: SshSession): Promise<void> {
-  const how = session.firstPin ? "first connection: pin it for this environment" : "matches the pinned key";
+async function logHostKey(runLog: RunLog, session: SshSession, pinning: boolean): Promise<void> {
+  const how = !session.firstPin ? "matches the pinned key" : pinning ? "first connection: pinned for this environment" : "first connection; not pinned: no environment to pin it to";
   await runLog.info(`Connected; host key ${session.fingerprint} (${how}).`, { host_key_fingerprint: session.fingerprint, first_seen: session.firstPin });
 }
 
@@ -179,7 +179,7 @@ export async function testSshConnection(raw: SshConfig, options: TestConnectionO
   try {
     const config = parseConfig(sshConfigSchema, raw);
     const address = await resolvePublicAddress(config.host, options.network);
-    session = await openSsh(config, address, scrubber, options.signal);
+    session = await openSsh(config, address, scrubber, options.signal, options.pinHostKey);
     const sftp = new SftpClient(session.sftp);
     const base = posix.isAbsolute(config.remote_path) ? config.remote_path : posix.join(await sftp.realpath("."), config.remote_path);
     const exists = Boolean(await sftp.lstat(base));

@@ -2,11 +2,11 @@
  * SSH connections for the deployer: ssh2 connected to the address the network guard
  * checked, password or private-key authentication, and host key pinning.
  *
- * Pinning: the first successful connection of an environment returns the server's host key
- * fingerprint (`SHA256:…`, as `ssh-keygen -lf` prints it) for the caller to store as
- * `host_key_fingerprint`; every later connection must present the same key, or it is closed
- * before authentication (no password is ever sent to a changed host) and fails with
- * `host_key_mismatch` naming both fingerprints.
+ * Pinning: when no key is pinned yet, the server's host key fingerprint (`SHA256:…`, as
+ * `ssh-keygen -lf` prints it) is handed to the caller's pinner as soon as the login succeeds,
+ * so the first successful connection pins it even if the run fails later; every later
+ * connection must present the same key, or it is closed before authentication (no password is
+ * ever sent to a changed host) and fails with `host_key_mismatch` naming both fingerprints.
  */
 import { createHash } from "node:crypto";
 import ssh2, { type ClientChannel, type ConnectConfig, type SFTPWrapper } from "ssh2";
@@ -15,6 +15,7 @@ import type { ResolvedAddress } from "../../net/networkGuard.ts";
 import type { sshConfigSchema } from "../configs.ts";
 import { DeployError, toDeployError } from "../errors.ts";
 import type { Scrubber } from "../scrub.ts";
+import type { HostKeyPinner } from "../types.ts";
 
 const { Client, utils } = ssh2;
 
@@ -42,10 +43,17 @@ export function hostKeyFingerprint(key: Buffer): string {
 const samePrint = (a: string, b: string) => a.replace(/=+$/, "") === b.replace(/=+$/, "");
 
 /**
- * Connects, checks the host key and authenticates, then opens SFTP.
+ * Connects, checks the host key and authenticates, pins a first-seen key through `pin`, then
+ * opens SFTP.
  * @throws DeployError `host_key_mismatch`, `auth_failed`, `invalid_config`, `unreachable`, …
  */
-export async function openSsh(config: ParsedSshConfig, address: ResolvedAddress, scrubber: Scrubber, signal?: AbortSignal): Promise<SshSession> {
+export async function openSsh(
+  config: ParsedSshConfig,
+  address: ResolvedAddress,
+  scrubber: Scrubber,
+  signal?: AbortSignal,
+  pin?: HostKeyPinner,
+): Promise<SshSession> {
   const client = new Client();
   let presented: string | undefined;
   const pinned = config.host_key_fingerprint ?? undefined;
@@ -72,6 +80,7 @@ export async function openSsh(config: ParsedSshConfig, address: ResolvedAddress,
       client.once("close", () => reject(new Error("connection closed before authentication")));
       client.connect(connect);
     });
+    if (!pinned && pin) await pin(presented!);
     const sftp = await new Promise<SFTPWrapper>((resolve, reject) => client.sftp((error, channel) => (error ? reject(error) : resolve(channel))));
     return { client, sftp, fingerprint: presented!, firstPin: !pinned };
   } catch (error) {

@@ -1,6 +1,6 @@
 /**
  * Environments (CRUD, validation per field, secrets sealed and kept on update, one
- * default), deployment creation rules, the upload form (FTP files and an SSH zip), and the
+ * default, a race-safe host key pin), deployment creation rules, the upload form (FTP files and an SSH zip), and the
  * network guard's refusals with ALLOW_PRIVATE_NETWORK_TARGETS=false.
  */
 import path from "node:path";
@@ -9,6 +9,7 @@ import { z } from "zod";
 import { createZipStream } from "../../../shared/archive/zipWriter.ts";
 import { openText } from "../../../shared/crypto.ts";
 import { sql } from "../../../shared/db/pool.ts";
+import { findEnvironment, pinHostKey } from "../../../shared/deployments/environments.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildGeneration, findSecrets, sampleFiles } from "../../support/deploymentFactories.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
@@ -84,6 +85,31 @@ t.test("environments and deployment creation", async (t) => {
     t.equal(removed.status, 200);
   });
 
+  await t.test("pinning a host key only fills an empty pin, so racing first connections cannot overwrite each other", async (t) => {
+    const res = await api.post(`/api/projects/${project}/environments`, {
+      name: "Pins",
+      type: "development",
+      ssh_config: { host: "127.0.0.1", username: "u", auth_method: "password", password: "pin-test-Passw0rd", remote_path: "/x" },
+    });
+    t.equal(res.status, 201, res.text);
+    seen.push(res.body);
+    const id = res.body.environment.id;
+    const stored = async () => (await findEnvironment(app.pool, id))?.ssh_host_key_fingerprint;
+    const outcomes = await Promise.allSettled([pinHostKey(app.pool, id, "SHA256:first"), pinHostKey(app.pool, id, "SHA256:second")]);
+    const won = outcomes.findIndex((o) => o.status === "fulfilled");
+    t.same(outcomes.map((o) => o.status).sort(), ["fulfilled", "rejected"], "one pins, the other is refused");
+    const lost = outcomes.find((o) => o.status === "rejected") as PromiseRejectedResult;
+    t.match(lost.reason, { code: "host_key_mismatch", message: /Another connection pinned the SSH host key/ });
+    const winner = ["SHA256:first", "SHA256:second"][won]!;
+    t.equal(await stored(), winner);
+    await pinHostKey(app.pool, id, `${winner}=`);
+    t.equal(await stored(), winner, "the same key again (padding aside) passes and changes nothing");
+    await t.rejects(pinHostKey(app.pool, id, "SHA256:third"), { code: "host_key_mismatch" });
+    t.equal(await stored(), winner, "a pinned key is never overwritten");
+    await pinHostKey(app.pool, 999_999, "SHA256:nowhere");
+    t.equal((await api.delete(`/api/environments/${id}`)).status, 200);
+  });
+
   await t.test("deployment creation rules", async (t) => {
     const generation = await buildGeneration(app.pool, project, user.id);
     const other = await buildProject(app.pool, user.id);
@@ -154,6 +180,10 @@ t.test("the upload form: FTP files[i] and an SSH archive", async (t) => {
   const sshRes = await request(app.url, "POST", "/api/deployments/upload", { token, body: sshForm, raw: true });
   t.equal(sshRes.status, 200, sshRes.text);
   t.equal(sshRes.body.upload.status, "succeeded");
+  t.ok(
+    sshRes.body.upload.logs.some((l: { message: string }) => l.message.includes(`host key ${ssh.hostKeyFingerprint} (first connection; not pinned`)),
+    "the upload form has no environment to pin the host key to",
+  );
   const live = await readTree(path.join(ssh.home, "site", "current"));
   for (const [name, content] of Object.entries(files)) t.same(live.get(name), content, name);
 
@@ -188,14 +218,14 @@ t.test("private and metadata targets are refused when ALLOW_PRIVATE_NETWORK_TARG
     git_config: { project_id: 1, branch: "main", access_token: "glpat-x0123456789", gitlab_url: "http://169.254.169.254/" },
   });
   t.match(gitlab.body.errors["git_config.gitlab_url"], [/metadata/]);
-  const hook = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: "http://[::1]:8080/hook" });
+  const hook = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: "http://[::1]:8080/hook", secret_key: "hook-secret-0123456789" });
   t.match(hook.body.errors.target_url, [/loopback/]);
   const test = await api.post("/api/deployments/test-connection", { ftp_config: { ...ftpConfig, host: "192.168.0.10" } });
   t.equal(test.status, 422);
   t.ok(test.body.errors["ftp_config.host"]);
 
   // A webhook stored before the rule (or whose name now resolves privately) is refused when it connects.
-  const stored = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: "https://example.com/hook" });
+  const stored = await api.post(`/api/projects/${project}/webhooks`, { event_type: "manual_trigger", target_url: "https://example.com/hook", secret_key: "hook-secret-0123456789" });
   t.equal(stored.status, 201, stored.text);
   await app.pool.query(sql.type(z.object({}))`update webhooks set target_url = 'http://127.0.0.1:8080/hook' where id = ${stored.body.webhook.id}`);
   t.equal((await api.post(`/api/webhooks/${stored.body.webhook.id}/trigger`, {})).status, 202);

@@ -1,9 +1,11 @@
 /**
  * SSH and git deployments end to end through the API: a real SSH/SFTP server on loopback
- * (release folder switched in, host key pinned on first success and enforced after), and
+ * (release folder switched in, host key pinned at the first successful login of a stored
+ * environment, by a deployment or a connection test, and enforced after), and
  * the GitHub, GitLab and Bitbucket stand-ins driven through the real SDKs (one commit whose
  * tree holds the generation's files, one pull/merge request).
  */
+import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import t from "tap";
 import { startTestApp } from "../../support/app.ts";
@@ -35,22 +37,37 @@ t.test("SSH and git deployments through the API", async (t) => {
   const secrets: string[] = [];
   const seen: unknown[] = [];
 
-  await t.test("SSH with a password: release switched in, host key pinned, a changed key refused", async (t) => {
+  await t.test("SSH with a password: the first login pins the host key (the run then failing), a changed key is refused, clearing the pin re-arms", async (t) => {
     const ssh = await startSshPeer();
     t.teardown(() => ssh.close());
     secrets.push(ssh.password);
-    const files = textFiles("ssh-1");
-    const generation = await buildGeneration(app.pool, project, user.id, files);
     const config = { host: ssh.host, port: ssh.port, username: ssh.username, auth_method: "password", password: ssh.password, remote_path: "site" };
     const env = await buildEnvironment(app.url, token, project, { name: "Staging", type: "staging", ssh_config: config });
+    const sshConfigOf = async () => (await api.get(`/api/projects/${project}/environments`)).body.environments.find((e: { id: number }) => e.id === env).ssh_config;
+    t.match(await sshConfigOf(), { host_key_fingerprint: null, host_key_pinned_at: null, has_password: true, has_private_key: false });
+
+    const inline = await api.post("/api/deployments/test-connection", { ssh_config: config });
+    t.match(inline.body, { ok: true, host_key_fingerprint: ssh.hostKeyFingerprint });
+    t.equal((await sshConfigOf()).host_key_fingerprint, null, "an inline test has no environment to pin to, even one with the same server");
+
+    // `current` is a real folder: the run logs in, uploads, then fails at the switch.
+    await mkdir(path.join(ssh.home, "site", "current"), { recursive: true });
+    const files = textFiles("ssh-1");
+    const generation = await buildGeneration(app.pool, project, user.id, files);
     const id = await startDeployment(app.url, token, { project_id: project, code_generation_id: generation, deployment_method: "ssh", target_environment: "staging" });
-    const done = await waitForDeployment(app.url, token, id);
-    t.equal(done.status, "succeeded", JSON.stringify(done));
+    const failed = await waitForDeployment(app.url, token, id);
+    t.match(failed, { status: "failed", error_code: "invalid_config", error: /is not a symlink/ });
+    const pinned = await sshConfigOf();
+    t.equal(pinned.host_key_fingerprint, ssh.hostKeyFingerprint, "the first successful login pinned the key, though the run failed");
+    t.ok(pinned.host_key_pinned_at);
+    const logs = (await api.get(`/api/deployments/${id}/logs`)).body.logs.map((l: { message: string }) => l.message);
+    t.ok(logs.some((m: string) => m.includes(`host key ${ssh.hostKeyFingerprint} (first connection: pinned for this environment)`)), "the log says so");
+
+    await rm(path.join(ssh.home, "site", "current"), { recursive: true });
+    t.equal((await api.post(`/api/deployments/${id}/retry`)).status, 202);
+    t.equal((await waitForDeployment(app.url, token, id)).status, "succeeded");
     t.same(asText(await readTree(path.join(ssh.home, "site", "current"))), asPeerText(files), "the live release equals the generation");
-    const pinned = (await api.get(`/api/projects/${project}/environments`)).body.environments.find((e: { id: number }) => e.id === env);
-    seen.push(pinned);
-    t.equal(pinned.ssh_config.host_key_fingerprint, ssh.hostKeyFingerprint, "the host key is pinned on first success");
-    t.match(pinned.ssh_config, { has_password: true, has_private_key: false });
+    t.same(await sshConfigOf(), pinned, "the pin is unchanged by later logins");
 
     // The same address with a different host key: a server swapped under us.
     const port = ssh.port;
@@ -59,20 +76,28 @@ t.test("SSH and git deployments through the API", async (t) => {
     t.teardown(() => impostor.close());
     const second = await buildGeneration(app.pool, project, user.id, textFiles("ssh-2"));
     const refused = await waitForDeployment(app.url, token, await startDeployment(app.url, token, { environment_id: env, code_generation_id: second }));
-    t.equal(refused.status, "failed");
-    t.equal(refused.error_code, "host_key_mismatch");
+    t.match(refused, {
+      status: "failed",
+      error_code: "host_key_mismatch",
+      error: `The SSH host key of ${ssh.host}:${port} changed: expected ${ssh.hostKeyFingerprint}, got ${impostor.hostKeyFingerprint}.`,
+    });
+    const tested = await api.post("/api/deployments/test-connection", { environment_id: env });
+    t.match(tested.body, { ok: false, code: "host_key_mismatch", message: /changed: expected/ }, "the stored environment's test is refused too");
     t.equal(impostor.stats.logins, 0, "no credential was sent to the other key");
+    t.equal((await sshConfigOf()).host_key_fingerprint, ssh.hostKeyFingerprint, "a refused key pins nothing");
 
-    // Clearing the pin (after checking the new key) lets it through and pins the new key.
+    // Clearing the pin (after checking the new key) re-arms it: the stored environment's test pins the new key.
     const cleared = await api.put(`/api/environments/${env}`, { ssh_config: { ...config, password: undefined, host_key_fingerprint: null } });
     t.equal(cleared.status, 200, cleared.text);
     t.equal(cleared.body.environment.ssh_config.has_password, true, "an omitted password is kept");
     t.equal(cleared.body.environment.ssh_config.host_key_fingerprint, null);
-    const retried = await api.post(`/api/deployments/${refused.id}/retry`);
-    t.equal(retried.status, 202);
+    const retest = await api.post("/api/deployments/test-connection", { environment_id: env });
+    t.match(retest.body, { ok: true, host_key_fingerprint: impostor.hostKeyFingerprint });
+    t.equal((await sshConfigOf()).host_key_fingerprint, impostor.hostKeyFingerprint, "the stored environment's test pinned the key");
+    t.equal((await api.post(`/api/deployments/${refused.id}/retry`)).status, 202);
     t.equal((await waitForDeployment(app.url, token, refused.id)).status, "succeeded");
-    const env2 = (await api.get(`/api/projects/${project}/environments`)).body.environments.find((e: { id: number }) => e.id === env);
-    t.equal(env2.ssh_config.host_key_fingerprint, impostor.hostKeyFingerprint);
+    t.equal((await sshConfigOf()).host_key_fingerprint, impostor.hostKeyFingerprint);
+    seen.push(inline.body, tested.body, retest.body, cleared.body);
   });
 
   await t.test("SSH with a private key, checked by the connection test", async (t) => {
