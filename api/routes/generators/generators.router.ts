@@ -5,9 +5,12 @@
  *
  * Status: Draft ⇄ Published, either → Archived, Archived → Draft (unarchive). Publishing
  * needs at least one template; an Archived generator is read-only apart from unarchiving.
+ * A generator is part of its project: a locked, expired or archived project refuses changes
+ * to it and runs of it, like any other change inside the project.
  */
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
+import { findProject, subscriptionExpired, type ProjectRow } from "../../../shared/db/projects.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { AppError, invalid, notFound, type FieldErrors } from "../../../shared/errors.ts";
 import { findGenerator, generatorSelect, generatorRow, setGeneratorTemplates, type GeneratorRow, type GeneratorStatus } from "../../../shared/generators/store.ts";
@@ -15,7 +18,7 @@ import { currentUser } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
 import { canDeleteGenerator, canUpdateGenerator, canViewGenerator } from "../../policies/generator.ts";
-import { projectForWrite } from "../../policies/projectGuard.ts";
+import { projectArchived, projectForWrite, projectLocked, subscriptionExpiredError } from "../../policies/projectGuard.ts";
 import { generatorResource, presentGenerator } from "../../presenters/generator.ts";
 import { messageResponse } from "../auth/auth.schema.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
@@ -36,6 +39,20 @@ export async function generatorForRead(conn: CommonQueryMethods, id: number, use
   const row = await findGenerator(conn, id, user.id, lock);
   if (!row || !canViewGenerator(user, row)) throw notFound("Generator");
   return row;
+}
+
+/**
+ * The generator's project, share-locked, if it accepts changes now. The caller's rights come
+ * from the generator policy, not from the project's, so only the project's state is checked.
+ * @throws 404, 423, 402, 409
+ */
+export async function generatorProjectForWrite(tx: CommonQueryMethods, generator: GeneratorRow, user: UserRow): Promise<ProjectRow> {
+  const project = await findProject(tx, generator.project_id, user.id, "share");
+  if (!project) throw notFound("Project");
+  if (project.is_locked) throw projectLocked();
+  if (subscriptionExpired(project)) throw subscriptionExpiredError();
+  if (project.archived_at) throw projectArchived();
+  return project;
 }
 
 interface Refs {
@@ -89,7 +106,7 @@ const list = defineRoute({
 const show = defineRoute({
   method: "get",
   path: "/generators/{id}",
-  summary: "A generator (its owner, members of its team, site admins)",
+  summary: "A generator (its owner, members of its team; site admins see every one)",
   tags,
   auth: "bearer",
   params: idParams,
@@ -129,7 +146,7 @@ const create = defineRoute({
 const update = defineRoute({
   method: "put",
   path: "/generators/{id}",
-  summary: "Update a generator (its owner, admins of its team, site admins)",
+  summary: "Update a generator (its owner or a member of its team, holding the admin role; super admins)",
   tags,
   auth: "bearer",
   params: idParams,
@@ -139,7 +156,8 @@ const update = defineRoute({
     const user = currentUser(ctx);
     const generator = await ctx.deps.pool.transaction(async (tx) => {
       const current = await generatorForRead(tx, params.id, user, true);
-      authorize(canUpdateGenerator(user, current), "Only the generator's owner, its team's admins and site admins may change it.");
+      authorize(canUpdateGenerator(user, current), "Only the generator's owner or a member of its team holding the admin role may change it.");
+      await generatorProjectForWrite(tx, current, user);
       const status = body.status ?? current.status;
       if (current.status === "Archived" && (status === "Archived" || Object.keys(body).some((key) => key !== "status"))) {
         throw new AppError(409, "generator_archived", "The generator is archived; unarchive it (status Draft) before changing it.");
@@ -166,7 +184,7 @@ const update = defineRoute({
 const remove = defineRoute({
   method: "delete",
   path: "/generators/{id}",
-  summary: "Delete a generator (its owner; its code generations stay, without the link)",
+  summary: "Delete a generator (its owner holding the admin role; super admins); its code generations stay, without the link",
   tags,
   auth: "bearer",
   params: idParams,
@@ -175,7 +193,8 @@ const remove = defineRoute({
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {
       const current = await generatorForRead(tx, params.id, user, true);
-      authorize(canDeleteGenerator(user, current), "Only the generator's owner may delete it.");
+      authorize(canDeleteGenerator(user, current), "Only the generator's owner, holding the admin role, may delete it.");
+      await generatorProjectForWrite(tx, current, user);
       await tx.query(sql.type(ignoredRow)`delete from generators where id = ${current.id}`);
     });
     ctx.body = { message: "Generator deleted." };

@@ -3,26 +3,31 @@
  * `templates__execute` job, awaited). Body: variable values over the generator's own; the
  * generator's schema fills schema variables. Two templates writing one path is a 422.
  */
-import { findProject, subscriptionExpired } from "../../../shared/db/projects.ts";
-import { invalid, notFound } from "../../../shared/errors.ts";
+import { invalid } from "../../../shared/errors.ts";
 import { enqueue } from "../../../shared/jobs/enqueue.ts";
 import { templatesExecute } from "../../../shared/jobs/kinds.ts";
 import { currentUser } from "../../context.ts";
 import { acceptedResponse, respondWithJob } from "../../jobResponse.ts";
 import { authorize } from "../../policies/authorize.ts";
 import { canRunGenerator } from "../../policies/generator.ts";
-import { projectArchived, projectLocked, subscriptionExpiredError } from "../../policies/projectGuard.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { executeResult } from "../templates/run.router.ts";
 import { valuesBody } from "../templates/templates.schema.ts";
-import { generatorForRead } from "./generators.router.ts";
+import { generatorForRead, generatorProjectForWrite } from "./generators.router.ts";
+
+const runRefusal = (status: string) =>
+  status === "Archived"
+    ? "The generator is archived."
+    : status === "Draft"
+      ? "Only the generator's owner may run it before it is published."
+      : "Only the generator's owner and the members of its team may run it.";
 
 const execute = defineRoute({
   method: "post",
   path: "/generators/{id}/execute",
   summary: "Run a generator: one code generation from all its templates",
-  description: "Its owner may run a Draft or Published generator; members of its team only a Published one; nobody an Archived one.",
+  description: "Its owner may run a Draft or Published generator; members of its team (and super admins) only a Published one; nobody an Archived one.",
   tags: ["Generators"],
   auth: "bearer",
   params: idParams,
@@ -32,16 +37,9 @@ const execute = defineRoute({
     const user = currentUser(ctx);
     const job = await ctx.deps.pool.transaction(async (tx) => {
       const generator = await generatorForRead(tx, params.id, user);
-      authorize(
-        canRunGenerator(user, generator),
-        generator.status === "Archived" ? "The generator is archived." : "Only the generator's owner may run it before it is published.",
-      );
+      authorize(canRunGenerator(user, generator), runRefusal(generator.status));
       if (generator.templates.length === 0) throw invalid({ template_ids: ["The generator has no templates."] });
-      const project = await findProject(tx, generator.project_id, user.id, "share");
-      if (!project) throw notFound("Project");
-      if (project.is_locked) throw projectLocked();
-      if (subscriptionExpired(project)) throw subscriptionExpiredError();
-      if (project.archived_at) throw projectArchived();
+      const project = await generatorProjectForWrite(tx, generator, user);
       return enqueue(
         tx,
         templatesExecute,

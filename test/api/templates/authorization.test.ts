@@ -1,9 +1,11 @@
 /**
  * Template, variable, file, generation, archive and generator routes × {owner, team admin,
- * member, viewer, stranger, site admin}, each with its expected status, from one table.
- * Each cell runs in a fresh world: a project owned by `owner`, shared with a team in which
- * the others hold their roles, with a template, a recorded generation with its archive,
- * and a Published generator of `owner` shared with the same team.
+ * member, viewer, stranger, site admin, super admin, public visitor}, each with its expected
+ * status, from one table. Each cell runs in a fresh world: a project owned by `owner`
+ * (public for the public visitor's cells), shared with a team in which the others hold
+ * their roles, with a template, a recorded generation with its archive, and a Published
+ * generator of `owner` shared with the same team. Rows marked `adminRole` give every actor
+ * the `admin` site role as well (the generator policy turns on it).
  */
 import t from "tap";
 import { z } from "zod";
@@ -16,7 +18,7 @@ import { buildProject, buildTeam, buildUserWithToken } from "../../support/facto
 import { request } from "../../support/http.ts";
 import { buildGenerator, buildTemplate } from "../../support/templateFactories.ts";
 
-const actors = ["owner", "teamAdmin", "member", "viewer", "stranger", "siteAdmin"] as const;
+const actors = ["owner", "teamAdmin", "member", "viewer", "stranger", "siteAdmin", "superAdmin", "publicVisitor"] as const;
 type Actor = (typeof actors)[number];
 
 interface World {
@@ -34,12 +36,14 @@ interface Row {
   method: string;
   path: (w: World) => string;
   body?: unknown;
+  /** Every actor also holds the `admin` site role. */
+  adminRole?: boolean;
   expect: Record<Actor, number>;
 }
 
-const view = { owner: 200, teamAdmin: 200, member: 200, viewer: 200, stranger: 404, siteAdmin: 200 };
-const content = { owner: 200, teamAdmin: 200, member: 200, viewer: 403, stranger: 404, siteAdmin: 403 };
-const created = { ...content, owner: 201, teamAdmin: 201, member: 201 };
+const view = { owner: 200, teamAdmin: 200, member: 200, viewer: 200, stranger: 404, siteAdmin: 200, superAdmin: 200, publicVisitor: 404 };
+const content = { owner: 200, teamAdmin: 200, member: 200, viewer: 403, stranger: 404, siteAdmin: 403, superAdmin: 200, publicVisitor: 404 };
+const created = { ...content, owner: 201, teamAdmin: 201, member: 201, superAdmin: 201 };
 const tp = (w: World) => `/api/projects/${w.project}/templates/${w.template}`;
 
 const table: Row[] = [
@@ -68,28 +72,53 @@ const table: Row[] = [
   { name: "generation tree", method: "GET", path: (w) => `/api/code-generations/${w.generation}/tree`, expect: view },
   { name: "download archive", method: "GET", path: (w) => `/api/archives/${w.generation}/download`, expect: view },
   { name: "delete archive", method: "DELETE", path: (w) => `/api/archives/${w.generation}`, expect: content },
+  // Generators (spec "Authentication" 12): viewed by its owner or a member of its team (site
+  // admins see every one); updated by a viewer holding the admin role; deleted by its owner
+  // holding the admin role; super admins may do all.
   { name: "read generator", method: "GET", path: (w) => `/api/generators/${w.generator}`, expect: view },
   {
-    name: "update generator (owner, team admins, site admins)",
+    name: "update generator: without the admin role only super admins",
     method: "PUT",
     path: (w) => `/api/generators/${w.generator}`,
     body: { description: "changed" },
-    expect: { owner: 200, teamAdmin: 200, member: 403, viewer: 403, stranger: 404, siteAdmin: 200 },
+    expect: { owner: 403, teamAdmin: 403, member: 403, viewer: 403, stranger: 404, siteAdmin: 403, superAdmin: 200, publicVisitor: 404 },
   },
   {
-    name: "delete generator (owner)",
+    name: "update generator: every viewer holding the admin role",
+    method: "PUT",
+    path: (w) => `/api/generators/${w.generator}`,
+    body: { description: "changed" },
+    adminRole: true,
+    expect: { owner: 200, teamAdmin: 200, member: 200, viewer: 200, stranger: 403, siteAdmin: 403, superAdmin: 200, publicVisitor: 403 },
+  },
+  {
+    name: "delete generator: without the admin role only super admins",
     method: "DELETE",
     path: (w) => `/api/generators/${w.generator}`,
-    expect: { owner: 200, teamAdmin: 403, member: 403, viewer: 403, stranger: 404, siteAdmin: 403 },
+    expect: { owner: 403, teamAdmin: 403, member: 403, viewer: 403, stranger: 404, siteAdmin: 403, superAdmin: 200, publicVisitor: 404 },
   },
-  { name: "run a Published generator", method: "POST", path: (w) => `/api/generators/${w.generator}/execute`, body: { name: "y" }, expect: view },
+  {
+    name: "delete generator: its owner holding the admin role",
+    method: "DELETE",
+    path: (w) => `/api/generators/${w.generator}`,
+    adminRole: true,
+    expect: { owner: 200, teamAdmin: 403, member: 403, viewer: 403, stranger: 403, siteAdmin: 403, superAdmin: 200, publicVisitor: 403 },
+  },
+  {
+    name: "run a Published generator (its viewers; site admins only see it)",
+    method: "POST",
+    path: (w) => `/api/generators/${w.generator}/execute`,
+    body: { name: "y" },
+    expect: { ...view, siteAdmin: 403 },
+  },
 ];
 
-async function buildWorld(pool: DatabasePool, storage: Storage): Promise<World> {
-  const entries = await Promise.all(actors.map(async (a) => [a, await buildUserWithToken(pool, a === "siteAdmin" ? { roles: ["admin"] } : {})] as const));
+async function buildWorld(pool: DatabasePool, storage: Storage, actor: Actor, adminRole = false): Promise<World> {
+  const roles = (a: Actor) => (a === "superAdmin" ? ["super_admin" as const] : a === "siteAdmin" || adminRole ? ["admin" as const] : []);
+  const entries = await Promise.all(actors.map(async (a) => [a, await buildUserWithToken(pool, { roles: roles(a) })] as const));
   const users = Object.fromEntries(entries) as Record<Actor, Awaited<ReturnType<typeof buildUserWithToken>>>;
   const owner = users.owner.user.id;
-  const project = await buildProject(pool, owner);
+  const project = await buildProject(pool, owner, { isPublic: actor === "publicVisitor" });
   const team = await buildTeam(pool, owner, { [users.teamAdmin.user.id]: 2, [users.member.user.id]: 3, [users.viewer.user.id]: 4 }, [project]);
   const template = await buildTemplate(pool, { projectId: project }, owner);
   const ids = await pool.one(sql.type(z.object({ variable: z.number(), file: z.number() }))`
@@ -114,7 +143,7 @@ t.test("authorization matrix of templates, generations, archives and generators"
   for (const row of table) {
     t.test(row.name, async (t) => {
       for (const actor of actors) {
-        const world = await buildWorld(app.pool, app.deps.storage);
+        const world = await buildWorld(app.pool, app.deps.storage, actor, row.adminRole);
         const res = await request(app.url, row.method, row.path(world), { token: world.tokens[actor], ...(row.body !== undefined ? { body: row.body } : {}) });
         const expected = row.expect[actor];
         t.equal(res.status, expected, `${actor}: ${expected}${res.status === expected ? "" : ` (got ${res.status} ${res.text.slice(0, 160)})`}`);

@@ -176,7 +176,7 @@ t.test("running templates", async (t) => {
     const memberApi = client(app.url, member.token);
     t.equal((await memberApi.get(`/api/generators/${gid}`)).status, 200, "team members see it");
     t.equal((await memberApi.post(`/api/generators/${gid}/execute`, {})).status, 403, "a Draft runs only for its owner");
-    t.equal((await memberApi.put(`/api/generators/${gid}`, { name: "x" })).status, 403, "team members (not admins) may not edit");
+    t.equal((await memberApi.put(`/api/generators/${gid}`, { name: "x" })).status, 403, "team members without the admin role may not edit");
 
     const run = await api.post(`/api/generators/${gid}/execute`, { name: "override" });
     t.equal(run.status, 200, run.text);
@@ -187,8 +187,13 @@ t.test("running templates", async (t) => {
     const generation = await api.get(`/api/code-generations/${run.body.code_generation_id}`);
     t.same([generation.body.code_generation.generator.id, generation.body.code_generation.template, generation.body.code_generation.schema_id], [gid, null, schema]);
 
+    // Spec: updated by a viewer holding the admin role, deleted by its owner holding the admin role.
+    t.equal((await api.put(`/api/generators/${gid}`, { status: "Published" })).status, 403, "its owner needs the admin role to change it");
+    t.equal((await api.delete(`/api/generators/${gid}`)).status, 403, "and to delete it");
+    await app.pool.query(sql.type(z.object({}))`insert into user_roles (user_id, role) values (${user.id}, 'admin'), (${member.user.id}, 'admin')`);
     t.equal((await api.put(`/api/generators/${gid}`, { status: "Published" })).status, 200);
     t.equal((await memberApi.post(`/api/generators/${gid}/execute`, {})).status, 200, "Published runs for team members");
+    t.equal((await memberApi.put(`/api/generators/${gid}`, { description: "by a member" })).status, 200, "a team member holding the admin role edits");
 
     const clash = await buildTemplate(app.pool, { projectId: project }, user.id, { name: "C", content: "", variables: [], files: [{ file_name: "b.txt", content: "again" }] });
     await api.put(`/api/generators/${gid}`, { template_ids: [a, b, clash] });
@@ -208,7 +213,7 @@ t.test("running templates", async (t) => {
     const otherTeam = await buildTeam(app.pool, member.user.id);
     t.equal((await api.post("/api/generators", { project_id: project, name: "x", team_id: otherTeam })).status, 422, "only a team of the caller");
 
-    t.equal((await memberApi.delete(`/api/generators/${gid}`)).status, 403);
+    t.equal((await memberApi.delete(`/api/generators/${gid}`)).status, 403, "only its owner deletes it, admin role or not");
     t.equal((await api.delete(`/api/generators/${gid}`)).status, 200);
     t.equal((await api.get(`/api/generators/${gid}`)).status, 404);
     t.equal((await api.get(`/api/code-generations/${run.body.code_generation_id}`)).body.code_generation.generator, null);
