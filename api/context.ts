@@ -3,9 +3,10 @@
  * middleware puts on `ctx.state`.
  */
 import type { ParameterizedContext } from "koa";
+import type { Scope } from "../shared/auth/scopes.ts";
 import type { Config } from "../shared/config.ts";
 import type { DatabasePool } from "../shared/db/pool.ts";
-import type { UserRow } from "../shared/db/users.ts";
+import type { Role, UserRow } from "../shared/db/users.ts";
 import type { EventHub } from "../shared/events/hub.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { Storage } from "../shared/storage/storage.ts";
@@ -23,15 +24,25 @@ export interface AppDeps {
   identity: Identity;
 }
 
+/** What the presented token may do (shared/auth/scopes.ts). */
+export interface TokenScopes {
+  /** Effective scopes: the token's, with `*` expanded, limited to what the user's roles allow. */
+  scopes: Scope[];
+  /** Administrator roles the user holds but this token may not act with (it lacks `admin`). */
+  withheldRoles: Role[];
+}
+
 /** How the caller authenticated. */
-export type AuthMethod =
-  | { kind: "personal_token"; tokenId: number; abilities: string[] }
-  | { kind: "jwt"; jti: string; scope: string; clientId: string; expiresAt: Date; grantId: string | null };
+export type AuthMethod = TokenScopes &
+  (
+    | { kind: "personal_token"; tokenId: number; abilities: string[] }
+    | { kind: "jwt"; jti: string; scope: string; clientId: string; expiresAt: Date; grantId: string | null }
+  );
 
 export interface AppState {
   requestId: string;
   log: Logger;
-  /** Set by `authenticate` on bearer routes. */
+  /** Set by `authenticate` on bearer routes; `roles` are those the token acts with (see TokenScopes). */
   user?: UserRow;
   auth?: AuthMethod;
 }

@@ -4,6 +4,7 @@
  */
 import type Provider from "oidc-provider";
 import { ensureFirstPartyClient } from "../shared/auth/clients.ts";
+import { allowedScopes, scopeString, type Scope } from "../shared/auth/scopes.ts";
 import type { Config } from "../shared/config.ts";
 import type { DatabasePool } from "../shared/db/pool.ts";
 import type { Logger } from "../shared/logger.ts";
@@ -21,14 +22,14 @@ export interface Identity {
   firstPartyClientId: string;
   limiter: RateLimiter;
   attempts: AttemptCounter;
-  /** An access token of the first-party client for `user` (login and similar routes). */
-  mintUserToken(user: { id: number; roles: readonly string[] }, ttlS: number): Promise<MintedToken>;
+  /**
+   * An access token of the first-party client for `user` (login and similar routes), with
+   * every scope the user's roles allow, or `scopes` when a token is renewed for a caller
+   * whose own token was narrower.
+   */
+  mintUserToken(user: { id: number; roles: readonly string[] }, ttlS: number, scopes?: readonly Scope[]): Promise<MintedToken>;
   close(): Promise<void>;
 }
-
-/** Scopes a user's first-party tokens carry. */
-export const userScopes = (roles: readonly string[]) =>
-  roles.includes("admin") || roles.includes("super_admin") ? "read write admin" : "read write";
 
 export async function createIdentity(config: Config, pool: DatabasePool, log: Logger): Promise<Identity> {
   const keys = await loadSigningKeys(pool, config.appKey, config.oauth.jwks);
@@ -48,7 +49,8 @@ export async function createIdentity(config: Config, pool: DatabasePool, log: Lo
     firstPartyClientId: firstParty.clientId,
     limiter,
     attempts,
-    mintUserToken: (user, ttlS) => mintAccessToken(keys, issuer, firstParty.clientId, user.id, userScopes(user.roles), ttlS),
+    mintUserToken: (user, ttlS, scopes) =>
+      mintAccessToken(keys, issuer, firstParty.clientId, user.id, scopeString(scopes ?? allowedScopes(user.roles)), ttlS),
     close: () => limiter.close(),
   };
 }

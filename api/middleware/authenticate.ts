@@ -5,14 +5,19 @@
  * exist, it must not be revoked by /logout, and it must be younger than the user's
  * `tokens_revoked_at` (logout-all-devices, password change). Anything else answers 401;
  * failed attempts count against the caller's IP budget, so token guessing is limited.
+ *
+ * A valid token then needs the scope of the route (`requireScope`, shared/auth/scopes.ts):
+ * its OAuth `scope` claim or its personal-token abilities. Without `admin`, the request
+ * runs with the user's administrator roles set aside, so every policy follows the token.
  */
 import type { Next } from "koa";
 import { z } from "zod";
 import { touchPersonalToken, verifyPersonalToken, looksLikePersonalToken } from "../../shared/auth/personalTokens.ts";
+import { effectiveScopes, hasScope, rolesInEffect, type Scope } from "../../shared/auth/scopes.ts";
 import { sql } from "../../shared/db/pool.ts";
 import { findUserById, userColumns, userRow, type UserRow } from "../../shared/db/users.ts";
-import { unauthorized } from "../../shared/errors.ts";
-import type { AppContext, AppDeps, AuthMethod } from "../context.ts";
+import { AppError, unauthorized } from "../../shared/errors.ts";
+import type { AppContext, AppDeps, AuthMethod, TokenScopes } from "../context.ts";
 import { issuedAtMs } from "../oauth/accessTokens.ts";
 import { chargeIp } from "./rateLimit.ts";
 
@@ -25,6 +30,13 @@ export interface Authenticated {
 export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S{10,4096})\s*$/i.exec(header ?? "");
   return match?.[1];
+}
+
+/** The user as this token may act (administrator roles only with `admin`), and the token's scopes. */
+function scoped(user: UserRow, names: readonly string[]): { user: UserRow } & TokenScopes {
+  const scopes = effectiveScopes(names, user.roles);
+  const roles = rolesInEffect(user.roles, scopes);
+  return { user: { ...user, roles }, scopes, withheldRoles: user.roles.filter((role) => !roles.includes(role)) };
 }
 
 const userWithRevocation = userRow.extend({ revoked: z.boolean() });
@@ -40,9 +52,11 @@ async function resolveJwt(deps: AppDeps, token: string): Promise<Authenticated |
   if (row.tokens_revoked_at && issuedAtMs(claims) < row.tokens_revoked_at.getTime()) return null;
   const { revoked: _revoked, ...user } = row;
   const clientId = claims.client_id ?? (Array.isArray(claims.aud) ? claims.aud[0]! : claims.aud!);
+  const scope = typeof claims.scope === "string" ? claims.scope : "";
+  const { user: acting, ...scopes } = scoped(user, scope.split(" "));
   return {
-    user,
-    auth: { kind: "jwt", jti: claims.jti, scope: claims.scope, clientId, expiresAt: new Date(claims.exp * 1000), grantId: claims.gid ?? null },
+    user: acting,
+    auth: { kind: "jwt", jti: claims.jti, scope, clientId, expiresAt: new Date(claims.exp * 1000), grantId: claims.gid ?? null, ...scopes },
   };
 }
 
@@ -55,7 +69,8 @@ export async function resolveBearer(deps: AppDeps, token: string): Promise<Authe
   if (!user) return null;
   if (user.tokens_revoked_at && row.created_at.getTime() < user.tokens_revoked_at.getTime()) return null;
   touchPersonalToken(deps.pool, row).catch((error: unknown) => deps.log.warn({ err: error }, "could not record token use"));
-  return { user, auth: { kind: "personal_token", tokenId: row.id, abilities: row.abilities } };
+  const { user: acting, ...scopes } = scoped(user, row.abilities);
+  return { user: acting, auth: { kind: "personal_token", tokenId: row.id, abilities: row.abilities, ...scopes } };
 }
 
 /** Koa middleware: 401 unless the request carries a valid bearer token. */
@@ -69,4 +84,40 @@ export async function authenticate(ctx: AppContext, next: Next): Promise<void> {
   ctx.state.user = result.user;
   ctx.state.auth = result.auth;
   await next();
+}
+
+/**
+ * What a route needs of a token: `none` for the few routes any valid token may call
+ * (POST /logout), `read` or `write`, plus `admin` for administrator-only routes.
+ */
+export interface RouteScope {
+  scope: Scope | "none";
+  admin: boolean;
+}
+
+/** 403 `insufficient_scope`, with the RFC 6750 challenge naming the missing scope. */
+export function insufficientScope(scope: Scope, message: string): AppError {
+  return new AppError(403, "insufficient_scope", message, undefined, {
+    "WWW-Authenticate": `Bearer realm="api", error="insufficient_scope", scope="${scope}"`,
+  });
+}
+
+/**
+ * Koa middleware after `authenticate`: 403 `insufficient_scope` unless the token holds the
+ * route's scope. On administrator routes a token without `admin` is refused here only when
+ * its user is an administrator; for anyone else the route's own role check answers.
+ */
+export function requireScope(needed: RouteScope) {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
+    const auth = ctx.state.auth;
+    if (!auth) throw new Error("requireScope must follow authenticate");
+    if (needed.scope !== "none" && !hasScope(auth.scopes, needed.scope)) {
+      const kind = needed.scope === "read" ? "read" : "change";
+      throw insufficientScope(needed.scope, `This token lacks the ${needed.scope} scope, which is needed to ${kind} data; use a token with it (scope \`*\` grants every scope your roles allow).`);
+    }
+    if (needed.admin && !auth.scopes.includes("admin") && auth.withheldRoles.length > 0) {
+      throw insufficientScope("admin", "This token lacks the admin scope, which administrator routes need; use a token with it (scope `*` grants every scope your roles allow).");
+    }
+    await next();
+  };
 }

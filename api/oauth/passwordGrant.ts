@@ -8,10 +8,11 @@
  */
 import { errors, type KoaContextWithOIDC } from "oidc-provider";
 import { checkCredentials } from "../../shared/auth/credentials.ts";
+import { allowedScopes } from "../../shared/auth/scopes.ts";
 import { consumeTotpStep, matchTotp } from "../../shared/auth/twoFactor.ts";
 import { openText } from "../../shared/crypto.ts";
 import type { ProviderDeps } from "./provider.ts";
-import { API_RESOURCE, API_SCOPES, resourceServerInfo } from "./provider.ts";
+import { API_RESOURCE, resourceServerInfo } from "./provider.ts";
 
 export const passwordGrantParameters = ["username", "password", "scope", "otp"];
 
@@ -24,8 +25,8 @@ class TooManyAttempts extends errors.CustomOIDCProviderError {
 }
 
 function grantedScopes(requested: string | undefined, roles: readonly string[]): string[] {
-  const allowed = roles.includes("admin") || roles.includes("super_admin") ? [...API_SCOPES] : ["read", "write"];
-  const wanted = !requested || requested.trim() === "*" ? allowed : requested.split(/\s+/).filter(Boolean);
+  const allowed: string[] = allowedScopes(roles);
+  const wanted = !requested || requested.trim() === "*" ? allowed : [...new Set(requested.split(/\s+/).filter(Boolean))];
   const unknown = wanted.filter((s) => !allowed.includes(s));
   if (unknown.length) throw new errors.InvalidScope(`scope not allowed: ${unknown.join(" ")}`, unknown.join(" "));
   return wanted;

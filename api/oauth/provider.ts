@@ -13,10 +13,11 @@ import { postgresAdapter } from "./adapter.ts";
 import type { SigningKeys } from "./keys.ts";
 import { passwordGrant, passwordGrantParameters } from "./passwordGrant.ts";
 import type { AttemptCounter } from "../../shared/rateLimit.ts";
+import { SCOPES } from "../../shared/auth/scopes.ts";
 
 /** The resource indicator of this API; every access token is issued for it. */
 export const API_RESOURCE = "urn:schemaforge:api";
-export const API_SCOPES = ["read", "write", "admin"] as const;
+export const API_SCOPES = SCOPES;
 export const ACCESS_TOKEN_TTL_S = 3600;
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600;
 

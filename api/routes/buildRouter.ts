@@ -12,9 +12,9 @@ import { fieldErrors } from "../../shared/validation.ts";
 import { nulPath } from "../../shared/nulText.ts";
 import type { Config } from "../../shared/config.ts";
 import type { AppContext, AppState, AppDeps } from "../context.ts";
-import { authenticate } from "../middleware/authenticate.ts";
+import { authenticate, requireScope } from "../middleware/authenticate.ts";
 import { limitByIp, limitByUser } from "../middleware/rateLimit.ts";
-import { toRouterPath, type BodyKind, type RouteSpec } from "./route.ts";
+import { routeScope, toRouterPath, type BodyKind, type RouteSpec } from "./route.ts";
 
 type AppMiddleware = Middleware<AppState, { deps: AppDeps }>;
 
@@ -111,7 +111,7 @@ export function buildRouter(routes: RouteSpec[], deps: AppDeps, prefix: string):
   const router = new Router<AppState, { deps: AppDeps }>({ prefix });
   for (const route of routes) {
     const stack: AppMiddleware[] = [];
-    if (route.auth === "bearer") stack.push(authenticate as AppMiddleware, limitByUser as AppMiddleware);
+    if (route.auth === "bearer") stack.push(authenticate as AppMiddleware, limitByUser as AppMiddleware, requireScope(routeScope(route)) as AppMiddleware);
     else if (!route.unlimited) stack.push(limitByIp as AppMiddleware);
     if (route.body || route.bodyKind) stack.push(bodyReader(route.bodyKind ?? "json", deps.config, typeof route.bodyLimitBytes === "function" ? route.bodyLimitBytes(deps.config) : route.bodyLimitBytes));
     stack.push(validator(route, deps));

@@ -37,6 +37,13 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   tags: string[];
   /** `bearer` routes answer 401 without a valid token. */
   auth: "public" | "bearer";
+  /**
+   * The token scope a bearer route needs (shared/auth/scopes.ts). By default `read` for GET
+   * and `write` for every other method; `none` marks the short list of routes any valid
+   * token may call (POST /logout), `read` a POST that only looks (channel authorization).
+   * Routes under /admin/ need the `admin` scope as well.
+   */
+  scope?: "none" | "read" | "write";
   params?: P;
   query?: Q;
   body?: B;
@@ -57,6 +64,12 @@ export function defineRoute<P extends z.ZodType = z.ZodType, Q extends z.ZodType
 ): RouteSpec {
   return spec;
 }
+
+/** What a bearer route needs of a token's scopes (see `RouteSpec.scope`). */
+export const routeScope = (route: Pick<RouteSpec, "method" | "path" | "scope">) => ({
+  scope: route.scope ?? (route.method === "get" ? "read" : "write"),
+  admin: route.path === "/admin" || route.path.startsWith("/admin/"),
+});
 
 /** `/jobs/{id}` → `/jobs/:id` for the router. */
 export const toRouterPath = (path: string) => path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ":$1");

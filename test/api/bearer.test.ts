@@ -1,11 +1,16 @@
 import { generateKeyPairSync } from "node:crypto";
-import t from "tap";
+import t, { type Test } from "tap";
 import { base64url, exportJWK, importJWK, SignJWT, type JWK } from "jose";
+import { z } from "zod";
 import { hashPassword } from "../../shared/auth/passwords.ts";
+import { createPersonalToken } from "../../shared/auth/personalTokens.ts";
+import { sql } from "../../shared/db/pool.ts";
 import { deleteUser } from "../../shared/db/users.ts";
+import { enqueue } from "../../shared/jobs/enqueue.ts";
 import { startTestApp } from "../support/app.ts";
-import { buildUser } from "../support/factories.ts";
+import { buildProject, buildUser } from "../support/factories.ts";
 import { client, request } from "../support/http.ts";
+import { echoKind } from "../support/testTasks.ts";
 
 const CLIENT = { client_id: "test-client", client_secret: "test-client-secret-0123456789" };
 
@@ -40,7 +45,7 @@ t.test("bearer tokens: forged ones are refused, revocation is immediate", async 
       ["signed by another key", await signWithAttacker(claims)],
       ["tampered payload", `${rawHeader}.${encode({ ...claims, sub: "999" })}.${valid.split(".")[2]}`],
       ["wrong audience", await signWithAttacker({ ...claims, aud: "someone-else" })],
-      ["wrong issuer", await signWithAttacker({ ...claims, iss: "https://evil.example" })],
+      ["wrong issuer (and another key)", await signWithAttacker({ ...claims, iss: "https://evil.example" })],
       ["not a JWT", "definitely-not-a-token"],
       ["personal token shape, wrong secret", `1|${"a".repeat(40)}`],
       ["truncated", valid.slice(0, -10)],
@@ -63,7 +68,13 @@ t.test("bearer tokens: forged ones are refused, revocation is immediate", async 
     t.equal(await status(await sign({ ...claims, exp: now - 60, iat: now - 3700, nbf: now - 3700 })), 401, "expired");
     t.equal(await status(await sign({ ...claims, nbf: now + 600 })), 401, "nbf in the future");
     t.equal(await status(await sign({ ...claims }, "at+jwt")), 401, "wrong typ");
+    const noTyp = await new SignJWT({ ...claims }).setProtectedHeader({ alg: "RS256", kid: keys.signing.kid }).sign(keys.signing.key);
+    t.equal(await status(noTyp), 401, "no typ");
+    t.equal(await status(await sign({ ...claims, iss: "https://evil.example/api/oauth" })), 401, "wrong issuer");
+    t.equal(await status(await sign({ ...claims, iss: undefined })), 401, "no issuer");
     t.equal(await status(await sign({ ...claims, aud: "unknown-client" })), 401, "unknown audience");
+    t.equal(await status(await sign({ ...claims, aud: [claims.aud, "unknown-client"] })), 401, "a second audience");
+    t.equal(await status(await sign({ ...claims, aud: undefined })), 401, "no audience");
     const other = await buildUser(app.pool);
     t.equal(await status(await sign({ ...claims, sub: String(other.id) })), 200, "control: another user's id with the real key");
     await deleteUser(app.pool, other.id);
@@ -88,5 +99,97 @@ t.test("bearer tokens: forged ones are refused, revocation is immediate", async 
     t.equal(refreshed.body.error, "invalid_grant", "every refresh token refused");
     const fresh = await grant();
     t.equal(await status(fresh.access_token), 200, "a new login works right away");
+  });
+});
+
+t.test("scopes: read-only tokens only read, admin routes need the admin scope", async (t) => {
+  const app = await startTestApp(t);
+  const password = "scoped password 1";
+  const passwordHash = await hashPassword(password);
+  const user = await buildUser(app.pool, { passwordHash, roles: ["developer"], name: "Reader" });
+  const admin = await buildUser(app.pool, { passwordHash, roles: ["admin", "developer"] });
+  const grant = async (username: string, scope: string) =>
+    request(app.url, "POST", "/api/oauth/token", { body: { grant_type: "password", ...CLIENT, username, password, scope } });
+  const personal = async (userId: number, abilities: string[]) => (await createPersonalToken(app.pool, userId, "scoped", { abilities })).plainText;
+  const nameOf = async (id: number) => app.pool.oneFirst(sql.type(z.object({ name: z.string() }))`select name from users where id = ${id}`);
+
+  const refusedForScope = (t: Test, res: { status: number; body: { code?: string; message?: string }; headers: Headers }, scope: string) => {
+    t.equal(res.status, 403, `403 (${JSON.stringify(res.body)})`);
+    t.equal(res.body.code, "insufficient_scope");
+    t.match(res.body.message, new RegExp(`lacks the ${scope} scope`));
+    t.match(res.headers.get("www-authenticate"), new RegExp(`error="insufficient_scope", scope="${scope}"`));
+  };
+
+  t.test("a read-only personal token reads, but cannot write", async (t) => {
+    const api = client(app.url, await personal(user.id, ["read"]));
+    t.equal((await api.get("/api/user")).status, 200, "GET works");
+    refusedForScope(t, await api.put("/api/profile", { name: "Changed" }), "write");
+    t.equal(await nameOf(user.id), "Reader", "nothing was written");
+    refusedForScope(t, await api.delete("/api/user", { password }), "write");
+    refusedForScope(t, await api.post("/api/api-tokens", { name: "escalate", abilities: ["*"] }), "write");
+    const job = await app.pool.transaction((tx) => enqueue(tx, echoKind, { value: 1 }, { userId: user.id }));
+    const channel = await api.post("/api/broadcasting/auth", { socket_id: "123.456", channel_name: `private-job.${job.id}` });
+    t.equal(channel.status, 200, "channel authorization is a read");
+    t.equal((await api.post("/api/logout")).status, 200, "logout is allowed to any valid token");
+    t.equal((await api.get("/api/user")).status, 401, "and it ended the token");
+  });
+
+  t.test("an OAuth token requested with scope=read likewise", async (t) => {
+    const res = await grant(user.email, "read");
+    t.equal(res.status, 200, res.text);
+    t.equal(res.body.scope, "read");
+    const api = client(app.url, res.body.access_token);
+    t.equal((await api.get("/api/user")).status, 200);
+    refusedForScope(t, await api.put("/api/profile", { name: "Changed" }), "write");
+    t.equal(await nameOf(user.id), "Reader", "nothing was written");
+    const writer = client(app.url, (await grant(user.email, "read write")).body.access_token);
+    t.equal((await writer.put("/api/profile", { name: "Reader" })).status, 200, "control: a write token may");
+  });
+
+  t.test("an administrator's token without the admin scope acts as a plain user", async (t) => {
+    const stranger = await buildUser(app.pool);
+    const projectId = await buildProject(app.pool, stranger.id);
+    const narrow = await grant(admin.email, "read write");
+    t.equal(narrow.body.scope, "read write");
+    const api = client(app.url, narrow.body.access_token);
+    refusedForScope(t, await api.get("/api/admin/users"), "admin");
+    t.equal((await api.get(`/api/projects/${projectId}`)).status, 404, "the policies do not see the admin role either");
+    t.equal((await api.put("/api/profile", { name: "Admin" })).status, 200, "ordinary writes work");
+    refusedForScope(t, await api.post("/api/api-tokens", { name: "wider", abilities: ["*"] }), "admin");
+    refusedForScope(t, await api.post("/api/api-tokens", { name: "wider", abilities: ["admin"] }), "admin");
+    t.equal((await api.post("/api/api-tokens", { name: "same", abilities: ["read", "write"] })).status, 201, "abilities within its own scopes");
+    const changed = await api.put("/api/profile/password", { current_password: password, password, password_confirmation: password });
+    t.equal(changed.status, 200, changed.text);
+    refusedForScope(t, await client(app.url, changed.body.access_token).get("/api/admin/users"), "admin");
+
+    const full = client(app.url, (await grant(admin.email, "*")).body.access_token);
+    t.equal((await full.get("/api/admin/users")).status, 200, "`*` includes admin for an administrator");
+    t.equal((await full.get(`/api/projects/${projectId}`)).status, 200);
+    t.equal((await client(app.url, await personal(admin.id, ["*"])).get("/api/admin/users")).status, 200, "a `*` personal token too");
+    const plain = client(app.url, await personal(user.id, ["*"]));
+    const notAdmin = await plain.get("/api/admin/users");
+    t.equal(notAdmin.status, 403);
+    t.equal(notAdmin.body.code, "forbidden", "a non-administrator is refused by role, not by scope");
+  });
+
+  t.test("personal-token abilities: validated, bounded by the roles and by the creating token", async (t) => {
+    const api = client(app.url, await personal(user.id, ["*"]));
+    const bad = await api.post("/api/api-tokens", { name: "bad", abilities: ["delete"] });
+    t.equal(bad.status, 422, bad.text);
+    t.match(JSON.stringify(bad.body.errors), /Each ability must be one of: \*, read, write, admin/);
+    t.equal((await api.post("/api/api-tokens", { name: "bad", abilities: [] })).status, 422);
+    t.equal((await api.post("/api/api-tokens", { name: "bad", abilities: ["read", "read"] })).status, 422);
+    refusedForScope(t, await api.post("/api/api-tokens", { name: "admin", abilities: ["admin"] }), "admin");
+    const writeOnly = await api.post("/api/api-tokens", { name: "writer", abilities: ["write"] });
+    t.equal(writeOnly.status, 201, writeOnly.text);
+    t.same(writeOnly.body.token.abilities, ["write"]);
+    const writer = client(app.url, writeOnly.body.plainTextToken);
+    t.equal((await writer.get("/api/user")).status, 200, "write includes read");
+    t.equal((await writer.put("/api/profile/theme", { theme: "dark" })).status, 200);
+
+    const adminToken = client(app.url, await personal(admin.id, ["*"]));
+    t.equal((await adminToken.get("/api/admin/users")).status, 200);
+    await app.pool.query(sql.type(z.object({}))`delete from user_roles where user_id = ${admin.id} and role = 'admin'`);
+    t.equal((await adminToken.get("/api/admin/users")).status, 403, "a `*` token follows the roles: the admin role is gone");
   });
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ABILITIES } from "../../../shared/auth/scopes.ts";
 import { userResource } from "../../presenters/user.ts";
 
 export const email = z.email().trim().max(254);
@@ -61,7 +62,13 @@ export const verifyEmailQuery = z.object({
 
 export const apiTokenBody = z.object({
   name: z.string().trim().min(1).max(255),
-  abilities: z.array(z.enum(["*", "read", "write"])).min(1).max(3).optional(),
+  /** Scopes of the token (shared/auth/scopes.ts); `*` = every scope the user's roles allow when it is used. */
+  abilities: z
+    .array(z.enum(ABILITIES, { error: `Each ability must be one of: ${ABILITIES.join(", ")}.` }))
+    .min(1, { error: "Give at least one ability, or leave the field out for `*`." })
+    .max(ABILITIES.length)
+    .refine((list) => new Set(list).size === list.length, { error: "Each ability may be given once." })
+    .optional(),
   expires_at: z.iso.datetime({ offset: true }).optional(),
 });
 

@@ -5,11 +5,13 @@
  */
 import { z } from "zod";
 import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
+import { scopesMissingToGrant } from "../../../shared/auth/scopes.ts";
 import { revokeAccessToken, revokeOAuthGrant, revokeOAuthGrantsOfAccount } from "../../../shared/db/oauth.ts";
 import { ignoredRow, sql } from "../../../shared/db/pool.ts";
 import { revokeAllTokens } from "../../../shared/db/users.ts";
 import { notFound } from "../../../shared/errors.ts";
 import { currentUser } from "../../context.ts";
+import { insufficientScope } from "../../middleware/authenticate.ts";
 import { authorize } from "../../policies/authorize.ts";
 import { hasRole } from "../../policies/roles.ts";
 import { defineRoute } from "../route.ts";
@@ -23,6 +25,8 @@ const logout = defineRoute({
   description: "For an OAuth access token, its refresh tokens are revoked too; for a personal API token, the token is deleted.",
   tags: ["Authentication"],
   auth: "bearer",
+  // Ending its own session is the one change every valid token may make, whatever its scopes.
+  scope: "none",
   responses: { 200: { description: "Logged out", schema: messageResponse } },
   handler: async (ctx) => {
     const user = currentUser(ctx);
@@ -85,18 +89,25 @@ const createToken = defineRoute({
   method: "post",
   path: "/api-tokens",
   summary: "Create a personal API token (the plain text is shown only once)",
+  description: "`abilities` are the token's scopes: `read`, `write`, `admin`, or `*` (default) for every scope the user's roles allow when the token is used. They may not exceed the scopes of the token making the request.",
   tags: ["Authentication"],
   auth: "bearer",
   body: apiTokenBody,
   responses: {
     201: { description: "Created", schema: z.object({ message: z.string(), plainTextToken: z.string(), token: tokenResource }) },
-    403: { description: "The caller lacks the developer role" },
+    403: { description: "The caller lacks the developer role, or asks for abilities beyond its own token's scopes" },
   },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     authorize(hasRole(user, "developer"), DEVELOPER_ONLY);
+    const auth = ctx.state.auth!;
+    const abilities = body.abilities ?? ["*"];
+    const missing = scopesMissingToGrant(abilities, auth.scopes, [...user.roles, ...auth.withheldRoles]);
+    if (missing.length) {
+      throw insufficientScope(missing[0]!, `This token lacks the ${missing.join(" and ")} scope${missing.length > 1 ? "s" : ""}; a token it creates cannot have more scopes than it has.`);
+    }
     const { token, plainText } = await createPersonalToken(ctx.deps.pool, user.id, body.name, {
-      abilities: body.abilities ?? ["*"],
+      abilities,
       expiresAt: body.expires_at ? new Date(body.expires_at) : null,
     });
     ctx.status = 201;

@@ -21,6 +21,8 @@ const auth = defineRoute({
   description: "Channels: `private-job.{id}`, `private-deployment.{id}`, `private-kanban-board.{id}`. The caller must be allowed to view the resource.",
   tags: ["Realtime"],
   auth: "bearer",
+  // Subscribing only reads what the channel carries.
+  scope: "read",
   body: authBody,
   bodyKind: "json-or-form",
   responses: {

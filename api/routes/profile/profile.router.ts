@@ -108,7 +108,8 @@ const changePassword = defineRoute({
       await revokeOAuthGrantsOfAccount(tx, user.id);
       await enqueueMail(tx, { to: user.email, kind: "password_changed", locale: user.language, params: { name: user.name }, userId: user.id });
     });
-    const minted = await identity.mintUserToken(user, LOGIN_TOKEN_TTL_S);
+    // The fresh token may do what the presented one could, never more.
+    const minted = await identity.mintUserToken(user, LOGIN_TOKEN_TTL_S, ctx.state.auth!.scopes);
     ctx.body = { message: "Password changed. Other sessions have been signed out.", access_token: minted.token, token_type: "Bearer", expires_in: minted.expiresIn };
   },
 });
