@@ -5,6 +5,7 @@
  * `fieldErrors` turns a ZodError into the `errors` map of a 422 body.
  */
 import { z, type ZodError } from "zod";
+import { dict } from "./dict.ts";
 import type { FieldErrors } from "./errors.ts";
 
 type Issue = z.core.$ZodRawIssue;
@@ -66,7 +67,8 @@ z.config({ customError: (issue) => message(issue) });
 
 /** The `errors` map of a 422 body: dotted field path → messages. */
 export function fieldErrors(error: ZodError, prefix: readonly PropertyKey[] = []): FieldErrors {
-  const errors: FieldErrors = {};
+  // Paths hold record keys the client chose; on a plain {} `errors["constructor"] ??= []` would be Object.
+  const errors = dict<string[]>();
   for (const issue of error.issues) {
     const path = [...prefix, ...issue.path];
     if (issue.code === "unrecognized_keys") {

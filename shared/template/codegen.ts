@@ -254,7 +254,8 @@ class Generator {
     for (const f of frames) for (const name of f.names) entries.set(name, f.elem);
     const inner = frames.at(-1);
     if (inner) entries.set("loop", `rt.loop(${inner.idx}, ${inner.len})`);
-    return `{ ${[...entries].map(([k, v]) => `${q(k)}: ${v}`).join(", ")} }`;
+    // Computed keys: in a literal, `"__proto__": v` would set the prototype instead of binding a loop variable of that name.
+    return `{ ${[...entries].map(([k, v]) => `[${q(k)}]: ${v}`).join(", ")} }`;
   }
 
   source(): string {

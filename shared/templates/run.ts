@@ -7,6 +7,7 @@
  * keyed by `file:line:column`); in preview mode missing and ill-typed values are warnings.
  */
 import type { CommonQueryMethods } from "../db/pool.ts";
+import { dict } from "../dict.ts";
 import { AppError, invalid, notFound, type FieldErrors } from "../errors.ts";
 import { renderTemplate, TemplateError, formatIssue, type RenderMode, type TemplateIssue, type TemplateLimits } from "../template/index.ts";
 import { buildScope, loadSchemaInput } from "./scope.ts";
@@ -75,15 +76,16 @@ export async function runTemplates(conn: CommonQueryMethods, request: RunRequest
   const templates = await loadTemplates(conn, request);
   const several = templates.length > 1;
   const outputs: string[] = [];
-  const files: Record<string, string> = {};
+  // Keyed by output paths and variable names, which may be `__proto__`: no prototype (see shared/dict.ts).
+  const files = dict<string>();
   const writers = new Map<string, string>();
   const warnings: RunWarning[] = [];
-  const effective: Record<string, unknown> = {};
+  const effective = dict<unknown>();
   let schemaId: number | null = null;
 
   for (const template of templates) {
     const prefix = several ? `${template.name}: ` : "";
-    const schemaLayer: Record<string, unknown> = {};
+    const schemaLayer = dict<unknown>();
     if (request.schemaId !== null) for (const v of template.variables) if (v.type === "schema") schemaLayer[v.name] = request.schemaId;
     const layers = [await savedValues(conn, request.projectId, template.id), schemaLayer, request.baseValues, request.values];
     const built = await buildScope(conn, request.projectId, template.variables, layers, lenient);

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
+import { dict } from "../dict.ts";
 import type { FieldErrors } from "../errors.ts";
 import { mergeValues, schemaIdOf, type VariableSpec } from "./values.ts";
 
@@ -41,7 +42,8 @@ export async function buildScope(
   lenient: boolean,
 ): Promise<ScopeResult> {
   const { values, problems } = mergeValues(variables, layers, lenient);
-  const scope: Record<string, unknown> = { ...values };
+  // Prototype-less like `values`: a schema variable named `__proto__` must be an entry, not the scope's prototype.
+  const scope = Object.assign(dict<unknown>(), values);
   let schemaId: number | null = null;
   for (const variable of variables) {
     if (variable.type !== "schema" || problems[variable.name]) continue;

@@ -6,6 +6,7 @@
  * Names that no variable declares pass through unchecked: a template may read any value
  * it is given (the spec's execute example sends a class name and a property list).
  */
+import { dict, own } from "../dict.ts";
 import type { FieldErrors } from "../errors.ts";
 import type { VariableType } from "./store.ts";
 
@@ -65,9 +66,10 @@ export function checkDefault(type: VariableType, value: unknown): string | null 
 
 /** Checks values to be saved (types only; nothing is required). */
 export function checkSavedValues(variables: readonly VariableSpec[], values: Record<string, unknown>): FieldErrors {
-  const errors: FieldErrors = {};
+  // Variable names are the author's (`constructor`, `__proto__` are valid names): read own values only, key errors without a prototype.
+  const errors = dict<string[]>();
   for (const variable of variables) {
-    const value = values[variable.name];
+    const value = own(values, variable.name);
     if (value !== undefined && value !== null && !fitsType(variable.type, value)) errors[variable.name] = [typeMessage(variable.name, variable.type)];
   }
   return errors;
@@ -86,14 +88,15 @@ export interface MergedValues {
  * type, is a problem. In lenient mode (preview) a value of the wrong type is dropped.
  */
 export function mergeValues(variables: readonly VariableSpec[], layers: readonly Record<string, unknown>[], lenient: boolean): MergedValues {
-  const values: Record<string, unknown> = {};
+  // Keyed by names from templates and requests: no prototype, so `__proto__` is a value like any other and `constructor` is not pre-filled.
+  const values = dict<unknown>();
   for (const variable of variables) {
     if (variable.default_value !== null && variable.default_value !== undefined) values[variable.name] = variable.default_value;
   }
   for (const layer of layers) {
     for (const [name, value] of Object.entries(layer)) if (value !== undefined) values[name] = value;
   }
-  const problems: FieldErrors = {};
+  const problems = dict<string[]>();
   for (const variable of variables) {
     const value = values[variable.name];
     if (value === undefined || value === null || value === "") {

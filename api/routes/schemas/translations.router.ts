@@ -6,6 +6,7 @@
 import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
+import { dict } from "../../../shared/dict.ts";
 import { invalid, notFound } from "../../../shared/errors.ts";
 import { findReadySchema, type ReadySchema } from "../../../shared/schemas/store.ts";
 import { currentUser } from "../../context.ts";
@@ -181,12 +182,17 @@ interface TableLabels {
   fields: Record<string, { label: string; description: string }>;
 }
 
-/** language → schema name → table name → labels. */
+/**
+ * language → schema name → table name → labels. Schema, table and field names are the
+ * user's (`__proto__`, `constructor`, …), so every level is a prototype-less object: on a
+ * plain `{}` a schema named `__proto__` would make the next write land on Object.prototype.
+ */
 function nested(rows: readonly ExportRow[]) {
-  const out: Record<string, Record<string, Record<string, TableLabels>>> = {};
+  const out = dict<Record<string, Record<string, TableLabels>>>();
   for (const row of rows) {
-    const tables = ((out[row.language] ??= {})[row.schema_name] ??= {});
-    const table = (tables[row.table_name] ??= { label: null, description: "", fields: {} });
+    const schemas = (out[row.language] ??= dict());
+    const tables = (schemas[row.schema_name] ??= dict());
+    const table = (tables[row.table_name] ??= { label: null, description: "", fields: dict() });
     if (row.field_name === null) {
       table.label = row.label;
       table.description = row.description;
