@@ -3,7 +3,7 @@
  * children carrying their ids. Secrets never reach a log line: the redact list covers the
  * field names under which credentials travel.
  */
-import { pino, type Logger } from "pino";
+import { pino, type DestinationStream, type Logger } from "pino";
 
 export type { Logger } from "pino";
 
@@ -25,20 +25,19 @@ const redactPaths = [
 /**
  * Creates the process's root logger at the given level. Lines are written asynchronously
  * (a synchronous write per request line cost 20 % of the HTTP benchmark's CPU); `flush`
- * must run before the process exits.
+ * must run before the process exits. `sink` replaces stdout (tests read the lines there).
  */
-export function createLogger(level: string, name = "schemaforge"): Logger {
+export function createLogger(level: string, name = "schemaforge", sink?: DestinationStream): Logger {
+  const options = {
+    name,
+    level,
+    redact: { paths: redactPaths, censor: "[redacted]" },
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  if (sink) return pino(options, sink);
   const destination = pino.destination({ dest: 1, sync: false });
-  const logger = pino(
-    {
-      name,
-      level,
-      redact: { paths: redactPaths, censor: "[redacted]" },
-      base: { pid: process.pid },
-      timestamp: pino.stdTimeFunctions.isoTime,
-    },
-    destination,
-  );
+  const logger = pino(options, destination);
   process.once("exit", () => {
     try {
       destination.flushSync();

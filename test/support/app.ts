@@ -62,6 +62,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Reuse an existing database (a second web process on the same data). */
   db?: TestDatabase;
+  /** Log at trace level into this array, one JSON line per entry, instead of staying quiet. */
+  logLines?: string[];
 }
 
 export async function startTestApp(t: Test, options: TestAppOptions = {}): Promise<TestApp> {
@@ -69,7 +71,8 @@ export async function startTestApp(t: Test, options: TestAppOptions = {}): Promi
   // The OAuth issuer is this server's URL, so the port is chosen before the config.
   const port = await freePort();
   const config = testConfig(db.url, { APP_URL: `http://127.0.0.1:${port}`, ...options.env });
-  const log = createLogger(config.logLevel);
+  const lines = options.logLines;
+  const log = lines ? createLogger("trace", undefined, { write: (line: string) => void lines.push(line) }) : createLogger(config.logLevel);
   const listener = new PgListener(db.url, log);
   await listener.start();
   const hub = new EventHub(listener, db.pool, log);
