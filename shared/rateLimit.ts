@@ -7,7 +7,8 @@
  * limit holds exactly across processes; small limits lease one unit at a time. Unused
  * leases are handed back when the process stops.
  *
- * Failed logins use the same table with their own key and window, one write per failure.
+ * Login attempts use the same table with their own keys and window: each attempt is
+ * checked and counted on all its keys in one statement (`login_attempt_take`).
  */
 import { z } from "zod";
 import { ignoredRow, sql, type DatabasePool } from "./db/pool.ts";
@@ -90,15 +91,23 @@ export class RateLimiter {
   }
 }
 
-/** Failed-attempt counting for logins: `windowS`-long windows per key. */
+/** The outcome of `AttemptCounter.take`. */
+export type AttemptTake = { allowed: true; windowStart: number } | { allowed: false; retryAfterS: number };
+
+/**
+ * Login attempts counted per key in `windowS`-long windows. An attempt is counted *before*
+ * the password is checked, on all its keys at once and only when none is at its limit, so
+ * N parallel guesses cannot all pass a check made before any of them was counted.
+ */
 export class AttemptCounter {
   readonly #pool: DatabasePool;
-  readonly #max: number;
+  /** Attempts allowed per (e-mail, IP) pair and window (LOGIN_MAX_ATTEMPTS). */
+  readonly max: number;
   readonly #windowS: number;
 
   constructor(pool: DatabasePool, max: number, windowS: number) {
     this.#pool = pool;
-    this.#max = max;
+    this.max = max;
     this.#windowS = windowS;
   }
 
@@ -106,21 +115,23 @@ export class AttemptCounter {
     return Math.floor(Date.now() / 1000 / this.#windowS) * this.#windowS;
   }
 
-  /** Seconds until `key` may try again, or 0 when it may try now. */
-  async lockedFor(key: string): Promise<number> {
-    const window = this.#window();
-    const count = await this.#pool.maybeOneFirst(sql.type(z.object({ count: z.number() }))`
-      select count from rate_limit_counters where key = ${key} and window_start = to_timestamp(${window})`);
-    return (count ?? 0) >= this.#max ? Math.max(1, window + this.#windowS - Math.floor(Date.now() / 1000)) : 0;
+  /** Counts one attempt on every key unless one of them has reached its limit (then nothing is counted). */
+  async take(limits: readonly { key: string; max: number }[]): Promise<AttemptTake> {
+    const windowStart = this.#window();
+    const full = await this.#pool.oneFirst(sql.type(z.object({ full: z.number() }))`
+      select login_attempt_take(${sql.array(limits.map((l) => l.key), "text")}, ${sql.array(limits.map((l) => l.max), "int4")},
+        to_timestamp(${windowStart})) as full`);
+    if (full === 0) return { allowed: true, windowStart };
+    return { allowed: false, retryAfterS: Math.max(1, windowStart + this.#windowS - Math.floor(Date.now() / 1000)) };
   }
 
-  /** Records a failure. */
-  async fail(key: string): Promise<void> {
+  /** Takes back an attempt counted by `take` in `windowStart` (it succeeded). */
+  async giveBack(key: string, windowStart: number): Promise<void> {
     await this.#pool.query(sql.type(ignoredRow)`
-      select granted from rate_limit_take(${key}, to_timestamp(${this.#window()}), 1, 2147483647)`);
+      update rate_limit_counters set count = greatest(0, count - 1) where key = ${key} and window_start = to_timestamp(${windowStart})`);
   }
 
-  /** Clears the failures of `key` after a success. */
+  /** Clears every count of `key` after a success. */
   async reset(key: string): Promise<void> {
     await this.#pool.query(sql.type(ignoredRow)`delete from rate_limit_counters where key = ${key}`);
   }

@@ -1,7 +1,10 @@
 /**
  * Checking an e-mail and password, shared by POST /auth/login and the OAuth password
- * grant: failed attempts are counted per e-mail and IP and lock that pair out for a while
- * (LOGIN_MAX_ATTEMPTS per LOGIN_LOCKOUT_S); a success clears the count.
+ * grant. Attempts are counted in LOGIN_LOCKOUT_S windows on two keys: the (e-mail, IP) pair
+ * (LOGIN_MAX_ATTEMPTS) and the e-mail alone across every address (EMAIL_ATTEMPTS_FACTOR
+ * times as many), so guesses spread over many addresses are slowed too. An attempt is
+ * counted before the password is checked, atomically with the check of both limits; a
+ * success clears its pair and takes its attempt back from the e-mail's count.
  */
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods, type DatabasePool } from "../db/pool.ts";
@@ -28,7 +31,12 @@ export type CredentialResult =
   | { ok: false; reason: "invalid" }
   | { ok: false; reason: "locked"; retryAfterS: number };
 
-const attemptKey = (email: string, ip: string) => `login:${email.trim().toLowerCase()}|${ip}`;
+/** How many more attempts one e-mail gets across all addresses than one (e-mail, IP) pair. */
+export const EMAIL_ATTEMPTS_FACTOR = 4;
+
+const normalized = (email: string) => email.trim().toLowerCase();
+const pairKey = (email: string, ip: string) => `login:${normalized(email)}|${ip}`;
+const emailKey = (email: string) => `login-email:${normalized(email)}`;
 
 /** Verifies `email` and `password` from `ip`, with lockout after repeated failures. */
 export async function checkCredentials(
@@ -37,16 +45,19 @@ export async function checkCredentials(
   password: string,
   ip: string,
 ): Promise<CredentialResult> {
-  const key = attemptKey(email, ip);
-  const lockedFor = await deps.attempts.lockedFor(key);
-  if (lockedFor > 0) return { ok: false, reason: "locked", retryAfterS: lockedFor };
+  const pair = pairKey(email, ip);
+  const perEmail = emailKey(email);
+  const max = deps.attempts.max;
+  const taken = await deps.attempts.take([
+    { key: pair, max },
+    { key: perEmail, max: max * EMAIL_ATTEMPTS_FACTOR },
+  ]);
+  if (!taken.allowed) return { ok: false, reason: "locked", retryAfterS: taken.retryAfterS };
   const user = await findLoginUser(deps.pool, { email });
   const valid = await verifyPassword(user?.password_hash ?? null, password);
-  if (!user || !valid) {
-    await deps.attempts.fail(key);
-    return { ok: false, reason: "invalid" };
-  }
-  await deps.attempts.reset(key);
+  if (!user || !valid) return { ok: false, reason: "invalid" };
+  await deps.attempts.reset(pair);
+  await deps.attempts.giveBack(perEmail, taken.windowStart);
   if (user.password_hash && needsRehash(user.password_hash)) {
     const rehashed = await hashPassword(password);
     await deps.pool.query(sql.type(ignoredRow)`update users set password_hash = ${rehashed} where id = ${user.id}`);

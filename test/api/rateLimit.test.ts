@@ -1,6 +1,7 @@
 import t from "tap";
+import { hashPassword } from "../../shared/auth/passwords.ts";
 import { startTestApp } from "../support/app.ts";
-import { buildUserWithToken } from "../support/factories.ts";
+import { buildUser, buildUserWithToken } from "../support/factories.ts";
 import { request } from "../support/http.ts";
 import { spawnReady } from "../support/processes.ts";
 
@@ -44,5 +45,46 @@ t.test("rate limits hold across two web processes on one database", async (t) =>
 
   t.test("health checks are not limited", async (t) => {
     for (let i = 0; i < 3; i += 1) t.equal((await request(a.url, "GET", "/api/health")).status, 200);
+  });
+});
+
+t.test("failed logins: counted atomically per e-mail and address, and per e-mail across addresses", async (t) => {
+  // Three attempts per (e-mail, IP) pair, four times as many per e-mail; client addresses
+  // come from X-Forwarded-For, as behind a proxy.
+  const app = await startTestApp(t, { env: { TRUST_PROXY: "true", LOGIN_MAX_ATTEMPTS: "3" } });
+  const password = "the right password";
+  const user = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+  const login = (email: string, pass: string, ip: string) =>
+    request(app.url, "POST", "/api/auth/login", { body: { email, password: pass }, headers: { "x-forwarded-for": ip } });
+
+  t.test("parallel wrong passwords from one address: only the limit gets through", async (t) => {
+    const results = await Promise.all(Array.from({ length: 10 }, () => login(user.email, "wrong password", "203.0.113.7")));
+    t.equal(results.filter((r) => r.status === 422).length, 3, "exactly three were checked");
+    const locked = results.filter((r) => r.status === 429);
+    t.equal(locked.length, 7, "the rest were refused");
+    t.ok(locked.every((r) => r.body.code === "too_many_attempts" && Number(r.headers.get("retry-after")) > 0));
+    t.equal((await login(user.email, password, "203.0.113.7")).status, 429, "even the right password, from that address");
+    const grant = await request(app.url, "POST", "/api/oauth/token", {
+      body: { grant_type: "password", client_id: "test-client", client_secret: "test-client-secret-0123456789", username: user.email, password },
+      headers: { "x-forwarded-for": "203.0.113.7" },
+    });
+    t.equal(grant.status, 429, `the password grant shares the count (${grant.text})`);
+    t.equal(grant.body.error, "too_many_attempts");
+    t.equal((await login(user.email, password, "203.0.113.8")).status, 200, "another address may still log in");
+  });
+
+  t.test("one e-mail from many addresses: slowed after four times the pair limit", async (t) => {
+    const victim = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+    const statuses: number[] = [];
+    for (let i = 1; i <= 15; i += 1) statuses.push((await login(victim.email, "wrong password", `198.51.100.${i}`)).status);
+    t.same(statuses, [...Array(12).fill(422), 429, 429, 429], "twelve guesses, then refused from every address");
+    const other = await login(user.email, "wrong password", "198.51.100.99");
+    t.equal(other.status, 422, "other accounts are not affected");
+
+    const owner = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+    for (let i = 1; i <= 11; i += 1) t.equal((await login(owner.email, "wrong password", `192.0.2.${i}`)).status, 422);
+    t.equal((await login(owner.email, password, "192.0.2.50")).status, 200, "one attempt left: the owner logs in");
+    t.equal((await login(owner.email, "wrong password", "192.0.2.51")).status, 422, "the success did not use up the last attempt");
+    t.equal((await login(owner.email, "wrong password", "192.0.2.52")).status, 429);
   });
 });

@@ -74,7 +74,7 @@ const login = defineRoute({
   body: loginBody,
   responses: {
     200: { description: "Logged in, or the second factor is needed", schema: z.union([tokenResponse, twoFactorRequiredResponse]) },
-    429: { description: "Too many failed attempts for this e-mail from this address" },
+    429: { description: "Too many failed attempts for this e-mail, from this address or from all addresses together" },
   },
   handler: async (ctx, { body }) => {
     const { pool, identity } = ctx.deps;
