@@ -5,6 +5,9 @@
  */
 import path from "node:path";
 import t from "tap";
+import { z } from "zod";
+import { sql } from "../../../shared/db/pool.ts";
+import { publish } from "../../../shared/events/publish.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildGeneration, buildEnvironment, findSecrets, sampleFiles, waitForDeployment } from "../../support/deploymentFactories.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
@@ -12,6 +15,16 @@ import { client } from "../../support/http.ts";
 import { startFtpPeer } from "../../support/peers/ftpPeer.ts";
 import { readTree } from "../../support/peers/tree.ts";
 import { connectPusher } from "../../support/pusher.ts";
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 t.test("FTP deployments through the API", async (t) => {
   const app = await startTestApp(t, { worker: true });
@@ -63,12 +76,20 @@ t.test("FTP deployments through the API", async (t) => {
     seen.push(logs.body);
     t.ok(logs.body.logs.length >= 3, "steps are logged");
     t.ok(logs.body.logs.some((l: { type: string }) => l.type === "success"));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    t.same(
-      live.map((l) => l.id),
-      logs.body.logs.map((l: { id: number }) => l.id),
-      "pusher saw every LogAdded, in order",
+
+    // A sentinel, published through the same NOTIFY path once the job is over: the hub keeps
+    // NOTIFY order, so when it arrives every event the run published has been delivered, a
+    // late duplicate DeploymentCompleted included.
+    await until("the job to finish", async () =>
+      app.pool.maybeOneFirst(sql.type(z.object({ status: z.string() }))`select status from jobs where id = ${executed.body.job.id} and status = 'succeeded'`),
     );
+    const sentinel = pusher.next(channel, "TestSentinel");
+    await publish(app.pool, { channel: `private-deployment.${deployment.id}`, event: "TestSentinel", data: { after: "the job" } });
+    t.same(await sentinel, { after: "the job" }, "the sentinel arrived");
+    const ids = live.map((l) => l.id);
+    t.same(ids, [...ids].sort((a, b) => a - b), "LogAdded arrived in id order");
+    t.same(ids, logs.body.logs.map((l: { id: number }) => l.id), "pusher saw every LogAdded, as GET /logs lists them");
+    t.same(live, logs.body.logs.map((l: { id: number; type: string; message: string }) => ({ ...l })), "with the same content");
     t.same(completed, [{ status: "succeeded", deployment_id: deployment.id }], "exactly one DeploymentCompleted");
     const after = await api.get(`/api/deployments/${deployment.id}/logs?after_id=${logs.body.logs[1].id}`);
     t.same(after.body.logs.map((l: { id: number }) => l.id), logs.body.logs.slice(2).map((l: { id: number }) => l.id), "after_id pages");
