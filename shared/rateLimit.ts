@@ -34,6 +34,9 @@ interface Entry {
 
 const takeRow = z.object({ granted: z.number(), total: z.number() });
 
+/** Length of a request-budget window: limits are per hour (DESIGN §7). */
+export const RATE_LIMIT_WINDOW_S = 3600;
+
 /** How many units to lease at once for a limit. */
 export const leaseSize = (limit: number) => Math.max(1, Math.min(100, Math.floor(limit / 50)));
 
@@ -43,7 +46,7 @@ export class RateLimiter {
   readonly #entries = new Map<string, Entry>();
   #currentWindow = 0;
 
-  constructor(pool: DatabasePool, windowS = 3600) {
+  constructor(pool: DatabasePool, windowS = RATE_LIMIT_WINDOW_S) {
     this.#pool = pool;
     this.#windowS = windowS;
   }

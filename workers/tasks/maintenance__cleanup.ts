@@ -3,11 +3,14 @@
  * moment it takes every web process to load them; finished job records are kept 30 days;
  * stand-alone parses expire after a week; a schema change whose parse job never finished
  * (its attempts ran out on a crash, not on bad SQL) is dropped after a day, together with
- * a schema that never parsed.
+ * a schema that never parsed. Identity rows past their use (rate-limit windows, revoked
+ * tokens, OAuth models, challenges, devices, reset tokens) go too (shared/auth/upkeep.ts).
  */
 import { z } from "zod";
+import { purgeIdentityRows } from "../../shared/auth/upkeep.ts";
 import { sql } from "../../shared/db/pool.ts";
 import { maintenanceCleanup } from "../../shared/jobs/kinds.ts";
+import { RATE_LIMIT_WINDOW_S } from "../../shared/rateLimit.ts";
 import { defineTask } from "../defineTask.ts";
 
 const count = z.object({ count: z.number() });
@@ -29,6 +32,7 @@ export default defineTask(maintenanceCleanup, async (_payload, { deps, log }) =>
     with gone as (delete from schema_revisions where created_at < now() - interval '1 day' returning 1),
     unparsed as (delete from schemas where status = 'parsing' and created_at < now() - interval '1 day' returning 1)
     select (select count(*) from gone)::int + (select count(*) from unparsed)::int as count`);
-  log.info({ payloads, jobs, parses, revisions }, "cleanup done");
-  return { realtime_payloads: payloads, jobs, sql_parses: parses, schema_revisions: revisions };
+  const identity = await purgeIdentityRows(deps.pool, Math.max(RATE_LIMIT_WINDOW_S, deps.config.rateLimit.loginLockoutS));
+  log.info({ payloads, jobs, parses, revisions, ...identity }, "cleanup done");
+  return { realtime_payloads: payloads, jobs, sql_parses: parses, schema_revisions: revisions, ...identity };
 });
