@@ -4,6 +4,9 @@
  * A PermanentJobError (or an AppError with a 4xx status, e.g. a validation failure) ends
  * the job at once as `failed`: retrying bad input only delays the answer. Any other error
  * is retried with back-off until the kind's attempts are used up.
+ *
+ * Only these two carry a message to the client: throw one of them for a failure the user
+ * should read about. Any other error is stored as a generic message (see describeJobError).
  */
 import { AppError } from "../errors.ts";
 
@@ -30,20 +33,22 @@ export function isPermanent(error: unknown): boolean {
   return error instanceof PermanentJobError || (error instanceof AppError && error.status < 500);
 }
 
-/** Describes an error for the job record, never leaking internals of unexpected failures. */
+/** What the client reads of an unexpected failure; the error itself goes only to the log. */
+export const UNEXPECTED_FAILURE = "The job failed unexpectedly.";
+/** The same while the job waits for its next attempt. */
+export const UNEXPECTED_ATTEMPT_FAILURE = "An attempt of the job failed unexpectedly; it will be retried.";
+
+/**
+ * Describes an error for the job record, which its owner reads (GET /jobs/{id},
+ * `JobCompleted`). An AppError or a PermanentJobError was written for the client and keeps
+ * its message, code and field errors; anything else (a driver error naming a host, a
+ * TypeError) may carry internals, so only a generic message is stored. The worker logs
+ * the error itself.
+ */
 export function describeJobError(error: unknown, finalAttempt: boolean): StoredJobError {
   if (error instanceof AppError) {
     return { message: error.message, code: error.code, status: error.status, ...(error.errors ? { errors: error.errors } : {}) };
   }
   if (error instanceof PermanentJobError) return { message: error.message, code: error.code, status: 422 };
-  const message = error instanceof Error ? error.message : String(error);
-  return {
-    message: finalAttempt ? `The job failed after its last attempt: ${truncate(message)}` : truncate(message),
-    code: "job_failed",
-    status: 500,
-  };
-}
-
-function truncate(text: string): string {
-  return text.length > 500 ? `${text.slice(0, 497)}...` : text;
+  return { message: finalAttempt ? UNEXPECTED_FAILURE : UNEXPECTED_ATTEMPT_FAILURE, code: "job_failed", status: 500 };
 }

@@ -6,8 +6,9 @@ import { findJob } from "../../shared/jobs/records.ts";
 import { startTestApp } from "../support/app.ts";
 import { buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
+import { connectPusher } from "../support/pusher.ts";
 import { testRoutes } from "../support/testRoutes.ts";
-import { echoKind, flakyKind, sleepKind, testTasks } from "../support/testTasks.ts";
+import { echoKind, flakyKind, LEAKY_MESSAGE, leakyKind, sleepKind, testTasks } from "../support/testTasks.ts";
 
 const count = z.object({ count: z.number() });
 
@@ -89,7 +90,9 @@ t.test("jobs", async (t) => {
 
   t.test("a job enqueued in a transaction that rolls back does not exist", async (t) => {
     const counts = sql.type(z.object({ records: z.number(), queued: z.number() }))`
-      select (select count(*)::int from jobs) as records, (select count(*)::int from graphile_worker.jobs) as queued`;
+      select (select count(*)::int from jobs) as records,
+        -- only this test's job: graphile-worker deletes the rows of finished jobs at its own pace
+        (select count(*)::int from graphile_worker._private_jobs where payload->'payload'->>'value' = 'never') as queued`;
     const before = await app.pool.one(counts);
     const res = await api.post("/api/test/rollback");
     t.equal(res.status, 409);
@@ -134,5 +137,53 @@ t.test("jobs", async (t) => {
     const again = await api.post(`/api/jobs/${later.id}/cancel`);
     t.equal(again.status, 409);
     t.equal(again.body.code, "job_not_cancellable");
+  });
+
+  t.test("an unexpected error is stored as a generic message: no internals in the record, GET /jobs/{id} or JobCompleted", async (t) => {
+    const internals = /ECONNREFUSED|10\.0\.0\.5|5432|password|hunter2/;
+    // An awaiting request for another such job, meanwhile (both wait out the retry back-off).
+    const awaiting = api.post("/api/test/jobs/leaky", { payload: {} });
+    // Starts in a moment, so that the client is subscribed before it ends.
+    const job = await app.pool.transaction((tx) => enqueue(tx, leakyKind, {}, { userId: owner.user.id, runAt: new Date(Date.now() + 1000) }));
+    const pusher = await connectPusher(t, app.url, app.config.realtime.key, owner.token);
+    const channel = await pusher.subscribe(`private-job.${job.id}`);
+    const completed = pusher.next(channel, "JobCompleted", 20_000);
+
+    let row = await findJob(app.pool, job.id);
+    for (let i = 0; i < 200 && !(row?.attempts === 1 && row.status === "queued" && row.error); i += 1) {
+      await new Promise((r) => setTimeout(r, 25));
+      row = await findJob(app.pool, job.id);
+    }
+    t.match(row, { status: "queued", attempts: 1, error_code: "job_failed" }, "the first attempt failed and waits for its retry");
+    t.equal(row?.error, "An attempt of the job failed unexpectedly; it will be retried.");
+    t.notMatch((await api.get(`/api/jobs/${job.id}`)).text, internals, "nothing of the error while it waits");
+
+    const event = await completed;
+    t.equal(event.status, "failed");
+    t.equal(event.job.error, "The job failed unexpectedly.");
+    t.equal(event.job.error_code, "job_failed");
+    t.notMatch(JSON.stringify(event), internals, "JobCompleted carries none of it");
+    const read = await api.get(`/api/jobs/${job.id}`);
+    t.match(read.body.job, { status: "failed", attempts: 2, error: "The job failed unexpectedly.", error_code: "job_failed", errors: null });
+    t.notMatch(read.text, internals, "GET /jobs/{id} carries none of it");
+    const stored = await app.pool.one(sql.type(z.object({ error: z.string().nullable(), details: z.string() }))`
+      select error, coalesce(error_details::text, '') as details from jobs where id = ${job.id}`);
+    t.notMatch(`${stored.error} ${stored.details}`, internals, "nor does the record");
+    t.notOk(LEAKY_MESSAGE.includes(stored.error ?? "-"));
+
+    const awaited = await awaiting;
+    t.equal(awaited.status, 500, "an awaiting request gets a bare 500");
+    t.same(awaited.body, { message: "The background job failed.", code: "job_failed" });
+  });
+
+  t.test("a failure written for the user reaches the client with its message and code", async (t) => {
+    const res = await api.post("/api/test/jobs/refused", { payload: {} });
+    t.equal(res.status, 422);
+    t.same(res.body, { message: "The remote host refused the upload: the folder is read-only.", code: "remote_refused" });
+    const row = await app.pool.one(sql.type(z.object({ id: z.number(), attempts: z.number() }))`
+      select id, attempts from jobs where kind = 'test__refused' order by id desc limit 1`);
+    t.equal(row.attempts, 1, "not retried");
+    const read = await api.get(`/api/jobs/${row.id}`);
+    t.match(read.body.job, { status: "failed", error: "The remote host refused the upload: the folder is read-only.", error_code: "remote_refused" });
   });
 });

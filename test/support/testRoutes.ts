@@ -1,17 +1,29 @@
 /**
  * Routes that exist only in tests: enqueue a test job and answer through the
- * enqueue-and-await helper, and enqueue inside a transaction that then fails.
+ * enqueue-and-await helper, enqueue inside a transaction that then fails, report where an
+ * upload landed (and fail after reading it), and answer slowly (graceful shutdown).
  */
+import { stat } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { currentUser } from "../../api/context.ts";
 import { respondWithJob } from "../../api/jobResponse.ts";
 import { defineRoute } from "../../api/routes/route.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError, invalid } from "../../shared/errors.ts";
 import { enqueue } from "../../shared/jobs/enqueue.ts";
 import type { JobKind } from "../../shared/jobs/kind.ts";
-import { echoKind, flakyKind, invalidKind, progressKind, publishKind, sleepKind } from "./testTasks.ts";
+import { echoKind, flakyKind, invalidKind, leakyKind, progressKind, publishKind, refusedKind, sleepKind } from "./testTasks.ts";
 
-const kinds: Record<string, JobKind> = { echo: echoKind, progress: progressKind, flaky: flakyKind, invalid: invalidKind, sleep: sleepKind, publish: publishKind };
+const kinds: Record<string, JobKind> = {
+  echo: echoKind,
+  progress: progressKind,
+  flaky: flakyKind,
+  invalid: invalidKind,
+  sleep: sleepKind,
+  publish: publishKind,
+  leaky: leakyKind,
+  refused: refusedKind,
+};
 
 export const testRoutes = [
   defineRoute({
@@ -43,6 +55,36 @@ export const testRoutes = [
         await enqueue(tx, echoKind, { value: "never" }, { userId: currentUser(ctx).id });
         throw new AppError(409, "conflict", "Rolled back on purpose.");
       });
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/test/upload",
+    summary: "Test only: where the uploaded `file` landed and its size; with `fail`, a 409 after reading it",
+    tags: ["Test"],
+    auth: "bearer",
+    body: z.object({ file: z.unknown(), fail: z.string().optional() }).loose(),
+    bodyKind: "multipart",
+    responses: { 200: { description: "The upload's temp path and size" }, 409: { description: "With `fail`" } },
+    handler: async (ctx, { body }) => {
+      const file = body.file as { filepath?: unknown } | undefined;
+      if (typeof file?.filepath !== "string") throw invalid({ file: ["Upload one file in the field file."] });
+      const { size } = await stat(file.filepath);
+      if (body.fail) throw new AppError(409, "conflict", "Failed on purpose after reading the upload.");
+      ctx.body = { path: file.filepath, size };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/test/slow",
+    summary: "Test only: answers 200 after `ms` milliseconds",
+    tags: ["Test"],
+    auth: "public",
+    query: z.object({ ms: z.coerce.number().int().min(0).max(60_000) }),
+    responses: { 200: { description: "Slept" } },
+    handler: async (ctx, { query }) => {
+      await sleep(query.ms);
+      ctx.body = { slept_ms: query.ms };
     },
   }),
 ];

@@ -1,12 +1,14 @@
 /**
  * Job kinds and tasks that exist only in tests, to drive the jobs layer through its
  * lifecycle: echo, progress, flaky (fails before succeeding), invalid (permanent 422),
- * sleep (for crashes and shutdown), publish (a realtime event from a worker).
+ * sleep (for crashes and shutdown), publish (a realtime event from a worker), leaky (an
+ * unexpected error full of internals) and refused (a failure written for the user).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { invalid } from "../../shared/errors.ts";
 import { publish } from "../../shared/events/publish.ts";
+import { PermanentJobError } from "../../shared/jobs/errors.ts";
 import { defineJobKind } from "../../shared/jobs/kind.ts";
 import { defineTask } from "../../workers/defineTask.ts";
 
@@ -15,6 +17,10 @@ export const progressKind = defineJobKind("test__progress", z.object({ steps: z.
 export const flakyKind = defineJobKind("test__flaky", z.object({ failTimes: z.number().int() }), { maxAttempts: 3 });
 export const invalidKind = defineJobKind("test__invalid", z.object({}), { maxAttempts: 5 });
 export const sleepKind = defineJobKind("test__sleep", z.object({ firstAttemptMs: z.number().int(), laterAttemptMs: z.number().int() }), { maxAttempts: 3 });
+export const leakyKind = defineJobKind("test__leaky", z.object({}), { maxAttempts: 2 });
+export const refusedKind = defineJobKind("test__refused", z.object({}), { maxAttempts: 3 });
+/** What the leaky task throws: the kind of text a driver error carries. */
+export const LEAKY_MESSAGE = "connect ECONNREFUSED 10.0.0.5:5432 password=hunter2-secret";
 export const publishKind = defineJobKind("test__publish", z.object({ channel: z.string(), event: z.string(), data: z.unknown() }), { maxAttempts: 1 });
 
 export const testTasks = [
@@ -36,6 +42,12 @@ export const testTasks = [
   defineTask(sleepKind, async (payload, ctx) => {
     await sleep(ctx.attempt === 1 ? payload.firstAttemptMs : payload.laterAttemptMs, undefined, { signal: ctx.signal });
     return { attempt: ctx.attempt, pid: process.pid };
+  }),
+  defineTask(leakyKind, async () => {
+    throw new Error(LEAKY_MESSAGE);
+  }),
+  defineTask(refusedKind, async () => {
+    throw new PermanentJobError("The remote host refused the upload: the folder is read-only.", "remote_refused");
   }),
   defineTask(publishKind, async (payload, ctx) => {
     const data = typeof payload.data === "object" && payload.data !== null ? { ...payload.data, worker_pid: process.pid } : payload.data;
