@@ -16,9 +16,13 @@ import type { AppContext } from "../context.ts";
 interface HttpLikeError {
   status?: number;
   statusCode?: number;
+  /** formidable (multipart bodies) puts its status here. */
+  httpCode?: number;
   expose?: boolean;
   type?: string;
   message?: string;
+  /** The byte limit a body parser refused the body by (raw-body's `entity.too.large`). */
+  limit?: number;
 }
 
 const httpCodes: Record<number, [string, string]> = {
@@ -50,10 +54,13 @@ export function toAppError(error: unknown): AppError | undefined {
     return constraintError(error);
   }
   const http = error as HttpLikeError;
-  const status = http?.status ?? http?.statusCode;
+  const status = http?.status ?? http?.statusCode ?? http?.httpCode;
   if (typeof status === "number" && status >= 400 && status < 500) {
-    if (status === 400 && /parse|json|unexpected token|invalid/i.test(`${http.type ?? ""} ${http.message ?? ""}`)) {
-      return new AppError(400, "malformed_body", "The request body is not valid JSON or form data.");
+    if (status === 400 && /parse|json|unexpected token|invalid|multipart|malformed|boundary/i.test(`${http.type ?? ""} ${http.message ?? ""}`)) {
+      return new AppError(400, "malformed_body", "The request body is not valid JSON, form or multipart data.");
+    }
+    if (status === 413 && typeof http.limit === "number") {
+      return new AppError(413, "payload_too_large", `The request body is too large: the limit is ${http.limit} bytes.`);
     }
     const [code, message] = httpCodes[status] ?? ["bad_request", "The request could not be understood."];
     return new AppError(status, code, message);

@@ -2,7 +2,6 @@
  * Builds the Koa router from route declarations: each route becomes the pipeline
  * authenticate → read body → validate → handler (STYLE "A request").
  */
-import { rm } from "node:fs/promises";
 import Router from "@koa/router";
 import type { Middleware, Next } from "koa";
 import { HttpMethodEnum, koaBody } from "koa-body";
@@ -13,6 +12,7 @@ import { nulPath } from "../../shared/nulText.ts";
 import type { Config } from "../../shared/config.ts";
 import type { AppContext, AppState, AppDeps } from "../context.ts";
 import { authenticate, requireScope } from "../middleware/authenticate.ts";
+import { withMultipart } from "../middleware/multipart.ts";
 import { limitByIp, limitByUser } from "../middleware/rateLimit.ts";
 import { routeScope, toRouterPath, type BodyKind, type RouteSpec } from "./route.ts";
 
@@ -26,24 +26,29 @@ const contentTypes: Record<BodyKind, string[]> = {
   "json-or-multipart": ["application/json", "+json", "multipart/form-data"],
 };
 
+const parsedMethods = [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE];
+
 function bodyReader(kind: BodyKind, config: Config, limit = config.bodyLimitBytes): AppMiddleware {
+  // koa-body reads JSON and form bodies; multipart bodies go to withMultipart, which owns
+  // the uploaded files from the first byte to their removal.
   const parse = koaBody({
     json: kind !== "form" && kind !== "multipart",
     urlencoded: kind === "form" || kind === "json-or-form",
-    multipart: kind === "multipart" || kind === "json-or-multipart",
+    multipart: false,
     text: false,
     jsonLimit: limit,
     formLimit: limit,
     jsonStrict: true,
-    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-    formidable: {
-      maxFileSize: config.uploadLimitBytes,
-      maxTotalFileSize: config.uploadLimitBytes,
-      maxFieldsSize: config.bodyLimitBytes,
-      maxFiles: 200,
-      keepExtensions: false,
-    },
+    parsedMethods,
   }) as unknown as AppMiddleware;
+  const acceptsMultipart = contentTypes[kind].includes("multipart/form-data");
+  const uploadLimits = {
+    fileBytes: config.uploadLimitBytes,
+    fieldBytes: config.bodyLimitBytes,
+    // The upload form's file cap (DEPLOYMENT_UPLOAD_MAX_FILES) is the largest any route takes.
+    files: config.deployments.uploadMaxFiles,
+    fields: 1000,
+  };
   return async (ctx, next) => {
     const hasBody = Number(ctx.get("content-length") || 0) > 0 || ctx.get("transfer-encoding") !== "";
     if (hasBody) {
@@ -52,20 +57,12 @@ function bodyReader(kind: BodyKind, config: Config, limit = config.bodyLimitByte
         throw new AppError(415, "unsupported_media_type", `Send the request body as ${contentTypes[kind][0]}.`);
       }
     }
-    await parse(ctx, async () => {});
-    try {
-      await next();
-    } finally {
-      await removeUploads(ctx);
+    if (acceptsMultipart && ctx.is("multipart/form-data") && parsedMethods.includes(ctx.method as HttpMethodEnum)) {
+      return withMultipart(ctx, uploadLimits, next);
     }
+    await parse(ctx, async () => {});
+    await next();
   };
-}
-
-async function removeUploads(ctx: AppContext): Promise<void> {
-  const files = ctx.request.files;
-  if (!files) return;
-  const list = Object.values(files).flatMap((f) => (Array.isArray(f) ? f : [f]));
-  await Promise.all(list.map((f) => rm(f.filepath, { force: true })));
 }
 
 function parseWith(schema: ZodType | undefined, value: unknown, onError: (errors: Record<string, string[]>) => AppError) {
