@@ -3,13 +3,15 @@
  * does (and adds the WebSocket upgrade and graceful shutdown).
  *
  * Stack: request context (id, logs, metrics) → error mapping → security headers →
- * routes (each: authenticate → body → validate → handler) → JSON 404/405.
+ * routes (each: authenticate → body → validate → handler) → unrouted requests under /api
+ * charged to the caller's IP → JSON 404/405.
  */
 import { createRequire } from "node:module";
 import Koa from "koa";
 import "../shared/validation.ts";
 import { AppError } from "../shared/errors.ts";
 import type { AppDeps, AppState } from "./context.ts";
+import { limitUnrouted } from "./middleware/rateLimit.ts";
 import { requestContext } from "./middleware/requestContext.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { buildRouter } from "./routes/buildRouter.ts";
@@ -46,5 +48,6 @@ export function makeApp(deps: AppDeps, options: MakeAppOptions = {}): Koa<AppSta
     notImplemented: () => new AppError(501, "not_implemented", "The method is not implemented."),
   }));
   app.use(rootRouter.routes());
+  app.use(limitUnrouted);
   return app;
 }

@@ -59,9 +59,72 @@ function responses(route: RouteSpec) {
   return out;
 }
 
-/** Builds the OpenAPI document for `routes`. */
+const tokenRequest = z.union([
+  z.object({
+    grant_type: z.literal("password"),
+    client_id: z.string(),
+    client_secret: z.string(),
+    username: z.string().describe("The account's e-mail address."),
+    password: z.string(),
+    scope: z.string().optional().describe("`*` (every scope the user may hold), or some of `read`, `write`, `admin`, space-separated."),
+  }),
+  z.object({
+    grant_type: z.literal("refresh_token"),
+    client_id: z.string(),
+    client_secret: z.string(),
+    refresh_token: z.string(),
+    scope: z.string().optional().describe("`*` keeps the scopes of the refresh token."),
+  }),
+]);
+const tokenResponse = z.object({
+  token_type: z.literal("Bearer"),
+  expires_in: z.number().int().describe("Seconds until the access token expires (3600)."),
+  access_token: z.string().describe("An RS256 JWT; send it as `Authorization: Bearer <token>`."),
+  refresh_token: z.string().describe("Valid 30 days; each use returns a new one and retires this one."),
+  scope: z.string().optional(),
+});
+const oauthError = z.object({ error: z.string().describe("RFC 6749 error code, e.g. `invalid_grant`, `invalid_client`."), error_description: z.string().optional() });
+const jwkSet = z.object({ keys: z.array(z.record(z.string(), z.unknown())) });
+
+/**
+ * The OAuth endpoints oidc-provider serves under /api/oauth (api/oauth/mount.ts). They are
+ * not routes of the registry, so they are described here, for the document only.
+ */
+function oauthPaths(): Record<string, Record<string, JsonSchema>> {
+  const json = (schema: ZodType) => ({ "application/json": { schema: schemaOf(schema, "output") } });
+  const requestSchema = schemaOf(tokenRequest, "input");
+  return {
+    "/api/oauth/token": {
+      post: {
+        operationId: "postApiOauthToken",
+        summary: "Issue tokens: password grant, or refresh grant (the refresh token rotates)",
+        description:
+          "OAuth 2.0 token endpoint. The body may be JSON, as the spec shows it, or the standard form encoding. Errors keep the OAuth format (`error`, `error_description`), not `{message, code}`: wrong client credentials, grant, password or refresh token answer 400. Requests count against the caller's IP budget.",
+        tags: ["Authentication"],
+        security: [],
+        requestBody: { required: true, content: { "application/json": { schema: requestSchema }, "application/x-www-form-urlencoded": { schema: requestSchema } } },
+        responses: {
+          "200": { description: "The token pair", content: json(tokenResponse) },
+          "400": { description: "OAuth error: wrong client credentials, unsupported grant, wrong password, unknown or reused refresh token, scope beyond the user", content: json(oauthError) },
+          "429": { description: "Rate limit exceeded; see Retry-After.", content: { "application/json": { schema: errorBody } } },
+        },
+      },
+    },
+    "/api/oauth/jwks": {
+      get: {
+        operationId: "getApiOauthJwks",
+        summary: "The public keys access tokens are signed with (JWK set)",
+        tags: ["Authentication"],
+        security: [],
+        responses: { "200": { description: "JWK set", content: { "application/jwk-set+json": { schema: schemaOf(jwkSet, "output") } } } },
+      },
+    },
+  };
+}
+
+/** Builds the OpenAPI document for `routes`, plus the OAuth endpoints served beside them. */
 export function buildOpenApi(routes: RouteSpec[], info: { title: string; version: string; serverUrl: string }) {
-  const paths: Record<string, Record<string, JsonSchema>> = {};
+  const paths: Record<string, Record<string, JsonSchema>> = oauthPaths();
   for (const route of routes.filter((r) => !r.hidden)) {
     const path = route.root ? route.path : `/api${route.path}`;
     const operation: JsonSchema = {

@@ -2,6 +2,13 @@
  * Rate limits (DESIGN §7, spec "Limits"): 1000 requests an hour per user on bearer routes,
  * 100 an hour per IP on public routes, with `X-RateLimit-Limit`, `X-RateLimit-Remaining`
  * and `X-RateLimit-Reset` (Unix time) on every response and 429 + `Retry-After` beyond.
+ *
+ * Which budget a response counts against: bearer routes the user's (a failed
+ * authentication the IP's); public routes, /api/oauth and requests under /api that no
+ * route takes (404, 405) the IP's, so probing for routes is not free. Deliberately
+ * unlimited, and so without these headers: /api/health, /metrics and the API reference
+ * (/api/docs, /api/openapi.json), which load balancers, scrapers and browsers poll; they
+ * do no work a caller could abuse.
  */
 import type { Next } from "koa";
 import { AppError } from "../../shared/errors.ts";
@@ -40,5 +47,11 @@ export async function limitByUser(ctx: AppContext, next: Next): Promise<void> {
   const state = await ctx.deps.identity.limiter.hit(`user:${user.id}`, ctx.deps.config.rateLimit.userPerHour);
   applyHeaders(ctx, state);
   if (!state.allowed) throw tooMany(state);
+  await next();
+}
+
+/** Last in the stack: a request under /api that no route took is charged to its IP. */
+export async function limitUnrouted(ctx: AppContext, next: Next): Promise<void> {
+  if (ctx.path === "/api" || ctx.path.startsWith("/api/")) await chargeIp(ctx);
   await next();
 }
