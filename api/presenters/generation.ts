@@ -1,10 +1,13 @@
 /**
  * The code generation resource (DESIGN §11): who ran what (template or generator) on which
- * schema, how many files and bytes, and the state of its zip archive.
+ * schema, how many files and bytes, and its zip archive as the spec's "Project archive"
+ * resource (id, code_generation_id, file_path, file_size, created_at, expires_at) plus its
+ * status and download URL.
  */
 import { z } from "zod";
 import { sql } from "../../shared/db/pool.ts";
 import { isLive } from "../../shared/generations/archive.ts";
+import { downloadName } from "../routes/projects/bundle.router.ts";
 
 export const generationRow = z.object({
   id: z.number(),
@@ -21,6 +24,8 @@ export const generationRow = z.object({
   file_count: z.number(),
   total_bytes: z.number(),
   created_at: z.date(),
+  archive_id: z.number().nullable(),
+  archive_created_at: z.date().nullable(),
   archive_status: z.enum(["building", "ready", "failed"]).nullable(),
   archive_size: z.number().nullable(),
   archive_expires_at: z.date().nullable(),
@@ -33,19 +38,35 @@ export const generationSelect = sql.fragment`
   select g.id, g.project_id, g.user_id, u.name as user_name, u.username as user_username,
     g.template_id, t.name as template_name, g.generator_id, gen.name as generator_name, g.schema_id, g.variables,
     g.file_count, g.total_bytes, g.created_at,
-    a.status as archive_status, a.file_size as archive_size, a.expires_at as archive_expires_at, a.deleted_at as archive_deleted_at
+    a.id as archive_id, a.created_at as archive_created_at, a.status as archive_status, a.file_size as archive_size, a.expires_at as archive_expires_at, a.deleted_at as archive_deleted_at
   from code_generations g
   left join users u on u.id = g.user_id
   left join templates t on t.id = g.template_id
   left join generators gen on gen.id = g.generator_id
   left join project_archives a on a.code_generation_id = g.id`;
 
-const archiveResource = z.object({
-  status: z.enum(["building", "ready", "failed", "expired", "deleted"]),
-  size: z.number().nullable(),
+/** The spec's "Project archive", with the archive's state and where to download it. */
+export const archiveResource = z.object({
+  id: z.number(),
+  code_generation_id: z.number(),
+  /** The zip's file name as users see it (the storage key stays internal). */
+  file_path: z.string(),
+  /** Bytes of the zip; null until it is built. */
+  file_size: z.number().nullable(),
+  created_at: z.string(),
+  /** When the zip is removed; null until it is built. */
   expires_at: z.string().nullable(),
+  status: z.enum(["building", "ready", "failed", "expired", "deleted"]),
+  /** Null once the zip is expired or deleted. */
   download_url: z.string().nullable(),
 });
+
+/**
+ * The zip's file name as users see it: the name GET /archives/{id}/download saves it under
+ * (its template's or generator's name and the generation id), never the storage key.
+ */
+export const archiveFileName = (row: Pick<GenerationRow, "id" | "template_name" | "generator_name">) =>
+  downloadName(`${row.template_name ?? row.generator_name ?? "generation"}-${row.id}`, "zip");
 
 export const generationResource = z.object({
   id: z.number(),
@@ -83,12 +104,16 @@ export function presentGeneration(row: GenerationRow): z.infer<typeof generation
     total_bytes: row.total_bytes,
     created_at: row.created_at.toISOString(),
     archive:
-      status === null
+      status === null || row.archive_id === null || row.archive_created_at === null
         ? null
         : {
-            status,
-            size: status === "ready" ? row.archive_size : null,
+            id: row.archive_id,
+            code_generation_id: row.id,
+            file_path: archiveFileName(row),
+            file_size: row.archive_size,
+            created_at: row.archive_created_at.toISOString(),
             expires_at: row.archive_expires_at?.toISOString() ?? null,
+            status,
             download_url: status === "expired" || status === "deleted" ? null : `/api/archives/${row.id}/download`,
           },
   };

@@ -121,5 +121,14 @@ t.test("register → project → schema → template → execute → download �
   t.equal(generation.body.code_generation.file_count, 3);
   t.equal(generation.body.code_generation.schema_id, schemaId);
   t.equal(generation.body.code_generation.template.id, templateId);
-  t.equal(generation.body.code_generation.archive.status, "ready");
+  const archive = generation.body.code_generation.archive;
+  t.match(archive, {
+    id: Number,
+    code_generation_id: generationId,
+    file_path: /filename="([^"]+)"/.exec(download.headers.get("content-disposition") ?? "")?.[1],
+    file_size: zip.length,
+    status: "ready",
+    download_url: `/api/archives/${generationId}/download`,
+  }, "the spec's Project archive: the file name and size of the zip just downloaded");
+  t.ok(Date.parse(archive.created_at) <= Date.now() && Date.parse(archive.expires_at) > Date.now(), "created, and expiring later");
 });

@@ -140,12 +140,33 @@ t.test("running templates", async (t) => {
     const first = (await api.post(`${base}/${id}/execute`, { name: "one" })).body.code_generation_id as number;
     const second = (await api.post(`${base}/${id}/execute`, { name: "two" })).body.code_generation_id as number;
     t.equal((await api.get(`/api/archives/${first}/download`)).status, 200);
-    t.equal((await api.get(`/api/archives/${second}/download`)).status, 200);
+    const download = await fetch(`${app.url}/api/archives/${second}/download`, { headers: { authorization: `Bearer ${token}` } });
+    t.equal(download.status, 200);
+    const zipSize = (await download.arrayBuffer()).byteLength;
+
+    // The spec's "Project archive": id, code_generation_id, file_path, file_size, created_at, expires_at.
+    const archive = (await api.get(`/api/code-generations/${second}`)).body.code_generation.archive;
+    const stored = await app.pool.one(sql.type(z.object({ id: z.number(), created_at: z.date(), expires_at: z.date() }))`
+      select id, created_at, expires_at from project_archives where code_generation_id = ${second}`);
+    t.same(Object.keys(archive).sort(), ["code_generation_id", "created_at", "download_url", "expires_at", "file_path", "file_size", "id", "status"]);
+    t.same(archive, {
+      id: stored.id,
+      code_generation_id: second,
+      file_path: /filename="([^"]+)"/.exec(download.headers.get("content-disposition") ?? "")?.[1],
+      file_size: zipSize,
+      created_at: stored.created_at.toISOString(),
+      expires_at: stored.expires_at.toISOString(),
+      status: "ready",
+      download_url: `/api/archives/${second}/download`,
+    }, "file_path is the name the download is saved under, file_size its bytes");
+    t.match(archive.file_path, new RegExp(`^[\\w.-]+-${second}\\.zip$`), "a file name, no storage path");
+    const listed = (await api.get(`/api/projects/${project}/code-generations`)).body.data.find((g: { id: number }) => g.id === second);
+    t.same(listed.archive, archive, "the list shows the same archive");
 
     t.equal((await api.delete(`/api/archives/${first}`)).status, 200);
     t.equal((await api.get(`/api/archives/${first}/download`)).status, 404);
     t.equal((await api.delete(`/api/archives/${first}`)).status, 404);
-    t.equal((await api.get(`/api/code-generations/${first}`)).body.code_generation.archive.status, "deleted");
+    t.match((await api.get(`/api/code-generations/${first}`)).body.code_generation.archive, { code_generation_id: first, status: "deleted", download_url: null, file_size: Number });
 
     await app.pool.query(sql.type(z.object({}))`update project_archives set expires_at = now() - interval '1 minute' where code_generation_id = ${second}`);
     t.equal((await api.get(`/api/archives/${second}/download`)).status, 404, "expired: 404 even before the cleanup");
@@ -154,7 +175,7 @@ t.test("running templates", async (t) => {
     t.equal(done.status, "succeeded");
     t.ok((done.result as { removed: number }).removed >= 1);
     t.same(await app.deps.storage.list(`archives/generation-${second}-`), [], "the zip is gone from storage");
-    t.equal((await api.get(`/api/code-generations/${second}`)).body.code_generation.archive.status, "expired");
+    t.match((await api.get(`/api/code-generations/${second}`)).body.code_generation.archive, { id: stored.id, status: "expired", download_url: null, file_size: zipSize });
   });
 
   t.test("generators: one generation from several templates; collisions are 422; status rules", async (t) => {
