@@ -122,7 +122,8 @@ function zipOnce(dir: string, count: number): Run {
 
 async function main(): Promise<void> {
   if (spawnSync("zip", ["-v"]).status !== 0) {
-    process.stdout.write("archive bench skipped: the system `zip` command is not on PATH\n");
+    // A notice, not a figure: stderr, so that `--json` output stays one JSON line per figure.
+    process.stderr.write("archive bench skipped: the system `zip` command is not on PATH\n");
     return;
   }
   const dir = await mkdtemp(path.join(tmpdir(), "archive-bench-"));
