@@ -1,8 +1,9 @@
 /**
- * A worker killed mid-deployment: the GitHub stand-in has opened the pull request but the
- * worker dies before it hears so (a proxy holds the answer, then the process gets SIGKILL).
- * Another worker retries the job and reuses the branch and the request: exactly one pull
- * request. Both workers log at debug level; the token is in none of their lines.
+ * A worker killed mid-deployment, for each git host: the stand-in has opened the pull (or
+ * merge) request but the worker dies before it hears so (a proxy holds the answer, then the
+ * process gets SIGKILL). Another worker retries the job and reuses the branch and the
+ * request: exactly one request, the commit made once. Both workers log at debug level; the
+ * credential is in none of their lines.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -11,8 +12,14 @@ import { startTestApp } from "../../support/app.ts";
 import { buildEnvironment, buildGeneration, findSecrets, startDeployment, waitForDeployment } from "../../support/deploymentFactories.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
+import { startBitbucketStandIn } from "../../support/peers/bitbucketPeer.ts";
 import { startGithubStandIn } from "../../support/peers/githubPeer.ts";
+import { startGitlabStandIn } from "../../support/peers/gitlabPeer.ts";
+import type { HttpPeer } from "../../support/peers/httpPeer.ts";
 import { spawnReady } from "../../support/processes.ts";
+
+/** Answer headers the proxy does not pass on (it sends the decoded body with its own length). */
+const hopHeaders = new Set(["connection", "content-length", "content-encoding", "transfer-encoding", "keep-alive"]);
 
 /** Forwards to `target`; the answer to the first request matching `hold` is never sent. */
 async function holdingProxy(t: Test, target: string, hold: RegExp) {
@@ -32,7 +39,8 @@ async function holdingProxy(t: Test, target: string, hold: RegExp) {
           held();
           return; // the work is done upstream; the client never learns it
         }
-        res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" });
+        // Link headers (GitLab's pagination) point at the stand-in itself, which is fine.
+        res.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => !hopHeaders.has(name))));
         res.end(text);
       });
     });
@@ -48,38 +56,102 @@ async function holdingProxy(t: Test, target: string, hold: RegExp) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, heldRequest };
 }
 
+/** One git host: its stand-in, the request that opens the pull request, the one that commits. */
+interface Host {
+  name: string;
+  start(): Promise<{
+    peer: HttpPeer;
+    secret: string;
+    /** The git_config pointing at the proxy in front of the stand-in. */
+    config(proxyUrl: string): Record<string, unknown>;
+    requests(): number;
+  }>;
+  /** `METHOD path` of the request opening the pull/merge request. */
+  opens: RegExp;
+  /** `METHOD path` of the request that writes the commit (and creates the branch). */
+  commits: string;
+}
+
+const hosts: Host[] = [
+  {
+    name: "GitHub pull request",
+    start: async () => {
+      const gh = await startGithubStandIn();
+      return {
+        peer: gh,
+        secret: gh.token,
+        config: (url) => ({ owner: gh.owner, repo: gh.name, branch: "main", access_token: gh.token, api_url: url }),
+        requests: () => gh.pulls.length,
+      };
+    },
+    opens: /^POST \/repos\/acme\/site\/pulls$/,
+    commits: "POST /repos/acme/site/git/refs",
+  },
+  {
+    name: "GitLab merge request",
+    start: async () => {
+      const gl = await startGitlabStandIn();
+      return {
+        peer: gl,
+        secret: gl.token,
+        config: (url) => ({ project_id: gl.projectId, branch: "main", access_token: gl.token, gitlab_url: url }),
+        requests: () => gl.mergeRequests.length,
+      };
+    },
+    opens: /^POST \/api\/v4\/projects\/42\/merge_requests$/,
+    commits: "POST /api/v4/projects/42/repository/commits",
+  },
+  {
+    name: "Bitbucket pull request",
+    start: async () => {
+      const bb = await startBitbucketStandIn();
+      return {
+        peer: bb,
+        secret: bb.appPassword,
+        config: (url) => ({ workspace: bb.workspace, repo: bb.slug, branch: "main", username: bb.username, app_password: bb.appPassword, api_url: `${url}/2.0` }),
+        requests: () => bb.pulls.length,
+      };
+    },
+    opens: /^POST \/2\.0\/repositories\/acme\/site\/pullrequests$/,
+    commits: "POST /2.0/repositories/acme/site/src",
+  },
+];
+
 t.test("a worker killed after opening the pull request: the retry reuses it", async (t) => {
   const app = await startTestApp(t, { worker: false });
-  const gh = await startGithubStandIn();
-  t.teardown(() => gh.close());
-  const proxy = await holdingProxy(t, gh.url, /^POST \/repos\/acme\/site\/pulls$/);
   const { user, token } = await buildUserWithToken(app.pool);
   const project = await buildProject(app.pool, user.id);
-  const env = await buildEnvironment(app.url, token, project, {
-    git_config: { owner: gh.owner, repo: gh.name, branch: "main", access_token: gh.token, api_url: proxy.url },
-  });
-  const generation = await buildGeneration(app.pool, project, user.id, { "app/index.php": "<?php echo 1;\n", "README.generated.md": "generated\n" });
   const workerEnv = { DATABASE_URL: app.db.url, TEST_LOG_LEVEL: "debug" };
-  const first = await spawnReady(t, "test/support/workerProcess.ts", workerEnv);
-  const id = await startDeployment(app.url, token, { environment_id: env, code_generation_id: generation });
 
-  await proxy.heldRequest;
-  t.equal(gh.pulls.length, 1, "the pull request exists upstream");
-  await first.kill("SIGKILL");
-  const running = (await client(app.url, token).get(`/api/deployments/${id}`)).body.deployment;
-  t.equal(running.status, "running", "the killed attempt left it running");
+  for (const host of hosts) {
+    await t.test(host.name, async (t) => {
+      const stand = await host.start();
+      t.teardown(() => stand.peer.close());
+      const proxy = await holdingProxy(t, stand.peer.url, host.opens);
+      const env = await buildEnvironment(app.url, token, project, { name: host.name, git_config: stand.config(proxy.url) });
+      const generation = await buildGeneration(app.pool, project, user.id, { "app/index.php": "<?php echo 1;\n", "README.generated.md": "generated\n" });
+      const first = await spawnReady(t, "test/support/workerProcess.ts", workerEnv);
+      const id = await startDeployment(app.url, token, { environment_id: env, code_generation_id: generation });
 
-  const second = await spawnReady(t, "test/support/workerProcess.ts", workerEnv);
-  const done = await waitForDeployment(app.url, token, id, 60_000);
-  t.equal(done.status, "succeeded", JSON.stringify(done));
-  t.equal(gh.pulls.length, 1, "exactly one pull request");
-  t.match(done.result, { reusedPullRequest: true, pullRequestNumber: gh.pulls[0]!.number });
-  t.ok(done.attempts >= 2);
-  t.equal(gh.requests.filter((r) => r === "POST /repos/acme/site/git/refs").length, 1, "the branch was created once");
+      await proxy.heldRequest;
+      t.equal(stand.requests(), 1, "the request exists upstream");
+      await first.kill("SIGKILL");
+      const running = (await client(app.url, token).get(`/api/deployments/${id}`)).body.deployment;
+      t.equal(running.status, "running", "the killed attempt left it running");
 
-  await second.kill("SIGTERM");
-  const lines = first.output() + second.output();
-  t.ok(lines.length > 0, "the workers logged");
-  t.notMatch(lines, gh.token, "no log line holds the token");
-  t.same(await findSecrets(app.pool, [gh.token]), [], "no job record or row holds the token");
+      const second = await spawnReady(t, "test/support/workerProcess.ts", workerEnv);
+      const done = await waitForDeployment(app.url, token, id, 60_000);
+      t.equal(done.status, "succeeded", JSON.stringify(done));
+      t.equal(stand.requests(), 1, "exactly one request");
+      t.match(done.result, { reusedPullRequest: true, pullRequestNumber: 1 });
+      t.ok(done.attempts >= 2);
+      t.equal(stand.peer.requests.filter((r) => r === host.commits).length, 1, "the commit was written once");
+
+      await second.kill("SIGTERM");
+      const lines = first.output() + second.output();
+      t.ok(lines.length > 0, "the workers logged");
+      t.notMatch(lines, stand.secret, "no log line holds the credential");
+      t.same(await findSecrets(app.pool, [stand.secret]), [], "no job record or row holds the credential");
+    });
+  }
 });
