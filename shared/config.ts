@@ -52,7 +52,10 @@ export const envSchema = z.object({
   REALTIME_APP_KEY: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/, { error: "expected 8-128 letters, digits, - or _" }),
   REALTIME_APP_SECRET: z.string().min(16, { error: "expected at least 16 characters" }),
   REALTIME_ACTIVITY_TIMEOUT_S: integer(10, 600).default(120),
-  OAUTH_CLIENT_ID: z.string().min(1).optional(),
+  OAUTH_CLIENT_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,128}$/, { error: "expected 1-128 letters, digits, dots, dashes or underscores" })
+    .optional(),
   OAUTH_CLIENT_SECRET: z.string().min(16, { error: "expected at least 16 characters" }).optional(),
   OAUTH_JWKS: z
     .string()
@@ -149,6 +152,14 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""));
   const parsed = envSchema.safeParse(cleaned);
+  // The first-party client is a pair: half of it would silently fall back to another client.
+  const pairProblems: string[] = [];
+  if (cleaned.OAUTH_CLIENT_ID && !cleaned.OAUTH_CLIENT_SECRET) {
+    pairProblems.push("OAUTH_CLIENT_SECRET is missing: required when OAUTH_CLIENT_ID is set (set both, or neither)");
+  }
+  if (cleaned.OAUTH_CLIENT_SECRET && !cleaned.OAUTH_CLIENT_ID) {
+    pairProblems.push("OAUTH_CLIENT_ID is missing: required when OAUTH_CLIENT_SECRET is set (set both, or neither)");
+  }
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? "environment");
@@ -157,12 +168,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       const shown = missing ? "is missing" : `has the invalid value ${JSON.stringify(redact(name, given))}`;
       return `${name} ${shown}: ${missing && issue.code === "invalid_type" ? "required" : issue.message}`;
     });
-    throw new ConfigError(problems);
+    throw new ConfigError([...problems, ...pairProblems]);
   }
+  if (pairProblems.length) throw new ConfigError(pairProblems);
   const e = parsed.data;
-  if (e.NODE_ENV === "production" && !e.OAUTH_CLIENT_SECRET && e.OAUTH_CLIENT_ID) {
-    throw new ConfigError(["OAUTH_CLIENT_SECRET is missing: required when OAUTH_CLIENT_ID is set"]);
-  }
   return {
     env: e.NODE_ENV,
     port: e.PORT,

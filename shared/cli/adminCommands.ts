@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { hashPassword } from "../auth/passwords.ts";
-import { createClient } from "../auth/clients.ts";
+import { ClientIdTaken, createClient } from "../auth/clients.ts";
 import type { Config } from "../config.ts";
 import { pendingMigrations } from "../db/migrate.ts";
 import { createPool } from "../db/pool.ts";
@@ -75,7 +75,13 @@ export async function oauthClientCommand(config: Config, args: string[]): Promis
   if (!values.name) throw new UsageError("--name is required");
   if (values.id !== undefined && !/^[A-Za-z0-9_.-]{1,128}$/.test(values.id)) throw new UsageError("--id may contain letters, digits, dots, dashes and underscores");
   const name = values.name;
-  const created = await withPool(config, (pool) => createClient(pool, config.appKey, { name, ...(values.id ? { clientId: values.id } : {}) }));
+  const created = await withPool(config, async (pool) => {
+    try {
+      return await createClient(pool, config, { name, ...(values.id ? { clientId: values.id } : {}) });
+    } catch (error) {
+      throw error instanceof ClientIdTaken ? new UsageError(error.message) : error;
+    }
+  });
   print(`client_id: ${created.clientId}`);
   print(`client_secret: ${created.clientSecret}  (shown once)`);
   print(`grant types: password, refresh_token; token endpoint: ${config.appUrl}/api/oauth/token`);

@@ -30,9 +30,9 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** Reads the configuration (filling development defaults). @throws ConfigError */
+/** Reads the configuration (filling development defaults, and saying so on stderr when it generates them). @throws ConfigError */
 export async function readConfig(env: Record<string, string | undefined> = process.env): Promise<Config> {
-  return loadConfig(await withDevelopmentDefaults(env));
+  return loadConfig(await withDevelopmentDefaults(env, { announce: (line) => process.stderr.write(`${line}\n`) }));
 }
 
 /** Connects to DATABASE_URL, or starts the embedded server under `<DATA_DIR>/pg`. */

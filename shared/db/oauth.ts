@@ -39,6 +39,19 @@ export async function upsertOAuthClient(
     returning ${clientColumns}`);
 }
 
+/** Inserts a client unless its id is taken; null when it is. */
+export async function insertOAuthClient(
+  conn: CommonQueryMethods,
+  input: { clientId: string; name: string; secret: Buffer; grantTypes?: string[] },
+): Promise<OAuthClientRow | null> {
+  return conn.maybeOne(sql.type(oauthClientRow)`
+    insert into oauth_clients (client_id, name, secret, first_party, grant_types)
+    values (${input.clientId}, ${input.name}, ${sql.binary(input.secret)}, false,
+      ${sql.array(input.grantTypes ?? ["password", "refresh_token"], "text")})
+    on conflict (client_id) do nothing
+    returning ${clientColumns}`);
+}
+
 export async function findFirstPartyClient(conn: CommonQueryMethods): Promise<OAuthClientRow | null> {
   return conn.maybeOne(sql.type(oauthClientRow)`
     select ${clientColumns} from oauth_clients where first_party and revoked_at is null order by created_at limit 1`);
