@@ -4,11 +4,11 @@
  * upload landed (and fail after reading it), and answer slowly (graceful shutdown).
  */
 import { stat } from "node:fs/promises";
-import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { currentUser } from "../../api/context.ts";
 import { respondWithJob } from "../../api/jobResponse.ts";
 import { defineRoute } from "../../api/routes/route.ts";
+import { sql } from "../../shared/db/pool.ts";
 import { AppError, invalid } from "../../shared/errors.ts";
 import { enqueue } from "../../shared/jobs/enqueue.ts";
 import type { JobKind } from "../../shared/jobs/kind.ts";
@@ -24,6 +24,9 @@ const kinds: Record<string, JobKind> = {
   leaky: leakyKind,
   refused: refusedKind,
 };
+
+/** The comment in the slow route's query, to find it in pg_stat_activity. */
+export const SLOW_QUERY_TAG = "test-slow-route";
 
 export const testRoutes = [
   defineRoute({
@@ -77,13 +80,15 @@ export const testRoutes = [
   defineRoute({
     method: "get",
     path: "/test/slow",
-    summary: "Test only: answers 200 after `ms` milliseconds",
+    summary: "Test only: answers 200 after `ms` milliseconds, spent waiting on the database",
+    description: `The wait is a \`pg_sleep\` tagged ${SLOW_QUERY_TAG}, so a test sees in pg_stat_activity when the request is in flight.`,
     tags: ["Test"],
     auth: "public",
     query: z.object({ ms: z.coerce.number().int().min(0).max(60_000) }),
     responses: { 200: { description: "Slept" } },
     handler: async (ctx, { query }) => {
-      await sleep(query.ms);
+      await ctx.deps.pool.one(sql.type(z.object({ slept: z.boolean() }))`
+        select true as slept from pg_sleep(${query.ms / 1000}) /* test-slow-route */`);
       ctx.body = { slept_ms: query.ms };
     },
   }),
