@@ -72,7 +72,7 @@ const rows: MatrixRow<DeployWorld>[] = [
     name: "create webhook",
     method: "POST",
     path: (w) => `/api/projects/${w.project}/webhooks`,
-    body: () => ({ event_type: "code_generated", target_url: "https://hooks.example.com/in" }),
+    body: () => ({ event_type: "code_generated", target_url: "https://hooks.example.com/in", secret_key: "matrix-secret-0123456789" }),
     expect: created(manage),
   },
   { name: "show webhook", method: "GET", path: (w) => `/api/webhooks/${w.webhook}`, expect: view },
