@@ -1,7 +1,9 @@
 import t from "tap";
 import { z } from "zod";
+import { verificationLink } from "../../shared/auth/emailVerification.ts";
 import { sql } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
+import { buildUser } from "../support/factories.ts";
 import { client } from "../support/http.ts";
 import { startSmtp } from "../support/smtp.ts";
 
@@ -43,8 +45,48 @@ t.test("accounts: register, verify, login, reset", async (t) => {
 
     const tampered = await api.post(`/api/auth/email/verify/${id}/${hash}?expires=${Number(link.searchParams.get("expires")) + 60}&signature=${link.searchParams.get("signature")}`);
     t.equal(tampered.status, 403, "a changed expiry breaks the signature");
-    const expired = await api.post(`/api/auth/email/verify/${id}/${"0".repeat(40)}${link.search}`);
-    t.equal(expired.status, 403);
+    const wrongHash = await api.post(`/api/auth/email/verify/${id}/${"0".repeat(40)}${link.search}`);
+    t.equal(wrongHash.status, 403, "a hash of another address");
+  });
+
+  t.test("a correctly signed link past its expiry answers 422 and verifies nothing", async (t) => {
+    const late = await buildUser(app.pool, { emailVerified: false });
+    const dayAndHourAgo = Date.now() - 25 * 3600 * 1000;
+    const link = new URL(verificationLink(app.config.frontendUrl, app.config.appKey, late, dayAndHourAgo));
+    const path = `/api/auth/email/verify/${link.pathname.split("/").slice(2).join("/")}${link.search}`;
+    const res = await api.post(path);
+    t.equal(res.status, 422, res.text);
+    t.equal(res.body.code, "validation_failed");
+    t.same(res.body.errors, { expires: ["This verification link has expired; ask for a new one."] });
+    t.notOk(res.body.access_token);
+    const verifiedAt = await app.pool.oneFirst(sql.type(z.object({ at: z.date().nullable() }))`select email_verified_at as at from users where id = ${late.id}`);
+    t.equal(verifiedAt, null, "still unverified");
+    const fresh = new URL(verificationLink(app.config.frontendUrl, app.config.appKey, late));
+    t.equal((await api.post(`/api/auth/email/verify/${fresh.pathname.split("/").slice(2).join("/")}${fresh.search}`)).status, 200, "control: a current link works");
+  });
+
+  t.test("resend: a new verification e-mail arrives and its link works; nothing is sent once verified", async (t) => {
+    const registered = await api.post("/api/auth/register", { name: "Resend Me", email: "resend@example.test", password: "resend password" });
+    t.equal(registered.status, 201);
+    await smtp.waitFor("resend@example.test", /Confirm/);
+    t.equal((await api.post("/api/auth/email/resend")).status, 401, "needs a token");
+    const login = await api.post("/api/auth/login", { email: "resend@example.test", password: "resend password" });
+    const me = client(app.url, login.body.access_token);
+    const res = await me.post("/api/auth/email/resend");
+    t.equal(res.status, 200, res.text);
+    t.equal(res.body.message, "A new verification link has been sent to your e-mail address.");
+    const mails = () => smtp.messages.filter((m) => m.to.toLowerCase().includes("resend@example.test"));
+    for (let i = 0; i < 150 && mails().length < 2; i += 1) await new Promise((r) => setTimeout(r, 100));
+    t.equal(mails().length, 2, "a second e-mail arrived");
+    const link = new URL(mails()[1]!.links.find((l) => l.includes("/verify-email/"))!);
+    const verify = await api.post(`/api/auth/email/verify/${link.pathname.split("/").slice(2).join("/")}${link.search}`);
+    t.equal(verify.status, 200, verify.text);
+    t.ok(verify.body.user.email_verified_at);
+    const jobs = await app.pool.oneFirst(count("jobs"));
+    const again = await me.post("/api/auth/email/resend");
+    t.equal(again.status, 200);
+    t.equal(again.body.message, "Your e-mail address is already verified.");
+    t.equal(await app.pool.oneFirst(count("jobs")), jobs, "no e-mail queued");
   });
 
   t.test("register (simple form) derives a username; duplicates are refused case-insensitively", async (t) => {
@@ -119,8 +161,21 @@ t.test("accounts: register, verify, login, reset", async (t) => {
     const stored = await app.pool.oneFirst(sql.type(z.object({ h: z.instanceof(Buffer) }))`select token_hash as h from password_resets`);
     t.not(stored.toString("hex"), token, "only a hash is stored");
 
+    const text = z.object({ v: z.string() });
+    const written = async () => ({
+      user: await app.pool.oneFirst(sql.type(text)`select row_to_json(u)::text as v from users u where lower(email) = 'grace@example.test'`),
+      resets: await app.pool.anyFirst(sql.type(text)`select row_to_json(r)::text as v from password_resets r`),
+      jobs: await app.pool.oneFirst(count("jobs")),
+    });
+    const before = await written();
     const mismatch = await api.post("/api/auth/reset-password", { token, email: "grace@example.test", password: "new password!", password_confirmation: "other" });
     t.equal(mismatch.status, 422);
+    const wrongToken = await api.post("/api/auth/reset-password", { token: `${token}x`, email: "grace@example.test", password: "new password!", password_confirmation: "new password!" });
+    t.same(wrongToken.body.errors, { email: ["This password reset token is invalid or has expired."] });
+    const otherEmail = await api.post("/api/auth/reset-password", { token, email: "ada@example.test", password: "new password!", password_confirmation: "new password!" });
+    t.equal(otherEmail.status, 422, "the token belongs to one address");
+    t.equal((await api.post("/api/auth/reset-password", { token, email: "grace@example.test", password: "short", password_confirmation: "short" })).status, 422);
+    t.same(await written(), before, "nothing written: same password, the token still usable, no e-mail");
     const reset = await api.post("/api/auth/reset-password", { token, email: "grace@example.test", password: "new password!", password_confirmation: "new password!" });
     t.equal(reset.status, 200, reset.text);
     const again = await api.post("/api/auth/reset-password", { token, email: "grace@example.test", password: "another one!", password_confirmation: "another one!" });

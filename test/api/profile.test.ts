@@ -6,10 +6,18 @@ import { startTestApp } from "../support/app.ts";
 import { buildUser, buildUserWithToken } from "../support/factories.ts";
 import { client, request } from "../support/http.ts";
 
+const text = z.object({ value: z.string() });
+
 t.test("profile, seller profile, API tokens and admin listing", async (t) => {
   const app = await startTestApp(t);
   const password = "profile password";
   const user = await buildUser(app.pool, { passwordHash: await hashPassword(password), name: "Linus" });
+  /** The user's whole row (every column, secrets included) and the jobs queued: what a refused request must leave alone. */
+  const written = async (id = user.id) => ({
+    user: await app.pool.maybeOneFirst(sql.type(text)`select row_to_json(u)::text as value from users u where id = ${id}`),
+    jobs: await app.pool.oneFirst(sql.type(text)`select count(*)::text as value from jobs`),
+    tokens: await app.pool.oneFirst(sql.type(text)`select count(*)::text as value from personal_access_tokens`),
+  });
   const login = async () => (await request(app.url, "POST", "/api/auth/login", { body: { email: user.email, password } })).body.access_token as string;
   const me = client(app.url, await login());
 
@@ -32,9 +40,31 @@ t.test("profile, seller profile, API tokens and admin listing", async (t) => {
     const clash = await me.put("/api/profile", { email: taken.email.toUpperCase() });
     t.equal(clash.status, 422);
     t.same(clash.body.errors, { email: ["The email has already been taken."] });
-    const bad = await me.put("/api/profile", { kanban_color: "red", kanban_initials: "TOOLONG" });
+    const before = await written();
+    const bad = await me.put("/api/profile", { name: "Not Saved", kanban_color: "red", kanban_initials: "TOOLONG" });
+    t.equal(bad.status, 422);
     t.same(Object.keys(bad.body.errors).sort(), ["kanban_color", "kanban_initials"]);
+    const clashAgain = await me.put("/api/profile", { name: "Not Saved", email: taken.email });
+    t.equal(clashAgain.status, 422);
+    t.same(await written(), before, "nothing written: no column changed, no e-mail queued");
     await me.put("/api/profile", { email: user.email });
+  });
+
+  t.test("PUT /user updates the account, username and theme included", async (t) => {
+    const res = await me.put("/api/user", { username: "linus_t", theme: "system", name: "Linus Torvalds" });
+    t.equal(res.status, 200, res.text);
+    t.match(res.body.user, { username: "linus_t", theme: "system", name: "Linus Torvalds" });
+    t.match((await me.get("/api/user")).body, { username: "linus_t", theme: "system" });
+    t.equal((await client(app.url).put("/api/user", { name: "Nobody" })).status, 401);
+    const other = await buildUser(app.pool, { username: "taken_name" });
+    const before = await written();
+    const clash = await me.put("/api/user", { username: "TAKEN_NAME", name: "Not Saved" });
+    t.equal(clash.status, 422);
+    t.same(clash.body.errors, { username: ["The username has already been taken."] });
+    const bad = await me.put("/api/user", { username: "no spaces!", theme: "neon" });
+    t.same(Object.keys(bad.body.errors).sort(), ["theme", "username"]);
+    t.same(await written(), before, "nothing written");
+    t.same(await written(other.id).then((w) => JSON.parse(w.user!).username), "taken_name");
   });
 
   t.test("language and theme", async (t) => {
@@ -48,8 +78,12 @@ t.test("profile, seller profile, API tokens and admin listing", async (t) => {
     const bad = await me.put("/api/profile/seller", { is_seller: true, payout_method: "bank_transfer", bank_iban: "DE00 1234 5678 9012 3456 78", bank_account_holder: "Linus" });
     t.equal(bad.status, 422);
     t.same(bad.body.errors, { bank_iban: ["The bank iban field must be a valid IBAN."] });
-    const missing = await me.put("/api/profile/seller", { is_seller: true });
+    const missing = await me.put("/api/profile/seller", { is_seller: true, company_name: "Not Saved" });
     t.same(Object.keys(missing.body.errors).sort(), ["bank_account_holder", "bank_iban"]);
+    const before = await written();
+    t.equal((await me.put("/api/profile/seller", { is_seller: true, company_name: "Not Saved", bank_iban: "DE00 0000", bank_account_holder: "X" })).status, 422);
+    t.equal((await me.put("/api/profile/seller", { is_seller: true, company_name: "Not Saved" })).status, 422);
+    t.same(await written(), before, "nothing written by the refused updates");
     const ok = await me.put("/api/profile/seller", {
       is_seller: true,
       company_name: "Kernel GmbH",
@@ -70,9 +104,15 @@ t.test("profile, seller profile, API tokens and admin listing", async (t) => {
 
   t.test("password change: wrong current password refused; other sessions end; a fresh token is returned", async (t) => {
     const other = await login();
+    const before = await written();
     const wrong = await me.put("/api/profile/password", { current_password: "nope", password: "brand new pass", password_confirmation: "brand new pass" });
     t.equal(wrong.status, 422);
     t.ok(wrong.body.errors.current_password);
+    const mismatch = await me.put("/api/profile/password", { current_password: password, password: "brand new pass", password_confirmation: "other" });
+    t.same(mismatch.body.errors, { password: ["The password field confirmation does not match."] });
+    t.equal((await me.put("/api/profile/password", { current_password: password, password: "short", password_confirmation: "short" })).status, 422);
+    t.same(await written(), before, "nothing written: same hash, no revocation, no e-mail");
+    t.equal((await client(app.url, other).get("/api/user")).status, 200, "no session ended");
     const ok = await me.put("/api/profile/password", { current_password: password, password: "brand new pass", password_confirmation: "brand new pass" });
     t.equal(ok.status, 200, ok.text);
     t.equal((await client(app.url, other).get("/api/user")).status, 401, "the other session ended");
@@ -84,7 +124,12 @@ t.test("profile, seller profile, API tokens and admin listing", async (t) => {
     t.equal((await client(app.url, plain.token).post("/api/api-tokens", { name: "ci" })).status, 403);
     const dev = await buildUserWithToken(app.pool, { roles: ["developer"] });
     const api = client(app.url, dev.token);
+    const before = await written(dev.user.id);
     t.equal((await api.post("/api/api-tokens", {})).status, 422);
+    t.equal((await api.post("/api/api-tokens", { name: "x".repeat(256) })).status, 422);
+    t.equal((await api.post("/api/api-tokens", { name: "bot", expires_at: "tomorrow" })).status, 422);
+    t.equal((await api.post("/api/api-tokens", { name: "bot", abilities: ["root"] })).status, 422);
+    t.same(await written(dev.user.id), before, "no token written");
     const created = await api.post("/api/api-tokens", { name: "deploy bot" });
     t.equal(created.status, 201, created.text);
     t.match(created.body.plainTextToken, /^\d+\|[A-Za-z0-9]{40}$/);
@@ -110,6 +155,22 @@ t.test("profile, seller profile, API tokens and admin listing", async (t) => {
     t.ok(admins.body.data.every((u: { roles: string[] }) => u.roles.includes("admin")));
     const superAdmin = await buildUserWithToken(app.pool, { roles: ["super_admin"] });
     t.equal((await client(app.url, superAdmin.token).get("/api/admin/users")).status, 200, "super_admin holds admin's rights");
+  });
+
+  t.test("DELETE /user needs the password and removes the account", async (t) => {
+    const doomedPassword = "doomed password";
+    const doomed = await buildUser(app.pool, { passwordHash: await hashPassword(doomedPassword) });
+    const token = (await request(app.url, "POST", "/api/auth/login", { body: { email: doomed.email, password: doomedPassword } })).body.access_token as string;
+    const api = client(app.url, token);
+    const before = await written(doomed.id);
+    const wrong = await api.delete("/api/user", { password: "wrong" });
+    t.equal(wrong.status, 422);
+    t.same(wrong.body.errors, { password: ["The password is incorrect."] });
+    t.equal((await api.delete("/api/user", {})).status, 422);
+    t.same(await written(doomed.id), before, "nothing written");
+    t.equal((await api.delete("/api/user", { password: doomedPassword })).status, 200);
+    t.equal((await written(doomed.id)).user, null, "the row is gone");
+    t.equal((await api.get("/api/user")).status, 401);
   });
 
   t.test("DELETE /profile needs the password and removes the account", async (t) => {

@@ -1,6 +1,8 @@
 import t from "tap";
 import { Secret, TOTP } from "otpauth";
+import { z } from "zod";
 import { hashPassword } from "../../shared/auth/passwords.ts";
+import { sql } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
 import { buildUser } from "../support/factories.ts";
 import { client } from "../support/http.ts";
@@ -18,13 +20,24 @@ t.test("two-factor authentication", async (t) => {
   const me = client(app.url, first.body.access_token);
   let secret = "";
   let recovery: string[] = [];
+  /** The user's row and recovery codes: what a refused 2FA request must leave alone. */
+  const written = async () => ({
+    user: await app.pool.oneFirst(sql.type(z.object({ v: z.string() }))`select row_to_json(u)::text as v from users u where id = ${user.id}`),
+    codes: await app.pool.anyFirst(sql.type(z.object({ v: z.string() }))`
+      select encode(code_hash, 'hex') || ':' || coalesce(used_at::text, '') as v from two_factor_recovery_codes where user_id = ${user.id} order by id`),
+  });
 
   t.test("enrollment: enable gives a secret, confirm needs a valid code and returns ten recovery codes", async (t) => {
     const enable = await me.post("/api/auth/2fa/enable");
     t.equal(enable.status, 200);
     secret = enable.body.secret;
     t.match(enable.body.otpauth_url, /^otpauth:\/\/totp\/SchemaForge:/);
+    const before = await written();
     t.equal((await me.post("/api/auth/2fa/confirm", { code: "000000" })).status, 422);
+    t.equal((await me.post("/api/auth/2fa/confirm", { code: "12" })).status, 422);
+    t.equal((await me.post("/api/auth/2fa/confirm", {})).status, 422);
+    t.same(await written(), before, "nothing written: not confirmed, no recovery codes");
+    t.same(before.codes, []);
     const confirm = await me.post("/api/auth/2fa/confirm", { code: codeAt(secret) });
     t.equal(confirm.status, 200, confirm.text);
     recovery = confirm.body.recovery_codes;
@@ -86,7 +99,13 @@ t.test("two-factor authentication", async (t) => {
   });
 
   t.test("recovery codes can be regenerated and 2FA disabled, with the password", async (t) => {
+    const before = await written();
+    t.equal(before.codes.length, 10);
     t.equal((await me.post("/api/auth/2fa/recovery-codes", { password: "wrong" })).status, 422);
+    t.equal((await me.post("/api/auth/2fa/recovery-codes", {})).status, 422);
+    t.equal((await me.post("/api/auth/2fa/disable", { password: "wrong" })).status, 422);
+    t.equal((await me.post("/api/auth/2fa/disable", {})).status, 422);
+    t.same(await written(), before, "nothing written: same codes, still enabled");
     const fresh = await me.post("/api/auth/2fa/recovery-codes", { password });
     t.equal(fresh.body.recovery_codes.length, 10);
     t.equal((await me.post("/api/auth/2fa/disable", { password: "wrong" })).status, 422);
