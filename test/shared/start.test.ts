@@ -58,14 +58,16 @@ t.test("bin.ts start without DATABASE_URL serves /api/health within 30 s and sto
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  let serverPid: number | undefined;
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGKILL");
       await exited;
     }
     // A failed run must not leave its database server behind.
-    if (serverPid !== undefined && alive(serverPid)) process.kill(serverPid, "SIGQUIT");
+    if (existsSync(path.join(pgDir, "postmaster.pid"))) {
+      const pid = await postmasterPid();
+      if (pid > 0 && alive(pid)) process.kill(pid, "SIGQUIT");
+    }
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -93,7 +95,7 @@ t.test("bin.ts start without DATABASE_URL serves /api/health within 30 s and sto
   t.ok(health?.body.queue.workers >= 1, "its worker is beating");
   t.ok(elapsed < 30_000, `within 30 seconds (${elapsed} ms)`);
   t.ok(existsSync(path.join(pgDir, "PG_VERSION")), "the embedded server lives in <DATA_DIR>/pg");
-  serverPid = await postmasterPid();
+  const serverPid = await postmasterPid();
   t.ok(alive(serverPid), "the embedded server runs");
 
   child.kill("SIGTERM");
