@@ -26,10 +26,11 @@ export const ABILITIES = ["*", ...SCOPES] as const;
 
 /** Roles that only act with the `admin` scope. */
 const ADMIN_ROLES: readonly Role[] = ["admin", "super_admin"];
+const isAdminRole = (role: string) => (ADMIN_ROLES as readonly string[]).includes(role);
 
 /** The scopes `roles` permit. */
 export function allowedScopes(roles: readonly string[]): Scope[] {
-  return roles.some((role) => (ADMIN_ROLES as readonly string[]).includes(role)) ? [...SCOPES] : ["read", "write"];
+  return roles.some(isAdminRole) ? [...SCOPES] : ["read", "write"];
 }
 
 /** Space-separated scopes for a token claim (`read write admin`). */
@@ -49,11 +50,8 @@ export function hasScope(held: readonly Scope[], needed: Scope): boolean {
 
 /** The roles a token with `scopes` acts with: administrator roles need the `admin` scope. */
 export function rolesInEffect<R extends string>(roles: readonly R[], scopes: readonly Scope[]): R[] {
-  return scopes.includes("admin") ? [...roles] : roles.filter((role) => !(ADMIN_ROLES as readonly string[]).includes(role));
+  return scopes.includes("admin") ? [...roles] : roles.filter((role) => !isAdminRole(role));
 }
-
-/** Whether `roles` include a role that only acts with the `admin` scope. */
-export const holdsAdminRole = (roles: readonly string[]) => roles.some((role) => (ADMIN_ROLES as readonly string[]).includes(role));
 
 /**
  * The scopes a caller lacks to put `requested` abilities on a new token: each one must be
