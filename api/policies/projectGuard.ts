@@ -8,11 +8,15 @@
  * and an update serialise) and FOR SHARE for changes to its content (so content changes
  * run concurrently but never alongside a lock). Call the write guards inside a transaction.
  */
-import { findProject, subscriptionExpired, type ProjectRow } from "../../shared/db/projects.ts";
+import { findProject, type ProjectRow } from "../../shared/db/projects.ts";
 import type { CommonQueryMethods } from "../../shared/db/pool.ts";
 import type { UserRow } from "../../shared/db/users.ts";
-import { AppError, forbidden, notFound } from "../../shared/errors.ts";
+import { forbidden, notFound } from "../../shared/errors.ts";
+import { projectStateError } from "../../shared/projects/writable.ts";
 import { canDeleteProject, canEditProjectContent, canManageProject, canViewProject } from "./project.ts";
+
+// Jobs re-check the same states when they write content (shared/projects/writable.ts).
+export { projectArchived, projectLocked, subscriptionExpiredError } from "../../shared/projects/writable.ts";
 
 export type ProjectAction = "manage" | "content" | "delete";
 
@@ -24,11 +28,6 @@ export interface WriteOptions {
   /** The action may run on an archived project (unarchive, delete). */
   allowArchived?: boolean;
 }
-
-export const projectLocked = () => new AppError(423, "project_locked", "The project is locked; unlock it to make changes.");
-export const subscriptionExpiredError = () =>
-  new AppError(402, "subscription_expired", "The project's subscription has expired; renew it to make changes.");
-export const projectArchived = () => new AppError(409, "project_archived", "The project is archived; unarchive it to make changes.");
 
 /** The project if the caller may see it. @throws 404 */
 export async function projectForRead(conn: CommonQueryMethods, id: number, user: UserRow): Promise<ProjectRow> {
@@ -56,8 +55,7 @@ export async function projectForWrite(
   if (!allowed[action](user, project)) {
     throw forbidden(action === "delete" ? "Only the project's owner may delete it." : "You may not change this project.");
   }
-  if (project.is_locked && !options.allowLocked) throw projectLocked();
-  if (subscriptionExpired(project) && !options.allowExpired) throw subscriptionExpiredError();
-  if (project.archived_at && !options.allowArchived) throw projectArchived();
+  const refusal = projectStateError(project, options);
+  if (refusal) throw refusal;
   return project;
 }

@@ -5,10 +5,10 @@
  */
 import { z } from "zod";
 import { ignoredRow, sql, type DatabasePool, type CommonQueryMethods } from "../db/pool.ts";
-import { notFound } from "../errors.ts";
 import { recordEvent } from "../events/outbox.ts";
 import { enqueue } from "../jobs/enqueue.ts";
 import { archivesBuild } from "../jobs/kinds.ts";
+import { lockProjectForContent } from "../projects/writable.ts";
 
 export interface GenerationInput {
   projectId: number;
@@ -58,7 +58,8 @@ async function insertFiles(tx: CommonQueryMethods, generationId: number, files: 
 
 /**
  * Records a generation and schedules its archive; returns its id (the existing one when
- * `jobId` already recorded one). @throws 404 when the project was deleted meanwhile.
+ * `jobId` already recorded one). @throws AppError 404, 423, 402 or 409 when the project
+ * was deleted, locked, soft-locked or archived since the request (nothing is recorded).
  */
 export async function recordGeneration(pool: DatabasePool, input: GenerationInput): Promise<number> {
   return pool.transaction(async (tx) => {
@@ -66,8 +67,10 @@ export async function recordGeneration(pool: DatabasePool, input: GenerationInpu
       const existing = await tx.maybeOneFirst(sql.type(idRow)`select id from code_generations where job_id = ${input.jobId}`);
       if (existing !== null) return existing;
     }
-    const live = await tx.exists(sql.type(z.object({}))`select 1 from projects where id = ${input.projectId} and deleted_at is null for share`);
-    if (!live) throw notFound("Project");
+    // A generation is content of the project: it is recorded only while the project accepts
+    // changes, which may have stopped since the request (locked, expired, archived, deleted).
+    const refusal = await lockProjectForContent(tx, input.projectId);
+    if (refusal) throw refusal;
     const paths = Object.keys(input.files);
     const totalBytes = Object.values(input.files).reduce((sum, content) => sum + Buffer.byteLength(content, "utf8"), 0);
     const id = await tx.oneFirst(sql.type(idRow)`

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { ignoredRow, sql } from "../db/pool.ts";
 import { registerProjectCounter } from "../db/projects.ts";
-import { invalid } from "../errors.ts";
+import { AppError, invalid } from "../errors.ts";
 import { registerBundleSection } from "../projects/bundle.ts";
 import { DdlParseError, dialectSchema, parseDdl } from "../sqlddl/index.ts";
 import { applyRevision, insertSchema } from "./store.ts";
@@ -67,12 +67,13 @@ registerBundleSection<Section>({
         databaseType: item.database_type,
         sqlText: item.sql_text,
       });
-      await applyRevision(
+      const applied = await applyRevision(
         tx,
         { id: revisionId, schema_id: schemaId, user_id: ctx.userId, name: item.name, database_type: item.database_type, sql_text: item.sql_text },
         result.schema,
         result.warnings,
       );
+      if (applied instanceof AppError) throw applied; // the new project is writable; kept for the type
       ids.set(item.id, schemaId);
       for (const t of item.translations) {
         await tx.query(sql.type(ignoredRow)`

@@ -9,7 +9,9 @@
  */
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
+import type { AppError } from "../errors.ts";
 import { recordEvent } from "../events/outbox.ts";
+import { lockProjectForContent } from "../projects/writable.ts";
 import { dialectSchema, parsedSchemaSchema, type ParsedSchema, type ParseWarning } from "../sqlddl/index.ts";
 
 export const parseWarningSchema = z.object({ line: z.number(), column: z.number(), message: z.string() });
@@ -83,13 +85,27 @@ export async function insertRevision(
  * Applies a parsed revision: the schema takes its name, dialect, text and parse when the
  * revision is newer than the one applied last; the revision row goes either way. Records
  * `DatabaseParsed`. Returns whether the schema changed.
+ *
+ * The project must still accept changes: it is share-locked as a content route locks it, so
+ * a lock of the project waits for this transaction or this one sees the lock. When the
+ * project was locked, archived or deleted (or its subscription ran out) after the revision
+ * was recorded, the revision is discarded instead (with a schema that never parsed) and the
+ * refusal is returned, for the caller to throw once this transaction has committed.
  */
 export async function applyRevision(
   tx: CommonQueryMethods,
   revision: RevisionRow,
   parsed: ParsedSchema,
   warnings: ParseWarning[],
-): Promise<boolean> {
+): Promise<boolean | AppError> {
+  const projectId = await tx.maybeOneFirst(sql.type(z.object({ project_id: z.number() }))`
+    select project_id from schemas where id = ${revision.schema_id}`);
+  // The project row is locked before the schema row, in the order the routes take them.
+  const refusal = projectId === null ? null : await lockProjectForContent(tx, projectId);
+  if (refusal) {
+    await discardRevision(tx, revision);
+    return refusal;
+  }
   const current = await tx.maybeOne(sql.type(z.object({ revision: z.number(), project_id: z.number() }))`
     select revision, project_id from schemas where id = ${revision.schema_id} for update`);
   await tx.query(sql.type(ignoredRow)`delete from schema_revisions where id = ${revision.id}`);

@@ -4,6 +4,10 @@
  * that never parsed, so bad input leaves nothing behind. The job then fails with 422 and
  * the first problem's line and column, which the awaiting request answers with.
  *
+ * A revision is applied only while the project accepts changes; one that finds the project
+ * locked (423), its subscription expired (402), archived (409) or deleted (404) is dropped
+ * like one that does not parse, and the job fails with that status.
+ *
  * Idempotent: a retry after the revision was applied finds no revision and reports the
  * schema as it is.
  */
@@ -43,6 +47,8 @@ async function parseRevision(pool: DatabasePool, schemaId: number, revisionId: n
     throw outcome;
   }
   const applied = await pool.transaction((tx) => applyRevision(tx, revision, outcome.schema, outcome.warnings));
+  // The project stopped accepting changes after the request: the revision is dropped, and the awaiting request answers as the route would.
+  if (applied instanceof AppError) throw applied;
   return {
     schema_id: revision.schema_id,
     tables_count: outcome.schema.tables.length,
