@@ -16,13 +16,21 @@ import { ignoredRow, sql, type DatabasePool } from "../../shared/db/pool.ts";
 import { AppError } from "../../shared/errors.ts";
 import { schemasParse } from "../../shared/jobs/kinds.ts";
 import { applyRevision, discardRevision, revisionRow } from "../../shared/schemas/store.ts";
-import { DdlParseError, dialectSchema, parseDdl, type Dialect, type ParseResult } from "../../shared/sqlddl/index.ts";
+import { parseOffThread, parsePool } from "../../shared/schemas/parsePool.ts";
+import { DdlParseError, dialectSchema, type Dialect, type ParseResult } from "../../shared/sqlddl/index.ts";
 import { defineTask } from "../defineTask.ts";
 
-/** Parses, turning the parser's one error into the 422 the endpoint answers with. */
-function parseOrReject(sqlText: string, dialect: Dialect, maxMs: number): ParseResult | AppError {
+// Start a parse thread when the worker loads its tasks, not on the first request.
+parsePool.warm();
+
+/**
+ * Parses on a parse thread (so the heartbeat and the other jobs of this process keep
+ * running; see shared/schemas/parsePool.ts), turning the parser's one error into the 422
+ * the endpoint answers with.
+ */
+async function parseOrReject(sqlText: string, dialect: Dialect, maxMs: number): Promise<ParseResult | AppError> {
   try {
-    return parseDdl(sqlText, dialect, { maxMs });
+    return await parseOffThread(sqlText, dialect, maxMs);
   } catch (error) {
     if (!(error instanceof DdlParseError)) throw error;
     return new AppError(422, "sql_parse_failed", `The SQL could not be parsed as ${dialect}: ${error.message}.`, {
@@ -41,7 +49,7 @@ async function parseRevision(pool: DatabasePool, schemaId: number, revisionId: n
     if (!schema) throw new AppError(422, "sql_parse_discarded", "This schema change did not parse and was discarded.");
     return { schema_id: schemaId, tables_count: schema.tables_count, warnings_count: schema.warnings.length, applied: true };
   }
-  const outcome = parseOrReject(revision.sql_text, revision.database_type, maxMs);
+  const outcome = await parseOrReject(revision.sql_text, revision.database_type, maxMs);
   if (outcome instanceof AppError) {
     await pool.transaction((tx) => discardRevision(tx, revision));
     throw outcome;
@@ -66,7 +74,7 @@ export default defineTask(schemasParse, async (payload, { deps }) => {
     select id, database_type, sql_text, parsed from sql_parses where id = ${payload.parse_id}`);
   if (!parse) throw new AppError(404, "not_found", "The parse request is gone (it expired or was never stored).");
   if (parse.parsed !== null) return { parse_id: parse.id };
-  const outcome = parseOrReject(parse.sql_text, parse.database_type, maxMs);
+  const outcome = await parseOrReject(parse.sql_text, parse.database_type, maxMs);
   if (outcome instanceof AppError) {
     await deps.pool.query(sql.type(ignoredRow)`delete from sql_parses where id = ${parse.id}`);
     throw outcome;

@@ -1,0 +1,138 @@
+/**
+ * SQL parses off the event loop. `parseDdl` is synchronous and may run up to
+ * SCHEMA_PARSE_TIMEOUT_MS (20 s by default). Run on a process's own thread, it would stall
+ * everything else the process does for that long: in a worker, the heartbeat (so the
+ * sweeper of another process takes the worker for dead after WORKER_STALE_AFTER_MS and
+ * retries its jobs) and every other job; in the web process (bundle imports), every
+ * request. So parses run on a few worker threads, and the calling thread only waits for a
+ * message.
+ *
+ * The parser checks its deadline between statements; a thread that still outlives the
+ * deadline by `graceMs` is terminated and replaced, so the limit holds whatever the input.
+ * Requests beyond the pool's size wait in order; a request's time limit starts when a
+ * thread takes it.
+ */
+import os from "node:os";
+import { Worker } from "node:worker_threads";
+import { DdlParseError } from "../sqlddl/errors.ts";
+import type { Dialect, ParseResult } from "../sqlddl/types.ts";
+
+/** What the host sends a parse thread. */
+export interface ParseRequest {
+  sqlText: string;
+  dialect: Dialect;
+  maxMs: number;
+}
+
+/** What a parse thread answers: the parse, the parser's error, or a crash (a parser bug). */
+export type ParseReply =
+  | { ok: true; result: ParseResult }
+  | { ok: false; message: string; line: number; column: number }
+  | { ok: false; crash: string };
+
+interface Pending extends ParseRequest {
+  resolve: (result: ParseResult) => void;
+  reject: (error: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  job: Pending | null;
+  watchdog: NodeJS.Timeout | null;
+}
+
+/** Slack past the parser's own deadline before a thread is terminated (copying a large text in takes time too). */
+const graceMs = 1000;
+
+/** Threads doing parses, started on demand, kept while idle (unreferenced, so they never hold a process open). */
+export class ParsePool {
+  private readonly slots = new Set<Slot>();
+  private readonly idle: Slot[] = [];
+  private readonly queue: Pending[] = [];
+
+  private readonly size: number;
+
+  constructor(size: number) {
+    this.size = size;
+  }
+
+  /**
+   * Parses `sqlText` on a thread within `maxMs`.
+   * @throws DdlParseError as parseDdl does (also when the thread had to be stopped at the deadline)
+   */
+  parse(sqlText: string, dialect: Dialect, maxMs: number): Promise<ParseResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ sqlText, dialect, maxMs, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Starts a thread ahead of the first parse (a thread takes a moment to load the parser). */
+  warm(): void {
+    if (this.slots.size === 0) this.idle.push(this.spawn());
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && (this.idle.length > 0 || this.slots.size < this.size)) {
+      const slot = this.idle.pop() ?? this.spawn();
+      this.run(slot, this.queue.shift()!);
+    }
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(new URL("./parseThread.ts", import.meta.url));
+    const slot: Slot = { worker, job: null, watchdog: null };
+    worker.on("message", (reply: ParseReply) => this.answer(slot, reply));
+    worker.on("error", (error: Error) => this.drop(slot, error));
+    worker.on("exit", () => this.drop(slot, new Error("the parse thread exited")));
+    worker.unref();
+    this.slots.add(slot);
+    return slot;
+  }
+
+  private run(slot: Slot, job: Pending): void {
+    slot.job = job;
+    slot.worker.ref(); // a parse in flight keeps the process up until it answers
+    slot.watchdog = setTimeout(() => {
+      // Where the parser was is unknown; the error names the start of the text.
+      this.drop(slot, new DdlParseError("The SQL took too long to parse", 1, 1));
+    }, job.maxMs + graceMs);
+    slot.worker.postMessage({ sqlText: job.sqlText, dialect: job.dialect, maxMs: job.maxMs } satisfies ParseRequest);
+  }
+
+  private answer(slot: Slot, reply: ParseReply): void {
+    const job = slot.job;
+    if (!job || !this.slots.has(slot)) return;
+    clearTimeout(slot.watchdog!);
+    slot.job = null;
+    slot.worker.unref();
+    this.idle.push(slot);
+    if (reply.ok) job.resolve(reply.result);
+    else if ("crash" in reply) job.reject(new Error(`the SQL parser failed: ${reply.crash}`));
+    else job.reject(new DdlParseError(reply.message, reply.line, reply.column));
+    this.pump();
+  }
+
+  /** Ends a thread (overrun, crash or exit); its request, if any, fails with `error`. */
+  private drop(slot: Slot, error: Error): void {
+    if (!this.slots.delete(slot)) return;
+    const at = this.idle.indexOf(slot);
+    if (at >= 0) this.idle.splice(at, 1);
+    if (slot.watchdog) clearTimeout(slot.watchdog);
+    slot.job?.reject(error);
+    slot.job = null;
+    void slot.worker.terminate();
+    this.pump();
+  }
+}
+
+/** The process's parse threads: as many as there are cores, at most four. */
+export const parsePool = new ParsePool(Math.max(1, Math.min(4, os.availableParallelism())));
+
+/**
+ * Parses DDL on a parse thread within `maxMs` (see the module comment).
+ * @throws DdlParseError when the input is empty, binary, not understood, or too slow to parse
+ */
+export function parseOffThread(sqlText: string, dialect: Dialect, maxMs: number): Promise<ParseResult> {
+  return parsePool.parse(sqlText, dialect, maxMs);
+}
