@@ -53,9 +53,10 @@ t.test("system routes", async (t) => {
     t.equal(outside.status, 404);
     t.equal(outside.body.code, "not_found");
 
-    const strict = await startTestApp(t, { env: { RATE_LIMIT_PUBLIC_PER_HOUR: "3" } }); // a database of its own: budgets live there
+    // Budgets live in the database: a fresh address (through a trusted proxy) starts with a full one.
+    const strict = await startTestApp(t, { db: app.db, env: { RATE_LIMIT_PUBLIC_PER_HOUR: "3", TRUST_PROXY: "true" } });
     const probes = [];
-    for (let i = 0; i < 4; i += 1) probes.push(await request(strict.url, "GET", `/api/probe-${i}`));
+    for (let i = 0; i < 4; i += 1) probes.push(await request(strict.url, "GET", `/api/probe-${i}`, { headers: { "x-forwarded-for": "203.0.113.9" } }));
     t.same(probes.map((r) => r.status), [404, 404, 404, 429], "probing runs into the limit");
     t.equal(probes[3]!.body.code, "rate_limited");
     t.ok(Number(probes[3]!.headers.get("retry-after")) > 0);
