@@ -6,8 +6,12 @@
  * translate references to rows an earlier section created.
  */
 import { z } from "zod";
+import type { Config } from "../config.ts";
 import type { CommonQueryMethods } from "../db/pool.ts";
 import { sql } from "../db/pool.ts";
+import { dict } from "../dict.ts";
+import type { FieldErrors } from "../errors.ts";
+import { nulPath } from "../nulText.ts";
 import { createProject } from "./createProject.ts";
 
 export const BUNDLE_FORMAT = "schemaforge-project";
@@ -21,19 +25,33 @@ export interface ImportContext {
   ids: Map<string, Map<number, number>>;
 }
 
-export interface BundleSection<T = unknown> {
+/** What a section's `prepare` may use. */
+export interface PrepareContext {
+  config: Config;
+}
+
+/** A section's data as `import` receives it (`P`, after `prepare`), or its problems keyed below the section (`0.sql_text`). */
+export type Prepared<P> = { data: P } | { errors: FieldErrors };
+
+export interface BundleSection<T = unknown, P = T> {
   name: string;
   schema: z.ZodType<T>;
+  /**
+   * Checks the schema cannot make (limits from the configuration, parsing SQL), run by
+   * validate and import alike so that they agree; what it returns is what `import` gets.
+   * Without it, `import` gets the parsed data.
+   */
+  prepare?(data: T, ctx: PrepareContext): Promise<Prepared<P>>;
   export(conn: CommonQueryMethods, projectId: number): Promise<T>;
-  import(tx: CommonQueryMethods, data: T, ctx: ImportContext): Promise<void>;
+  import(tx: CommonQueryMethods, data: P, ctx: ImportContext): Promise<void>;
   /** How many records the section holds (for the validation summary). */
   count(data: T): number;
 }
 
-const sections: BundleSection[] = [];
+const sections: BundleSection<unknown, unknown>[] = [];
 
 /** Adds a section to every bundle. */
-export function registerBundleSection<T>(section: BundleSection<T>): void {
+export function registerBundleSection<T, P = T>(section: BundleSection<T, P>): void {
   if (sections.some((s) => s.name === section.name)) throw new Error(`bundle section ${section.name} registered twice`);
   sections.push(section);
 }
@@ -86,11 +104,18 @@ export type BundleCheck =
   | { valid: true; bundle: Bundle; parsed: Record<string, unknown>; summary: Record<string, number | string> }
   | { valid: false; errors: Record<string, string[]> };
 
-/** Validates a bundle (already parsed JSON) without writing anything. */
-export function checkBundle(input: unknown, size: number): BundleCheck {
+/**
+ * Validates a bundle (already parsed JSON) without writing anything: the envelope, each
+ * section's schema, then each section's `prepare`, so that a bundle import would refuse
+ * never validates.
+ */
+export async function checkBundle(input: unknown, size: number, ctx: PrepareContext): Promise<BundleCheck> {
   if (size > BUNDLE_MAX_BYTES) {
     return { valid: false, errors: { bundle: [`The bundle is ${size} bytes; at most ${BUNDLE_MAX_BYTES} bytes can be imported.`] } };
   }
+  // PostgreSQL text cannot hold NUL; a bundle uploaded as a file has not been through the body check.
+  const nul = nulPath(input);
+  if (nul !== null) return { valid: false, errors: { [nul || "bundle"]: ["The value contains a NUL character."] } };
   const outer = envelope.safeParse(input);
   if (!outer.success) return { valid: false, errors: issuesToErrors(outer.error.issues, []) };
   if (outer.data.version !== BUNDLE_VERSION) {
@@ -113,11 +138,19 @@ export function checkBundle(input: unknown, size: number): BundleCheck {
     }
   }
   if (Object.keys(errors).length) return { valid: false, errors };
+  for (const section of sections) {
+    if (!section.prepare || parsed[section.name] === undefined) continue;
+    const prepared = await section.prepare(parsed[section.name], ctx);
+    if ("errors" in prepared) {
+      for (const [key, messages] of Object.entries(prepared.errors)) errors[`sections.${section.name}.${key}`] = messages;
+    } else parsed[section.name] = prepared.data;
+  }
+  if (Object.keys(errors).length) return { valid: false, errors };
   return { valid: true, bundle: { ...outer.data, exported_at: outer.data.exported_at ?? "" }, parsed, summary };
 }
 
 function issuesToErrors(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[]): Record<string, string[]> {
-  const errors: Record<string, string[]> = {};
+  const errors = dict<string[]>(); // keys are paths into the uploaded JSON
   for (const issue of issues.slice(0, 50)) {
     const key = [...prefix, ...issue.path].map(String).join(".") || "bundle";
     (errors[key] ??= []).push(issue.message);

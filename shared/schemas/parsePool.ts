@@ -136,3 +136,7 @@ export const parsePool = new ParsePool(Math.max(1, Math.min(4, os.availableParal
 export function parseOffThread(sqlText: string, dialect: Dialect, maxMs: number): Promise<ParseResult> {
   return parsePool.parse(sqlText, dialect, maxMs);
 }
+
+/** The parser's error as a field message: "Line 3, column 7: expected a column name." */
+export const parseProblem = (error: DdlParseError) =>
+  `Line ${error.line}, column ${error.column}: ${error.message.replace(/ \(line \d+, column \d+\)$/, "")}.`;

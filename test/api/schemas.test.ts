@@ -303,4 +303,82 @@ t.test("schemas", async (t) => {
     t.equal(broken.status, 422);
     t.match(Object.keys(broken.body.errors)[0], /^sections\.schemas\.0\.sql_text$/);
   });
+
+  t.test("bundles: SCHEMA_SQL_MAX_BYTES per schema, and validate parses the SQL as import does", async (t) => {
+    const bundle = JSON.parse((await api.get(`/api/projects/${projectId}/export`)).text);
+    const projects = async () => (await api.get("/api/projects")).body.meta.total;
+    const before = await projects();
+    const check = async (changed: unknown) => {
+      const validated = await api.post("/api/projects/import/validate", changed);
+      const imported = await api.post("/api/projects/import", changed);
+      return { validated: validated.body, imported };
+    };
+
+    const valid = await check(bundle);
+    t.same([valid.validated.valid, valid.validated.summary.schemas], [true, 2]);
+    t.equal(valid.imported.status, 201);
+    await api.delete(`/api/projects/${valid.imported.body.project.id}`);
+
+    const oversized = structuredClone(bundle);
+    oversized.sections.schemas[1].sql_text = `create table a (id int);\n${"-- padding\n".repeat(2500)}`;
+    const big = await check(oversized);
+    t.equal(big.validated.valid, false);
+    t.same(Object.keys(big.validated.errors), ["sections.schemas.1.sql_text"]);
+    t.match(big.validated.errors["sections.schemas.1.sql_text"][0], /the limit is 20 KB/);
+    t.equal(big.imported.status, 422);
+    t.same(big.imported.body.errors, big.validated.errors, "import refuses what validate refuses, with the same errors");
+
+    const unparsable = structuredClone(bundle);
+    unparsable.sections.schemas[1].sql_text = "\n  not sql at all;";
+    const bad = await check(unparsable);
+    t.equal(bad.validated.valid, false, "validate parses the SQL");
+    t.match(bad.validated.errors["sections.schemas.1.sql_text"][0], /^Line 2, column \d+: /);
+    t.equal(bad.imported.status, 422);
+    t.same(bad.imported.body.errors, bad.validated.errors);
+
+    const nul = structuredClone(bundle);
+    nul.sections.schemas[0].translations[0].label = "bad\u0000label";
+    const form = (file: unknown) => {
+      const data = new FormData();
+      data.set("bundle", new Blob([JSON.stringify(file)], { type: "application/json" }), "project.json");
+      return data;
+    };
+    const upload = (path: string) => fetch(`${app.url}/api${path}`, { method: "POST", headers: { authorization: `Bearer ${alice.token}` }, body: form(nul) });
+    const nulValidated = (await (await upload("/projects/import/validate")).json()) as { valid: boolean; errors: Record<string, string[]> };
+    t.same(nulValidated, { valid: false, errors: { "sections.schemas.0.translations.0.label": ["The value contains a NUL character."] }, summary: null });
+    const nulImported = await upload("/projects/import");
+    t.equal(nulImported.status, 422, "a NUL in an uploaded bundle file is a 422, not a database error");
+    t.equal(await projects(), before, "none of the refused bundles left a project");
+  });
+});
+
+t.test("bundle import: all of a bundle's SQL parses within SCHEMA_PARSE_TIMEOUT_MS, off the web process's event loop", async (t) => {
+  const app = await startTestApp(t, { env: { SCHEMA_PARSE_TIMEOUT_MS: "300" } });
+  const alice = await buildUserWithToken(app.pool);
+  const api = client(app.url, alice.token);
+  // One statement with 6,000 columns: the parser spends a few hundred ms inside it, more on a busy machine.
+  const wide = `CREATE TABLE wide (${Array.from({ length: 6000 }, (_, i) => `c${i} varchar(100) NOT NULL DEFAULT 'x'`).join(",\n")});`;
+  const schemas = Array.from({ length: 8 }, (_, i) => ({ id: i + 1, name: `Wide ${i}`, database_type: "PostgreSQL", sql_text: wide }));
+  const bundle = { format: "schemaforge-project", version: 1, project: { name: "Wide" }, sections: { schemas } };
+
+  let last = performance.now();
+  let pauseMs = 0;
+  const timer = setInterval(() => {
+    pauseMs = Math.max(pauseMs, performance.now() - last);
+    last = performance.now();
+  }, 10);
+  const started = Date.now();
+  const validated = await api.post("/api/projects/import/validate", bundle);
+  const elapsed = Date.now() - started;
+  clearInterval(timer);
+  t.equal(validated.body.valid, false, validated.text.slice(0, 300));
+  const [key, messages] = Object.entries(validated.body.errors as Record<string, string[]>)[0]!;
+  t.match(key, /^sections\.schemas\.\d\.sql_text$/);
+  t.match(messages[0], /took too long to parse|took longer than the limit of 0\.3 s/);
+  t.ok(elapsed < 4000, `stopped at the budget, not after all eight parses (${elapsed} ms)`);
+  t.ok(pauseMs < 500, `requests kept being served (longest pause ${Math.round(pauseMs)} ms)`);
+
+  const imported = await api.post("/api/projects/import", bundle);
+  t.equal(imported.status, 422);
+  t.equal((await api.get("/api/projects")).body.meta.total, 0);
 });

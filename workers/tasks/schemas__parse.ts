@@ -16,7 +16,7 @@ import { ignoredRow, sql, type DatabasePool } from "../../shared/db/pool.ts";
 import { AppError } from "../../shared/errors.ts";
 import { schemasParse } from "../../shared/jobs/kinds.ts";
 import { applyRevision, discardRevision, revisionRow } from "../../shared/schemas/store.ts";
-import { parseOffThread, parsePool } from "../../shared/schemas/parsePool.ts";
+import { parseOffThread, parsePool, parseProblem } from "../../shared/schemas/parsePool.ts";
 import { DdlParseError, dialectSchema, type Dialect, type ParseResult } from "../../shared/sqlddl/index.ts";
 import { defineTask } from "../defineTask.ts";
 
@@ -34,7 +34,7 @@ async function parseOrReject(sqlText: string, dialect: Dialect, maxMs: number): 
   } catch (error) {
     if (!(error instanceof DdlParseError)) throw error;
     return new AppError(422, "sql_parse_failed", `The SQL could not be parsed as ${dialect}: ${error.message}.`, {
-      sql_text: [`Line ${error.line}, column ${error.column}: ${error.message.replace(/ \(line \d+, column \d+\)$/, "")}.`],
+      sql_text: [parseProblem(error)],
     });
   }
 }

@@ -77,7 +77,7 @@ const validate = defineRoute({
   },
   handler: async (ctx, { body }) => {
     const input = await readBundleInput(ctx, body);
-    const check = checkBundle(input.value, input.size);
+    const check = await checkBundle(input.value, input.size, { config: ctx.deps.config });
     ctx.body = check.valid ? { valid: true, errors: {}, summary: check.summary } : { valid: false, errors: check.errors, summary: null };
   },
 });
@@ -95,7 +95,7 @@ const importRoute = defineRoute({
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     const input = await readBundleInput(ctx, body);
-    const check = checkBundle(input.value, input.size);
+    const check = await checkBundle(input.value, input.size, { config: ctx.deps.config });
     if (!check.valid) throw invalid(check.errors);
     const project = await ctx.deps.pool.transaction(async (tx) => reloadProject(tx, user, await importProject(tx, check, user.id)));
     ctx.status = 201;

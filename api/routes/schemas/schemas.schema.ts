@@ -4,7 +4,8 @@
  */
 import { z } from "zod";
 import type { Config } from "../../../shared/config.ts";
-import { invalid, type FieldErrors } from "../../../shared/errors.ts";
+import { invalid } from "../../../shared/errors.ts";
+import { sqlSizeProblem } from "../../../shared/schemas/limits.ts";
 import { DIALECTS, normalizeDialect, type Dialect } from "../../../shared/sqlddl/index.ts";
 import { paginationQuery } from "../../pagination.ts";
 import { projectParams } from "../projects/projects.schema.ts";
@@ -51,16 +52,6 @@ export const sqlBodyLimit = (config: Config) => Math.ceil(config.schemas.sqlMaxB
 
 /** 422 when `sqlText` is over the configured limit. */
 export function checkSqlSize(config: Config, sqlText: string | undefined): void {
-  if (sqlText === undefined) return;
-  const bytes = Buffer.byteLength(sqlText, "utf8");
-  if (bytes > config.schemas.sqlMaxBytes) {
-    const errors: FieldErrors = {
-      sql_text: [`The SQL text is ${formatBytes(bytes)}; the limit is ${formatBytes(config.schemas.sqlMaxBytes)}.`],
-    };
-    throw invalid(errors);
-  }
-}
-
-function formatBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`;
+  const problem = sqlText === undefined ? null : sqlSizeProblem(config, sqlText);
+  if (problem !== null) throw invalid({ sql_text: [problem] });
 }
