@@ -24,8 +24,13 @@ export interface ParseRequest {
   maxMs: number;
 }
 
-/** What a parse thread answers: the parse, the parser's error, or a crash (a parser bug). */
+/**
+ * What a parse thread answers: that it started (the time limit runs from there, not from
+ * the request, which a thread still loading the parser may take a while to pick up), then
+ * the parse, the parser's error, or a crash (a parser bug).
+ */
 export type ParseReply =
+  | { started: true }
   | { ok: true; result: ParseResult }
   | { ok: false; message: string; line: number; column: number }
   | { ok: false; crash: string };
@@ -93,17 +98,21 @@ export class ParsePool {
   private run(slot: Slot, job: Pending): void {
     slot.job = job;
     slot.worker.ref(); // a parse in flight keeps the process up until it answers
-    slot.watchdog = setTimeout(() => {
-      // Where the parser was is unknown; the error names the start of the text.
-      this.drop(slot, new DdlParseError("The SQL took too long to parse", 1, 1));
-    }, job.maxMs + graceMs);
     slot.worker.postMessage({ sqlText: job.sqlText, dialect: job.dialect, maxMs: job.maxMs } satisfies ParseRequest);
   }
 
   private answer(slot: Slot, reply: ParseReply): void {
     const job = slot.job;
     if (!job || !this.slots.has(slot)) return;
-    clearTimeout(slot.watchdog!);
+    if ("started" in reply) {
+      slot.watchdog = setTimeout(() => {
+        // Where the parser was is unknown; the error names the start of the text.
+        this.drop(slot, new DdlParseError("The SQL took too long to parse", 1, 1));
+      }, job.maxMs + graceMs);
+      return;
+    }
+    if (slot.watchdog) clearTimeout(slot.watchdog);
+    slot.watchdog = null;
     slot.job = null;
     slot.worker.unref();
     this.idle.push(slot);

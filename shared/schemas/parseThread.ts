@@ -1,6 +1,6 @@
 /**
  * A parse thread (see parsePool.ts): parses one SQL text per message with the parser's own
- * deadline and answers with the result, the parser's one error (message, line, column), or
+ * deadline; says when it starts, then answers with the result, the parser's one error (message, line, column), or
  * a crash (a bug in the parser, reported as such).
  */
 import { parentPort } from "node:worker_threads";
@@ -11,6 +11,7 @@ import type { ParseReply, ParseRequest } from "./parsePool.ts";
 const port = parentPort!;
 
 port.on("message", (request: ParseRequest) => {
+  port.postMessage({ started: true } satisfies ParseReply);
   let reply: ParseReply;
   try {
     reply = { ok: true, result: parseDdl(request.sqlText, request.dialect, { maxMs: request.maxMs }) };
