@@ -34,19 +34,26 @@ async function assertEnvironmentFree(tx: CommonQueryMethods, deployment: Deploym
   }
 }
 
+interface Started {
+  /** The deployment as this request queued it (the worker may already be running it). */
+  deployment: DeploymentRow;
+  job: JobRow;
+}
+
 /** Enqueues the run of `deployment` and records its job. */
-async function startRun(tx: CommonQueryMethods, deployment: DeploymentRow, user: UserRow): Promise<JobRow> {
+async function startRun(tx: CommonQueryMethods, deployment: DeploymentRow, user: UserRow): Promise<Started> {
   const job = await enqueue(tx, deploymentsRun, { deployment_id: deployment.id }, { userId: user.id, projectId: deployment.project_id });
   await tx.query(sql.type(ignoredRow)`
     update deployments set status = 'pending', job_id = ${job.id}, error = null, error_code = null, finished_at = null, updated_at = now()
     where id = ${deployment.id}`);
-  return job;
+  return { deployment: (await findDeployment(tx, deployment.id))!, job };
 }
 
-async function answer(ctx: AppContext, id: number, job: JobRow, message: string): Promise<void> {
+/** 202 with the queued deployment: what this request did, not a race with the worker. */
+function answer(ctx: AppContext, started: Started, message: string): void {
   ctx.status = 202;
-  ctx.set("Location", `/api/deployments/${id}`);
-  ctx.body = { message, deployment: presentDeployment((await findDeployment(ctx.deps.pool, id))!), job: presentJob(job) };
+  ctx.set("Location", `/api/deployments/${started.deployment.id}`);
+  ctx.body = { message, deployment: presentDeployment(started.deployment), job: presentJob(started.job) };
 }
 
 function refuseState(deployment: DeploymentRow, action: "execute" | "retry" | "roll back"): never {
@@ -72,13 +79,13 @@ const execute = defineRoute({
   responses: { 202: { description: "Queued", schema: startedResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
-    const job = await ctx.deps.pool.transaction(async (tx) => {
+    const started = await ctx.deps.pool.transaction(async (tx) => {
       const deployment = await deploymentForAction(tx, params.id, user, "deploy");
       if (deployment.status !== "pending" || deployment.job_id !== null) refuseState(deployment, "execute");
       await assertEnvironmentFree(tx, deployment);
       return startRun(tx, deployment, user);
     });
-    await answer(ctx, params.id, job, "Deployment queued.");
+    answer(ctx, started, "Deployment queued.");
   },
 });
 
@@ -93,13 +100,13 @@ const retry = defineRoute({
   responses: { 202: { description: "Queued again", schema: startedResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
-    const job = await ctx.deps.pool.transaction(async (tx) => {
+    const started = await ctx.deps.pool.transaction(async (tx) => {
       const deployment = await deploymentForAction(tx, params.id, user, "deploy");
       if (deployment.status !== "failed") refuseState(deployment, "retry");
       await assertEnvironmentFree(tx, deployment);
       return startRun(tx, deployment, user);
     });
-    await answer(ctx, params.id, job, "Deployment queued for another run.");
+    answer(ctx, started, "Deployment queued for another run.");
   },
 });
 
@@ -116,7 +123,7 @@ const rollback = defineRoute({
   responses: { 202: { description: "The rollback deployment, queued", schema: startedResponse } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
-    const { id, job } = await ctx.deps.pool.transaction(async (tx) => {
+    const started = await ctx.deps.pool.transaction(async (tx) => {
       const current = await deploymentForAction(tx, params.id, user, "deploy");
       if (current.status !== "succeeded") refuseState(current, "roll back");
       const target = await findDeployment(tx, body.rollback_to);
@@ -136,10 +143,9 @@ const rollback = defineRoute({
         rollbackOf: current.id,
         rollbackTo: target.id,
       });
-      const created = (await findDeployment(tx, id))!;
-      return { id, job: await startRun(tx, created, user) };
+      return startRun(tx, (await findDeployment(tx, id))!, user);
     });
-    await answer(ctx, id, job, `Rollback to deployment #${body.rollback_to} queued.`);
+    answer(ctx, started, `Rollback to deployment #${body.rollback_to} queued.`);
   },
 });
 

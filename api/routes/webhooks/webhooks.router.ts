@@ -265,7 +265,8 @@ const trigger = defineRoute({
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool } = ctx.deps;
-    const deliveryId = await pool.transaction(async (tx) => {
+    // The delivery as queued here: read in the same transaction, so the answer never races the worker.
+    const row = await pool.transaction(async (tx) => {
       const hook = await webhookForRead(tx, params.id, user);
       await projectForDeploy(tx, hook.project_id, user);
       if (!hook.is_active) throw conflict("The webhook is inactive; activate it first.", "webhook_inactive");
@@ -277,14 +278,14 @@ const trigger = defineRoute({
       } else {
         generation = await latestGeneration(tx, hook.project_id);
       }
-      return (await scheduleDelivery(tx, hook, `manual:${randomUUID()}`, {
+      const deliveryId = (await scheduleDelivery(tx, hook, `manual:${randomUUID()}`, {
         event: "manual_trigger",
         project_id: hook.project_id,
         code_generation_id: generation,
         timestamp: new Date().toISOString(),
       }))!;
+      return tx.one(sql.type(deliveryRow)`select ${deliveryColumns} from webhook_deliveries where id = ${deliveryId}`);
     });
-    const row = await pool.one(sql.type(deliveryRow)`select ${deliveryColumns} from webhook_deliveries where id = ${deliveryId}`);
     ctx.status = 202;
     ctx.body = { message: "Delivery queued.", delivery: presentDelivery(row) };
   },
