@@ -18,7 +18,8 @@ import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
 
 export const migrationsDir = fileURLToPath(new URL("../../sql/migrations/", import.meta.url));
 
-const LOCK_KEY = 7_320_151_001; // arbitrary, stable: "schemaforge migrations"
+/** The advisory lock that serializes migrating processes (arbitrary, stable: "schemaforge migrations"). */
+export const MIGRATION_LOCK_KEY = 7_320_151_001;
 
 export interface Migration {
   version: number;
@@ -56,7 +57,7 @@ export async function migrate(url: string, log: (line: string) => void = () => {
   await client.connect();
   try {
     await client.query("set client_min_messages = warning");
-    await client.query("select pg_advisory_lock($1)", [LOCK_KEY]);
+    await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
     await runWorkerMigrations({ connectionString: url, logger: quietWorkerLogger() });
     await client.query(`create table if not exists schema_migrations (
       version integer primary key,
@@ -91,7 +92,7 @@ export async function migrate(url: string, log: (line: string) => void = () => {
     }
     return { applied: done };
   } finally {
-    await client.query("select pg_advisory_unlock($1)", [LOCK_KEY]).catch(() => {});
+    await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]).catch(() => {});
     await client.end();
   }
 }
