@@ -7,6 +7,8 @@ export const crontab = [
   "17 * * * * maintenance__cleanup ?max=3",
   // Generation archives past ARCHIVE_TTL_HOURS: removed from storage, marked deleted.
   "41 * * * * archives__cleanup ?max=3",
+  // Storage objects past their expiry and a grace period: archives, upload bundles, outbox e-mails.
+  "53 * * * * storage__sweep ?max=3",
   // Outbound webhooks: outbox events missed by the trigger's kick, and scheduled deliveries.
   "* * * * * webhooks__dispatch ?max=3",
   "* * * * * webhooks__schedule ?max=3",

@@ -13,10 +13,14 @@ import { deploy, type DeployTarget } from "../deploy/index.ts";
 import { scrubberFor } from "../deploy/scrub.ts";
 import { memoryState } from "../deploy/state.ts";
 import type { DeployFile, LogEntry } from "../deploy/types.ts";
+import type { Logger } from "../logger.ts";
 import type { NetworkPolicy } from "../net/networkGuard.ts";
 import type { Storage } from "../storage/storage.ts";
 
-/** How long a sealed upload waits for its job before the storage cleanup may remove it. */
+/**
+ * How long a sealed upload waits for its job; the storage sweep removes it a grace period
+ * after that (workers/tasks/storage__sweep.ts), if its job has not removed it by then.
+ */
 const UPLOAD_TTL_MS = 60 * 60 * 1000;
 
 const sealedUpload = z.object({
@@ -52,19 +56,43 @@ export interface UploadOutcome {
   logs: UploadLogEntry[];
 }
 
+/** The outcome when the bundle is gone: its job came after the storage sweep removed it. */
+export const UPLOAD_EXPIRED = { code: "upload_expired", message: "The uploaded files are no longer available (the upload waited too long to run); upload them again." };
+/** The outcome when the bundle cannot be opened on the last attempt (sealed under another APP_KEY, or damaged). */
+export const UPLOAD_UNREADABLE = { code: "upload_unreadable", message: "The uploaded files could not be read back; upload them again." };
+
 /**
- * Runs the sealed upload at `key`; a deployment failure is an outcome, not an error.
- * @throws Error when the upload cannot be opened (a different APP_KEY) or on unexpected failures.
+ * Runs the sealed upload at `key`; a deployment failure is an outcome, not an error. The
+ * bundle holds credentials, so it is removed as soon as its job is done: after a success, a
+ * deployment failure, or any failure of the last attempt; only an attempt that will be
+ * retried leaves it for the retry (the storage sweep removes what a lost job leaves).
+ * @throws Error on unexpected failures (a lost database connection, a crash) and, before the
+ *   last attempt, when the upload cannot be opened (a worker with a different APP_KEY).
  */
 export async function runUpload(
   storage: Storage,
   appKey: Buffer,
   key: string,
-  options: { runId: string; network: NetworkPolicy; signal: AbortSignal },
+  options: { runId: string; network: NetworkPolicy; signal: AbortSignal; finalAttempt: boolean; log: Logger },
 ): Promise<UploadOutcome> {
+  const discard = async () => {
+    try {
+      await storage.delete(key);
+    } catch (error) {
+      // The outcome stands; the sweep removes the bundle after its expiry.
+      options.log.warn({ err: error, upload_key: key }, "could not remove the upload bundle; the storage sweep will");
+    }
+  };
   const sealed = await storage.readBuffer(key);
-  if (!sealed) return failed({ code: "upload_expired", message: "The uploaded files are no longer available; upload them again." }, []);
-  const upload = sealedUpload.parse(JSON.parse(open(appKey, sealed).toString("utf8")));
+  if (!sealed) return failed(UPLOAD_EXPIRED, []);
+  let upload: z.infer<typeof sealedUpload>;
+  try {
+    upload = sealedUpload.parse(JSON.parse(open(appKey, sealed).toString("utf8")));
+  } catch (error) {
+    if (!options.finalAttempt) throw error;
+    await discard();
+    return failed(UPLOAD_UNREADABLE, []);
+  }
   const target = { method: upload.method, config: upload.config } as DeployTarget;
   const scrubber = scrubberFor(upload.config);
   const logs: UploadLogEntry[] = [];
@@ -80,12 +108,16 @@ export async function runUpload(
       state: memoryState(),
       network: options.network,
     });
-    await storage.delete(key);
+    await discard();
     return { status: "succeeded", summary: scrubber.text(result.summary), files: result.files, bytes: result.bytes, error: null, logs };
   } catch (error) {
-    // Anything else (a lost database connection, a crash) leaves the upload for the retry.
-    if (!(error instanceof DeployError)) throw error;
-    await storage.delete(key);
+    // Anything else (a lost database connection, a crash) leaves the upload for the retry,
+    // unless no retry will come.
+    if (!(error instanceof DeployError)) {
+      if (options.finalAttempt) await discard();
+      throw error;
+    }
+    await discard();
     return failed({ code: error.code, message: scrubber.text(error.message) }, logs);
   }
 }

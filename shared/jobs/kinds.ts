@@ -75,3 +75,6 @@ export const webhooksSchedule = defineJobKind("webhooks__schedule", z.object({ _
 
 /** One webhook delivery: a signed POST to the webhook's URL, retried with exponential back-off. */
 export const webhooksDeliver = defineJobKind("webhooks__deliver", z.object({ delivery_id: z.number().int().positive() }), { maxAttempts: 8 });
+
+/** Scheduled: removes storage objects (archives, upload bundles, outbox e-mails) that expired more than a grace period ago. */
+export const storageSweep = defineJobKind("storage__sweep", z.object({}).loose(), { maxAttempts: 3 });

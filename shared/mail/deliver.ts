@@ -1,7 +1,9 @@
 /**
  * Delivering an e-mail: through SMTP_URL when configured, otherwise into the storage
  * outbox (`outbox/<time>-<id>.eml`, a complete RFC 5322 message) with its links logged, so
- * development works without a mail server and nothing is silently dropped.
+ * development works without a mail server and nothing is silently dropped. Outbox messages
+ * expire after OUTBOX_TTL_DAYS (the storage sweep removes them), since they hold sign-in and
+ * password-reset links and would otherwise pile up for as long as the service runs.
  */
 import nodemailer from "nodemailer";
 import type { Config } from "../config.ts";
@@ -15,6 +17,9 @@ export interface OutgoingMail extends RenderedMail {
   id: string;
   link?: string;
 }
+
+/** How long an outbox message is kept: long enough to read it, not forever. */
+export const OUTBOX_TTL_DAYS = 30;
 
 type Transport = ReturnType<typeof nodemailer.createTransport>;
 const transports = new Map<string, Transport>();
@@ -45,7 +50,10 @@ export async function deliverMail(deps: { config: Config; storage: Storage; log:
   }
   const raw = await nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" }).sendMail(message);
   const key = `outbox/${new Date().toISOString().replace(/[:.]/g, "-")}-${mail.id}.eml`;
-  await deps.storage.put(key, raw.message as Buffer, { contentType: "message/rfc822" });
+  await deps.storage.put(key, raw.message as Buffer, {
+    contentType: "message/rfc822",
+    expiresAt: new Date(Date.now() + OUTBOX_TTL_DAYS * 86_400_000),
+  });
   deps.log.info({ to: mail.to, subject: mail.subject, outbox: key, link: mail.link }, "e-mail stored in the outbox (SMTP_URL is not set)");
   return { via: "outbox", key };
 }

@@ -6,7 +6,7 @@
 import { Readable } from "node:stream";
 import { z } from "zod";
 import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
-import { assertSafeKey, type PutOptions, type Storage, type StoredFileInfo } from "./storage.ts";
+import { assertSafeKey, type DeleteExpiredOptions, type PutOptions, type Storage, type StoredFileInfo } from "./storage.ts";
 
 const CHUNK = 1024 * 1024;
 
@@ -121,8 +121,15 @@ export class PostgresStorage implements Storage {
     return rows.map(toInfo);
   }
 
-  async deleteExpired(): Promise<number> {
+  async deleteExpired(options: DeleteExpiredOptions = {}): Promise<number> {
+    const before = (options.expiredBefore ?? new Date()).toISOString();
+    const limit = Math.min(Math.max(Math.trunc(options.limit ?? 100), 1), 1000);
+    // Chunks go with their file (on delete cascade).
     return this.#pool.oneFirst(sql.type(z.object({ count: z.number() }))`
-      with gone as (delete from stored_files where expires_at < now() returning 1) select count(*)::int as count from gone`);
+      with expired as (
+        select id from stored_files where expires_at < ${before}::timestamptz
+        order by expires_at limit ${limit} for update skip locked
+      ), gone as (delete from stored_files f using expired where f.id = expired.id returning 1)
+      select count(*)::int as count from gone`);
   }
 }

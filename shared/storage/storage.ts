@@ -20,6 +20,13 @@ export interface PutOptions {
   expiresAt?: Date | null;
 }
 
+export interface DeleteExpiredOptions {
+  /** Only files that expired before this instant (a sweep passes now minus its grace period). */
+  expiredBefore?: Date;
+  /** At most this many files in one call (1–1000), so one call stays a short statement. */
+  limit?: number;
+}
+
 export interface Storage {
   /** Stores `content` under `key`, replacing any file there. Resolves once it is readable. */
   put(key: string, content: Buffer | Readable | AsyncIterable<Buffer>, options?: PutOptions): Promise<StoredFileInfo>;
@@ -33,8 +40,12 @@ export interface Storage {
   delete(key: string): Promise<boolean>;
   /** Keys under a prefix, newest first. */
   list(prefix: string, limit?: number): Promise<StoredFileInfo[]>;
-  /** Removes files past their expiry; returns how many. */
-  deleteExpired(): Promise<number>;
+  /**
+   * Removes up to `limit` (default 100) files whose expiry is before `expiredBefore`
+   * (default now), oldest expiry first; returns how many. Files another caller holds (being
+   * replaced or removed right now) are skipped, so concurrent sweeps never wait on each other.
+   */
+  deleteExpired(options?: DeleteExpiredOptions): Promise<number>;
 }
 
 /** Refuses keys that could be confused with paths outside their area. */
