@@ -10,6 +10,7 @@ import { enqueue } from "../../shared/jobs/enqueue.ts";
 import { startTestApp } from "../support/app.ts";
 import { buildProject, buildUser } from "../support/factories.ts";
 import { client, request } from "../support/http.ts";
+import { blogDdl, buildSchema, buildTemplate } from "../support/templateFactories.ts";
 import { echoKind } from "../support/testTasks.ts";
 
 const CLIENT = { client_id: "test-client", client_secret: "test-client-secret-0123456789" };
@@ -192,4 +193,47 @@ t.test("scopes: read-only tokens only read, admin routes need the admin scope", 
     await app.pool.query(sql.type(z.object({}))`delete from user_roles where user_id = ${admin.id} and role = 'admin'`);
     t.equal((await adminToken.get("/api/admin/users")).status, 403, "a `*` token follows the roles: the admin role is gone");
   });
+});
+
+t.test("scopes: POST routes that only compute answer a read-only token; POST routes that write refuse it", async (t) => {
+  const app = await startTestApp(t, { worker: true });
+  const user = await buildUser(app.pool, { roles: ["developer"] });
+  const project = await buildProject(app.pool, user.id);
+  const [older, newer] = [await buildSchema(app.pool, project, user.id), await buildSchema(app.pool, project, user.id, `${blogDdl}\nCREATE TABLE tags (id SERIAL PRIMARY KEY);`, "blog 2")];
+  const template = await buildTemplate(app.pool, { projectId: project }, user.id);
+  const reader = client(app.url, (await createPersonalToken(app.pool, user.id, "reader", { abilities: ["read"] })).plainText);
+  const writer = client(app.url, (await createPersonalToken(app.pool, user.id, "writer", { abilities: ["write"] })).plainText);
+  const base = `/api/projects/${project}`;
+  const written = async () =>
+    app.pool.one(sql.type(z.object({ generations: z.number(), schemas: z.number(), projects: z.number() }))`
+      select (select count(*) from code_generations)::int as generations, (select count(*) from schemas)::int as schemas, (select count(*) from projects)::int as projects`);
+
+  const compare = await reader.post(`${base}/schemas/compare`, { schema_id_1: older, schema_id_2: newer });
+  t.equal(compare.status, 200, compare.text);
+  t.same(compare.body.differences.added_tables, ["tags"]);
+  const compile = await reader.post(`${base}/templates/${template}/compile`);
+  t.equal(compile.status, 200, compile.text);
+  t.equal(compile.body.valid, true);
+  const preview = await reader.post(`${base}/templates/${template}/preview`, { name: "world" });
+  t.equal(preview.status, 200, preview.text);
+  t.equal(preview.body.preview, "Hello world");
+  const validate = await reader.post("/api/projects/import/validate", { format: "nothing we know" });
+  t.equal(validate.status, 200, validate.text);
+  t.equal(validate.body.valid, false);
+
+  const before = await written();
+  const refused = [
+    await reader.post(`${base}/templates/${template}/execute`, { name: "world" }),
+    await reader.post(`${base}/schemas`, { name: "more", database_type: "PostgreSQL", sql_text: blogDdl }),
+    await reader.post(`${base}/templates/${template}/duplicate`, {}),
+    await reader.post("/api/projects", { name: "Not allowed" }),
+  ];
+  for (const res of refused) {
+    t.equal(res.status, 403, res.text);
+    t.equal(res.body.code, "insufficient_scope");
+  }
+  t.same(await written(), before, "nothing was written");
+  const executed = await writer.post(`${base}/templates/${template}/execute`, { name: "world" });
+  t.equal(executed.status, 200, `control: a write token may (${executed.text})`);
+  t.equal((await writer.post(`${base}/schemas/compare`, { schema_id_1: older, schema_id_2: newer })).status, 200, "write includes read");
 });

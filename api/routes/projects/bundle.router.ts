@@ -66,6 +66,7 @@ const validate = defineRoute({
   summary: "Check a project bundle without importing it",
   tags: ["Projects"],
   auth: "bearer",
+  scope: "read", // checks the bundle; writes nothing
   body: bundleBody,
   bodyKind: "json-or-multipart",
   bodyLimitBytes: BUNDLE_MAX_BYTES + 1024 * 1024,

@@ -58,6 +58,7 @@ const compare = defineRoute({
     "ordered so that foreign keys never point at a missing table or column midway.",
   tags: ["Schemas"],
   auth: "bearer",
+  scope: "read", // computes a diff; writes nothing
   params: projectParams,
   body: compareBody,
   responses: {

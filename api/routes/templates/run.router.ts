@@ -53,6 +53,7 @@ const preview = defineRoute({
   summary: "Render a template without recording anything; missing values become warnings",
   tags,
   auth: "bearer",
+  scope: "read", // records nothing but its job
   params: projectTemplateParams,
   body: valuesBody,
   responses: { 200: { description: "The preview", schema: previewResult }, ...acceptedResponse },

@@ -27,6 +27,7 @@ const compile = defineRoute({
   summary: "Check a template's syntax: every file's first error, include and repeat problems",
   tags,
   auth: "bearer",
+  scope: "read", // checks the saved template; writes nothing
   params: projectTemplateParams,
   responses: { 200: { description: "The check", schema: z.object({ valid: z.boolean(), errors: z.array(issueResource) }) } },
   handler: async (ctx, { params }) => {
