@@ -14,7 +14,7 @@ import type { AppDeps, AppState } from "./context.ts";
 import { limitUnrouted } from "./middleware/rateLimit.ts";
 import { requestContext } from "./middleware/requestContext.ts";
 import { buildOpenApi } from "./openapi.ts";
-import { buildRouter } from "./routes/buildRouter.ts";
+import { dispatchRoutes } from "./routes/dispatch.ts";
 import { allRoutes } from "./routes/index.ts";
 import type { RouteSpec } from "./routes/route.ts";
 import { openapiRoute } from "./routes/system/system.router.ts";
@@ -36,18 +36,17 @@ export function makeApp(deps: AppDeps, options: MakeAppOptions = {}): Koa<AppSta
   const document = buildOpenApi(routes, { title: "SchemaForge API", version, serverUrl: deps.config.appUrl });
   routes.push(openapiRoute(document));
 
-  const apiRouter = buildRouter(routes.filter((r) => !r.root), deps, "/api");
-  const rootRouter = buildRouter(routes.filter((r) => r.root), deps, "");
-
-  app.use(requestContext);
-  app.use(oauthMount);
-  app.use(apiRouter.routes());
-  app.use(apiRouter.allowedMethods({
+  const api = dispatchRoutes(routes.filter((r) => !r.root), deps, "/api", {
     throw: true,
     methodNotAllowed: () => new AppError(405, "method_not_allowed", "The method is not allowed for this route."),
     notImplemented: () => new AppError(501, "not_implemented", "The method is not implemented."),
-  }));
-  app.use(rootRouter.routes());
+  });
+  const root = dispatchRoutes(routes.filter((r) => r.root), deps, "");
+
+  app.use(requestContext);
+  app.use(oauthMount);
+  app.use(api);
+  app.use(root);
   app.use(limitUnrouted);
   return app;
 }
