@@ -1,7 +1,10 @@
 /**
  * Personal API tokens: `<id>|<40 random characters>`, shown once. Only the SHA-256 of the
  * random part is stored; verification looks the row up by id and compares the hashes in
- * constant time, so a leaked database does not yield usable tokens.
+ * constant time, so a leaked database does not yield usable tokens. A token may carry an
+ * expiry (at most TOKEN_MAX_LIFETIME_DAYS ahead when it is made); past it, the token no
+ * longer authenticates, is listed as expired, and the cleanup deletes it a while later
+ * (shared/auth/upkeep.ts).
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
@@ -18,6 +21,9 @@ const tokenRow = z.object({
   created_at: z.date(),
 });
 export type PersonalTokenRow = z.infer<typeof tokenRow>;
+
+/** The furthest ahead POST /api-tokens accepts an `expires_at`: a year, counted so that "a year from now" passes in a leap year too. */
+export const TOKEN_MAX_LIFETIME_DAYS = 366;
 
 const hash = (secret: string) => createHash("sha256").update(secret).digest();
 

@@ -10,13 +10,19 @@
  * - two-factor challenges once used or expired;
  * - trusted devices 90 days after they expired, so a login from a device whose trust has
  *   lapsed still answers `needs_reverification` for a while;
- * - password reset tokens once expired.
+ * - password reset tokens once expired;
+ * - personal API tokens 30 days after they expired: they stopped authenticating at their
+ *   expiry, and GET /api-tokens shows them as expired meanwhile, so a script that starts
+ *   failing can be traced to its token.
  */
 import { z } from "zod";
 import { sql, type DatabasePool } from "../db/pool.ts";
 
 /** How long after its expiry a trusted device is remembered (for `needs_reverification`). */
 export const EXPIRED_DEVICE_MEMORY_DAYS = 90;
+
+/** How long after its expiry a personal API token stays listed (as expired) before it is deleted. */
+export const EXPIRED_TOKEN_MEMORY_DAYS = 30;
 
 /** Seconds a revoked token is kept past its expiry: the verifier's clock tolerance, with room. */
 const REVOCATION_MARGIN_S = 60;
@@ -31,6 +37,7 @@ export interface IdentityPurge {
   two_factor_challenges: number;
   trusted_devices: number;
   password_resets: number;
+  personal_access_tokens: number;
 }
 
 /** Deletes expired identity rows; `longestWindowS` is the longest rate-limit or login window in use. */
@@ -54,5 +61,7 @@ export async function purgeIdentityRows(pool: DatabasePool, longestWindowS: numb
     trusted_devices: await purge(sql.fragment`
       delete from trusted_devices where expires_at < now() - make_interval(days => ${EXPIRED_DEVICE_MEMORY_DAYS})`),
     password_resets: await purge(sql.fragment`delete from password_resets where expires_at < now()`),
+    personal_access_tokens: await purge(sql.fragment`
+      delete from personal_access_tokens where expires_at < now() - make_interval(days => ${EXPIRED_TOKEN_MEMORY_DAYS})`),
   };
 }

@@ -237,3 +237,47 @@ t.test("scopes: POST routes that only compute answer a read-only token; POST rou
   t.equal(executed.status, 200, `control: a write token may (${executed.text})`);
   t.equal((await writer.post(`${base}/schemas/compare`, { schema_id_1: older, schema_id_2: newer })).status, 200, "write includes read");
 });
+
+t.test("personal tokens with an expiry: validated when made, refused once expired, listed as expired", async (t) => {
+  const app = await startTestApp(t);
+  const user = await buildUser(app.pool, { roles: ["developer"] });
+  const api = client(app.url, (await createPersonalToken(app.pool, user.id, "maker")).plainText);
+  const day = 86_400_000;
+  const tokenCount = () => app.pool.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from personal_access_tokens`);
+  const before = await tokenCount();
+
+  const invalid: [string, unknown, RegExp][] = [
+    ["in the past", new Date(Date.now() - 60_000).toISOString(), /must be a time in the future/],
+    ["more than a year ahead", new Date(Date.now() + 367 * day).toISOString(), /at most 366 days ahead/],
+    ["without a time zone", "2030-01-01T00:00:00", /ISO 8601 date and time with a time zone/],
+    ["not a date", "next week", /ISO 8601/],
+  ];
+  for (const [name, expires_at, message] of invalid) {
+    const res = await api.post("/api/api-tokens", { name: "bot", expires_at });
+    t.equal(res.status, 422, `${name}: ${res.text}`);
+    t.match(res.body.errors.expires_at, [message], name);
+  }
+  t.equal(await tokenCount(), before, "no token was made");
+
+  const expiresAt = new Date(Date.now() + 365 * day);
+  const made = await api.post("/api/api-tokens", { name: "yearly", expires_at: expiresAt.toISOString() });
+  t.equal(made.status, 201, made.text);
+  t.equal(made.body.token.expires_at, expiresAt.toISOString());
+  t.equal(made.body.token.is_expired, false);
+  t.equal((await client(app.url, made.body.plainTextToken).get("/api/user")).status, 200, "a token before its expiry works");
+  const forever = await api.post("/api/api-tokens", { name: "forever" });
+  t.equal(forever.body.token.expires_at, null, "without expires_at a token does not expire");
+
+  const lapsed = await createPersonalToken(app.pool, user.id, "lapsed", { expiresAt: new Date(Date.now() - 1000) });
+  t.equal((await client(app.url, lapsed.plainText).get("/api/user")).status, 401, "an expired token does not authenticate");
+  const soon = await createPersonalToken(app.pool, user.id, "soon", { expiresAt: new Date(Date.now() + 1500) });
+  const soonApi = client(app.url, soon.plainText);
+  t.equal((await soonApi.get("/api/user")).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 1600));
+  t.equal((await soonApi.get("/api/user")).status, 401, "nor one that expired after it was used");
+
+  const list = await api.get("/api/api-tokens");
+  t.equal(list.status, 200);
+  const byName = Object.fromEntries((list.body.data as { name: string; is_expired: boolean }[]).map((row) => [row.name, row.is_expired]));
+  t.same(byName, { maker: false, yearly: false, forever: false, lapsed: true, soon: true }, "expired tokens are listed as expired");
+});

@@ -67,11 +67,23 @@ t.test("two-factor authentication", async (t) => {
     t.equal(reused.status, 422, "a challenge completes once");
   });
 
-  t.test("a trusted device skips the second factor; another device does not", async (t) => {
-    const trusted = await login();
-    t.ok(trusted.body.access_token, "device-0001 is trusted for 30 days");
-    const other = await api.post("/api/auth/login", { email: user.email, password, device_id: "device-0002" });
-    t.equal(other.body.two_factor_required, true);
+  t.test("a trusted device skips the second factor only with the browser it was trusted with", async (t) => {
+    const as = (device_id: string, browser?: string) => api.post("/api/auth/login", { email: user.email, password, device_id, ...(browser === undefined ? {} : { browser }) });
+    const trusted = await as("device-0001", "Firefox");
+    t.ok(trusted.body.access_token, "device-0001 with Firefox is trusted for 30 days");
+    t.notOk(trusted.body.two_factor_required);
+    const refused: [string, Awaited<ReturnType<typeof as>>][] = [
+      ["another device, same browser", await as("device-0002", "Firefox")],
+      ["the device id with another browser", await as("device-0001", "Chrome")],
+      ["the device id naming no browser", await as("device-0001")],
+      ["a blank browser counts as none", await as("device-0001", "  ")],
+    ];
+    for (const [name, res] of refused) {
+      t.equal(res.status, 200, name);
+      t.equal(res.body.two_factor_required, true, name);
+      t.equal(res.body.needs_reverification, false, `${name}: never trusted, not lapsed`);
+      t.notOk(res.body.access_token, name);
+    }
   });
 
   t.test("a recovery code works once, and replayed TOTP codes are refused", async (t) => {
@@ -91,6 +103,34 @@ t.test("two-factor authentication", async (t) => {
     const late = await api.post("/api/auth/login-2fa", { two_factor_token: challenge, code: codeAt(secret) });
     t.equal(late.status, 422);
     t.ok(late.body.errors.two_factor_token, "must log in again");
+  });
+
+  t.test("trust records the browser the login named; a device trusted without one matches only without one", async (t) => {
+    const as = (device_id: string, browser?: string) => api.post("/api/auth/login", { email: user.email, password, device_id, ...(browser === undefined ? {} : { browser }) });
+    const complete = async (res: Awaited<ReturnType<typeof as>>, code: string, extra: Record<string, unknown> = {}) => {
+      t.equal(res.body.two_factor_required, true);
+      const done = await api.post("/api/auth/login-2fa", { two_factor_token: res.body.two_factor_token, code, trust_device: true, ...extra });
+      t.equal(done.status, 200, done.text);
+    };
+    // The second step names neither device nor browser: both come from the login.
+    await complete(await as("device-0003", "Safari"), recovery[5]!);
+    t.ok((await as("device-0003", "Safari")).body.access_token, "device-0003 with Safari is trusted");
+    t.equal((await as("device-0003")).body.two_factor_required, true, "without the browser it is not");
+    // Trusted with no browser named at either step.
+    await complete(await as("device-0004"), recovery[6]!);
+    t.ok((await as("device-0004")).body.access_token, "device-0004 without a browser is trusted");
+    t.equal((await as("device-0004", "Firefox")).body.two_factor_required, true, "a device trusted without a browser does not match one with a browser");
+    // The second step names another device: the login's browser does not carry over to it.
+    await complete(await as("device-0005", "Edge"), recovery[7]!, { device_id: "device-0006" });
+    t.equal((await as("device-0006", "Edge")).body.two_factor_required, true);
+    t.ok((await as("device-0006")).body.access_token, "device-0006 was trusted with no browser");
+
+    // A lapsed trust asks to re-verify only for the same device and browser.
+    await app.pool.query(sql.type(z.object({}))`update trusted_devices set expires_at = now() - interval '1 day' where user_id = ${user.id}`);
+    const lapsed = await as("device-0003", "Safari");
+    t.equal(lapsed.body.two_factor_required, true);
+    t.equal(lapsed.body.needs_reverification, true, "the same device and browser: trust lapsed");
+    t.equal((await as("device-0003", "Chrome")).body.needs_reverification, false, "another browser was never trusted");
   });
 
   t.test("the password grant needs the code too", async (t) => {

@@ -65,9 +65,13 @@ t.test("maintenance__cleanup purges expired identity rows and keeps live ones", 
   // Password resets (one per user).
   await exec(sql.fragment`insert into password_resets (user_id, token_hash, expires_at) values
     (${b.id}, '\\x01', now() - interval '1 minute'), (${c.id}, '\\x02', now() + interval '50 minutes'), (${d.id}, '\\x03', now() - interval '1 day')`);
+  // Personal API tokens: listed as expired for 30 days, then deleted; tokens without an expiry stay.
+  await exec(sql.fragment`insert into personal_access_tokens (user_id, name, token_hash, expires_at) values
+    (${a.id}, 'long-expired', '\\x01', now() - interval '31 days'), (${a.id}, 'recently-expired', '\\x02', now() - interval '29 days'),
+    (${a.id}, 'live', '\\x03', now() + interval '1 day'), (${a.id}, 'no-expiry', '\\x04', null)`);
 
   const result = await runCleanup(app);
-  t.match(result, { rate_limit_counters: 1, revoked_access_tokens: 1, oauth_models: 4, two_factor_challenges: 2, trusted_devices: 1, password_resets: 2 });
+  t.match(result, { rate_limit_counters: 1, revoked_access_tokens: 1, oauth_models: 4, two_factor_challenges: 2, trusted_devices: 1, password_resets: 2, personal_access_tokens: 1 });
 
   t.same(await remaining(pool, sql.fragment`select key from rate_limit_counters`), ["just-started", "running"]);
   t.same(await remaining(pool, sql.fragment`select jti as key from revoked_access_tokens`), ["live", "within-tolerance"]);
@@ -75,9 +79,10 @@ t.test("maintenance__cleanup purges expired identity rows and keeps live ones", 
   t.same(await remaining(pool, sql.fragment`select encode(token_hash, 'hex') as key from two_factor_challenges`), ["03"]);
   t.same(await remaining(pool, sql.fragment`select browser as key from trusted_devices`), ["recently-expired", "trusted"]);
   t.same(await remaining(pool, sql.fragment`select user_id::text as key from password_resets`), [String(c.id)]);
+  t.same(await remaining(pool, sql.fragment`select name as key from personal_access_tokens`), ["live", "no-expiry", "recently-expired"]);
 
   const again = await runCleanup(app);
-  t.match(again, { rate_limit_counters: 0, revoked_access_tokens: 0, oauth_models: 0, two_factor_challenges: 0, trusted_devices: 0, password_resets: 0 });
+  t.match(again, { rate_limit_counters: 0, revoked_access_tokens: 0, oauth_models: 0, two_factor_challenges: 0, trusted_devices: 0, password_resets: 0, personal_access_tokens: 0 });
 });
 
 t.test("after a cleanup, replaying a rotated refresh token still revokes its family", async (t) => {

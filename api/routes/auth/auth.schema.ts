@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TOKEN_MAX_LIFETIME_DAYS } from "../../../shared/auth/personalTokens.ts";
 import { ABILITIES } from "../../../shared/auth/scopes.ts";
 import { userResource } from "../../presenters/user.ts";
 
@@ -31,10 +32,20 @@ export const registerBody = z
     confirmed(value, ctx);
   });
 
+/** The browser a client names for its device (`Firefox on Linux`); blank counts as not named. Trust compares it as given. */
+const browser = z
+  .string()
+  .trim()
+  .max(255)
+  .optional()
+  .transform((value) => value || undefined);
+
 export const loginBody = z.object({
   email,
   password: z.string().min(1).max(1024),
   device_id: z.string().min(8).max(255).optional(),
+  /** With device_id: a trusted device skips the second factor only when the browser is the one it was trusted with. */
+  browser,
 });
 
 export const login2faBody = z.object({
@@ -42,7 +53,7 @@ export const login2faBody = z.object({
   code: z.string().trim().min(6).max(32),
   trust_device: z.boolean().optional().default(false),
   device_id: z.string().min(8).max(255).optional(),
-  browser: z.string().max(255).optional(),
+  browser,
 });
 
 export const forgotPasswordBody = z.object({ email });
@@ -69,7 +80,14 @@ export const apiTokenBody = z.object({
     .max(ABILITIES.length)
     .refine((list) => new Set(list).size === list.length, { error: "Each ability may be given once." })
     .optional(),
-  expires_at: z.iso.datetime({ offset: true }).optional(),
+  /** When the token stops working: in the future, at most TOKEN_MAX_LIFETIME_DAYS ahead; left out, it never expires. */
+  expires_at: z.iso
+    .datetime({ offset: true, error: "The expires at field must be an ISO 8601 date and time with a time zone." })
+    .refine((text) => Date.parse(text) > Date.now(), { error: "The expires at field must be a time in the future." })
+    .refine((text) => Date.parse(text) <= Date.now() + TOKEN_MAX_LIFETIME_DAYS * 86_400_000, {
+      error: `The expires at field may be at most ${TOKEN_MAX_LIFETIME_DAYS} days ahead.`,
+    })
+    .optional(),
 });
 
 export const tokenResponse = z.object({

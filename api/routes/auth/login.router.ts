@@ -89,9 +89,10 @@ const login = defineRoute({
     }
     const user = result.user;
     if (user.two_factor_confirmed_at) {
-      const trust = await deviceTrust(pool, user.id, body.device_id ?? null);
+      const device = { deviceId: body.device_id ?? null, browser: body.browser ?? null };
+      const trust = await deviceTrust(pool, user.id, device);
       if (trust !== "trusted") {
-        const token = await createChallenge(pool, user.id, body.device_id ?? null);
+        const token = await createChallenge(pool, user.id, device);
         ctx.body = {
           message: "Two-factor authentication is required.",
           two_factor_required: true,
@@ -139,7 +140,9 @@ const login2fa = defineRoute({
       }
       await closeChallenge(tx, challenge);
       const deviceId = body.device_id ?? challenge.device_id;
-      if (body.trust_device && deviceId) await trustDevice(tx, user.id, deviceId, body.browser ?? null);
+      // The browser the login named carries over, unless this request names another device.
+      const browser = body.browser ?? (deviceId === challenge.device_id ? challenge.browser : null);
+      if (body.trust_device && deviceId) await trustDevice(tx, user.id, deviceId, browser);
       return { user, recoveryUsed, remaining: await remainingRecoveryCodes(tx, user.id) };
     });
     if ("error" in outcome) {

@@ -4,7 +4,8 @@
  * /api-tokens (create, shown once; list; delete) for users with the developer role.
  */
 import { z } from "zod";
-import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
+import { createPersonalToken, TOKEN_MAX_LIFETIME_DAYS } from "../../../shared/auth/personalTokens.ts";
+import { EXPIRED_TOKEN_MEMORY_DAYS } from "../../../shared/auth/upkeep.ts";
 import { scopesMissingToGrant } from "../../../shared/auth/scopes.ts";
 import { revokeAccessToken, revokeOAuthGrant, revokeOAuthGrantsOfAccount } from "../../../shared/db/oauth.ts";
 import { ignoredRow, sql } from "../../../shared/db/pool.ts";
@@ -65,6 +66,8 @@ const tokenResource = z.object({
   abilities: z.array(z.string()),
   last_used_at: z.string().nullable(),
   expires_at: z.string().nullable(),
+  /** Past its expiry: it no longer authenticates, and the cleanup deletes it EXPIRED_TOKEN_MEMORY_DAYS after that. */
+  is_expired: z.boolean(),
   created_at: z.string(),
 });
 const tokenRow = z.object({
@@ -81,6 +84,7 @@ const presentToken = (row: z.infer<typeof tokenRow>) => ({
   abilities: row.abilities,
   last_used_at: row.last_used_at?.toISOString() ?? null,
   expires_at: row.expires_at?.toISOString() ?? null,
+  is_expired: row.expires_at !== null && row.expires_at.getTime() <= Date.now(),
   created_at: row.created_at.toISOString(),
 });
 const DEVELOPER_ONLY = "Personal API tokens require the developer role.";
@@ -89,7 +93,7 @@ const createToken = defineRoute({
   method: "post",
   path: "/api-tokens",
   summary: "Create a personal API token (the plain text is shown only once)",
-  description: "`abilities` are the token's scopes: `read`, `write`, `admin`, or `*` (default) for every scope the user's roles allow when the token is used. They may not exceed the scopes of the token making the request.",
+  description: `\`abilities\` are the token's scopes: \`read\`, \`write\`, \`admin\`, or \`*\` (default) for every scope the user's roles allow when the token is used. They may not exceed the scopes of the token making the request. \`expires_at\` (optional, in the future and at most ${TOKEN_MAX_LIFETIME_DAYS} days ahead) ends the token; without it the token works until it is revoked.`,
   tags: ["Authentication"],
   auth: "bearer",
   body: apiTokenBody,
@@ -119,6 +123,7 @@ const listTokens = defineRoute({
   method: "get",
   path: "/api-tokens",
   summary: "The caller's personal API tokens (never their secrets)",
+  description: `Expired tokens stay listed, with \`is_expired\` true, until the cleanup deletes them ${EXPIRED_TOKEN_MEMORY_DAYS} days after their expiry.`,
   tags: ["Authentication"],
   auth: "bearer",
   responses: { 200: { description: "Tokens", schema: z.object({ data: z.array(tokenResource) }) } },
