@@ -9,11 +9,15 @@
  *
  * PostgreSQL refuses to run as root. When we are root, initdb and postgres run as the
  * `postgres` system user (created if missing) and the data folder is handed to that user.
+ * That user must be able to pass through every folder above the data folder; when it
+ * cannot (a checkout in root's home, mode 700), the cluster is kept in a folder outside the
+ * tree that it can use, and the data folder becomes a symbolic link to it (see
+ * `placeCluster`).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chown, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, readdir, readFile, readlink, rm, rmdir, symlink, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -27,6 +31,10 @@ export interface EmbeddedPostgres {
   /** Connection URL of the `postgres` database as the superuser. */
   url: string;
   port: number;
+  /** The folder the cluster really lives in: the data folder, or where its link points. */
+  clusterDir: string;
+  /** Set when the cluster lives outside the data folder: where and why, in one sentence. */
+  relocation?: string;
   /** True when this call started the server (false when it attached to a running one). */
   started: boolean;
   /** Stops the server if this call started it; removes the data folder when not persistent. */
@@ -55,7 +63,7 @@ async function loadBinaries(): Promise<Binaries> {
   }
 }
 
-function postgresIds(): { uid: number; gid: number } | undefined {
+function postgresIds(): Ids | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
   try {
@@ -64,6 +72,87 @@ function postgresIds(): { uid: number; gid: number } | undefined {
     execFileSync("sh", ["-c", "getent group postgres >/dev/null || groupadd --system postgres; useradd --system -g postgres -M -d /nonexistent postgres"]);
     return { uid: id("-u"), gid: id("-g") };
   }
+}
+
+type Ids = { uid: number; gid: number };
+
+/** Folders outside the tree for a cluster the `postgres` user cannot reach in place, best first: /var/lib survives reboots, the temporary folder may not. */
+const OUTSIDE_HOMES = [
+  { dir: "/var/lib/schemaforge", durable: true },
+  { dir: path.join(os.tmpdir(), "schemaforge-pg"), durable: false },
+];
+
+/** Creates `dir` (and its parents) passable by everyone whatever the umask; an existing folder keeps its mode. */
+async function makeOpenFolder(dir: string): Promise<void> {
+  const first = await mkdir(dir, { recursive: true });
+  if (!first) return;
+  for (let current = dir; ; current = path.dirname(current)) {
+    await chmod(current, 0o755);
+    if (current === first) break;
+  }
+}
+
+/** Whether the user `ids` may pass through `dir` and every folder above it. */
+function reachableBy(dir: string, ids: Ids): boolean {
+  try {
+    // Spawned with the same uid/gid (and, as Node does, no supplementary groups) as the
+    // server will be, so the answer is the one the server would get.
+    execFileSync("sh", ["-c", 'test -x "$1"', "sh", dir], { stdio: "ignore", ...ids });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where the cluster of `dataDir` lives when we run as root: `dataDir` itself when the
+ * `postgres` user can reach it; otherwise a folder of its own under /var/lib/schemaforge
+ * (or the temporary folder), named by a hash of the data folder's absolute path, with
+ * `dataDir` a symbolic link to it, so later starts find it through the link.
+ */
+async function placeCluster(dataDir: string, ids: Ids): Promise<{ clusterDir: string; relocation?: string }> {
+  const stat = await lstat(dataDir).catch(() => undefined);
+  if (stat?.isSymbolicLink()) {
+    const clusterDir = path.resolve(path.dirname(dataDir), await readlink(dataDir));
+    // Its home may have been cleaned (a temporary folder after a reboot): a new cluster goes there.
+    await makeOpenFolder(path.dirname(clusterDir));
+    return { clusterDir, relocation: `${dataDir} is a link: the cluster lives in ${clusterDir}` };
+  }
+  const parent = path.dirname(dataDir);
+  await mkdir(parent, { recursive: true });
+  if (reachableBy(parent, ids)) return { clusterDir: dataDir };
+  if (stat) {
+    // An empty folder left by an earlier failed start can go; a cluster is never moved.
+    if (existsSync(path.join(dataDir, "PG_VERSION")) || (await readdir(dataDir)).length > 0) {
+      throw new Error(`The postgres user cannot reach ${dataDir} (a folder above it is closed to other users); open it (chmod o+x on each folder above) or set DATABASE_URL.`);
+    }
+    await rmdir(dataDir);
+  }
+  const hash = createHash("sha256").update(dataDir).digest("hex").slice(0, 12);
+  for (const home of OUTSIDE_HOMES) {
+    try {
+      await makeOpenFolder(home.dir);
+    } catch {
+      continue;
+    }
+    if (!reachableBy(home.dir, ids)) continue;
+    const clusterDir = path.join(home.dir, hash);
+    if (existsSync(clusterDir)) {
+      // Left by an earlier data folder at this path that was deleted (with the password
+      // beside it): deleting the data folder resets the database, as it does in place.
+      if (await runningServerPort(clusterDir)) {
+        throw new Error(`A PostgreSQL server still runs on ${clusterDir}, left by a deleted data folder at ${dataDir}; stop it first.`);
+      }
+      await rm(clusterDir, { recursive: true, force: true });
+    }
+    await symlink(clusterDir, dataDir);
+    const lifetime = home.durable ? "" : " (a temporary folder: it may not survive a reboot)";
+    return {
+      clusterDir,
+      relocation: `the postgres user cannot reach ${dataDir} (a folder above it is closed to other users), so the cluster lives in ${clusterDir}${lifetime} and ${dataDir} links to it`,
+    };
+  }
+  throw new Error(`The postgres user cannot reach ${dataDir}, and no folder outside it is usable (tried ${OUTSIDE_HOMES.map((h) => h.dir).join(", ")}); set DATABASE_URL.`);
 }
 
 /** Finds a free TCP port on 127.0.0.1, preferring `preferred`. */
@@ -106,7 +195,7 @@ async function runningServerPort(dataDir: string): Promise<number | undefined> {
   return pid > 0 && isAlive(pid) && port > 0 ? port : undefined;
 }
 
-async function initialise(bin: Binaries, dataDir: string, password: string, ids: { uid: number; gid: number } | undefined) {
+async function initialise(bin: Binaries, dataDir: string, password: string, ids: Ids | undefined) {
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const pwFile = path.join(os.tmpdir(), `schemaforge-pw-${randomBytes(6).toString("hex")}`);
   await writeFile(pwFile, `${password}\n`, { mode: 0o600 });
@@ -152,11 +241,14 @@ function waitUntilReady(child: ChildProcess, onLog: (line: string) => void): Pro
 
 /** Starts (or attaches to) an embedded PostgreSQL server whose data lives in `dataDir`. */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedPostgres> {
-  const dataDir = path.resolve(options.dataDir);
+  const link = path.resolve(options.dataDir);
   const onLog = options.onLog ?? (() => {});
-  const passwordFile = `${dataDir}.password`;
+  const passwordFile = `${link}.password`;
   const bin = await loadBinaries();
   const ids = postgresIds();
+  // The server is always given the real folder: it could not follow a link that lies in a
+  // folder it cannot enter.
+  const { clusterDir: dataDir, relocation } = ids ? await placeCluster(link, ids) : { clusterDir: link, relocation: undefined };
 
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
     await mkdir(path.dirname(dataDir), { recursive: true });
@@ -169,7 +261,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 
   const existing = await runningServerPort(dataDir);
   if (existing) {
-    return { url: urlFor(existing), port: existing, started: false, stop: async () => {} };
+    return { url: urlFor(existing), port: existing, clusterDir: dataDir, relocation, started: false, stop: async () => {} };
   }
 
   const port = await freePort(options.port ?? 0);
@@ -205,8 +297,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     }
     if (options.persistent === false) {
       await rm(dataDir, { recursive: true, force: true });
+      if (dataDir !== link) await rm(link, { force: true });
       await rm(passwordFile, { force: true });
     }
   };
-  return { url: urlFor(port), port, started: true, stop };
+  return { url: urlFor(port), port, clusterDir: dataDir, relocation, started: true, stop };
 }
