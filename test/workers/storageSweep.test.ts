@@ -19,10 +19,10 @@ import { client, request } from "../support/http.ts";
 const keys = z.object({ key: z.string() });
 const count = z.object({ count: z.number() });
 const HOUR = 3600_000;
+const log = createLogger("silent");
 
 /** A task context as the scheduler gives it (no job record), at `attempt` of `maxAttempts`. */
 function contextOf(app: TestApp, attempt = 1, maxAttempts = 1): TaskContext {
-  const log = createLogger("silent");
   return {
     deps: { config: app.config, pool: app.pool, log, storage: new PostgresStorage(app.pool) },
     jobId: null,
@@ -127,7 +127,7 @@ t.test("upload bundles: removed when their job is done; a job whose bundle was s
     t.same(await bundles(), []);
 
     // Only now a worker runs, as on a queue that reached the job late.
-    const worker = await startWorker({ config: app.config, pool: app.pool, log: createLogger("silent") }, { databaseUrl: app.db.url, crontab: "" });
+    const worker = await startWorker({ config: app.config, pool: app.pool, log }, { databaseUrl: app.db.url, crontab: "" });
     suite.teardown(() => worker.stop());
     const done = await waitForJob(app.pool, queued.body.job.id, (row) => row.status !== "queued" && row.status !== "running");
     t.equal(done.status, "succeeded", "the job ends normally; its outcome is a failed deployment");
