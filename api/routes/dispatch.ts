@@ -6,7 +6,7 @@
  * tests per request. Each group keeps its own router and `allowedMethods`, so 404, 405 and
  * `ctx._matchedRoute` behave as with one router.
  */
-import Router from "@koa/router";
+import type Router from "@koa/router";
 import type { Middleware, Next } from "koa";
 import type { AppContext, AppDeps, AppState } from "../context.ts";
 import { buildRouter } from "./buildRouter.ts";
