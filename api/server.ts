@@ -1,10 +1,12 @@
 /**
  * The web process: listens, routes WebSocket upgrades at /app/{key} to the realtime
  * server, and shuts down gracefully on request: stop accepting, let in-flight requests
- * finish (up to SHUTDOWN_TIMEOUT_MS), tell WebSocket clients to reconnect elsewhere.
+ * finish, tell WebSocket clients to reconnect elsewhere; whatever is still open after
+ * SHUTDOWN_TIMEOUT_MS (requests, sockets) is cut.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import type { AppDeps } from "./context.ts";
 import { makeApp, type MakeAppOptions } from "./app.ts";
 import { RealtimeServer } from "./realtime/socketServer.ts";
@@ -32,7 +34,12 @@ export async function startWeb(deps: AppDeps, port: number, host: string, option
   const realtime = new RealtimeServer(deps);
   const server = http.createServer({ requestTimeout: 120_000, headersTimeout: 30_000, maxHeaderSize: 32 * 1024 }, app.callback());
   server.keepAliveTimeout = 65_000;
+  // Upgraded sockets leave the HTTP server's bookkeeping (closeAllConnections does not
+  // reach them), so shutdown keeps its own list to cut the ones still open at its deadline.
+  const upgraded = new Set<Duplex>();
   server.on("upgrade", (req, socket, head) => {
+    upgraded.add(socket);
+    socket.once("close", () => upgraded.delete(socket));
     if (!realtime.handleUpgrade(req, socket, head)) {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
     }
@@ -57,8 +64,14 @@ export async function startWeb(deps: AppDeps, port: number, host: string, option
       (stopping ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        // One deadline for everything: requests still running are cut off, and so are
+        // WebSockets whose clients never answered the closing handshake (ws alone would
+        // wait 30 s for each of them, and the server's close waits for their sockets).
+        const timer = setTimeout(() => {
+          server.closeAllConnections();
+          for (const socket of upgraded) socket.destroy();
+        }, deps.config.shutdownTimeoutMs);
         await realtime.close();
-        const timer = setTimeout(() => server.closeAllConnections(), deps.config.shutdownTimeoutMs);
         await closed;
         clearTimeout(timer);
       })()),

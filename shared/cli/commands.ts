@@ -11,8 +11,19 @@ import { openDatabase, openRuntime, type Runtime } from "./runtime.ts";
 
 type Stopper = () => Promise<void>;
 
-/** Runs `stop` on the first SIGTERM/SIGINT; a second signal exits at once. */
-function onShutdownSignal(runtime: Runtime, stop: Stopper): void {
+/**
+ * What closing the runtime may take after the parts have drained (the LISTEN connection,
+ * the pool with its cancelling of left-over queries, an embedded server's own shutdown);
+ * each step bounds itself, so this only catches a step that hangs all the same.
+ */
+const CLOSE_BUDGET_MS = 20_000;
+
+/**
+ * Runs `stop` on the first SIGTERM/SIGINT; a second signal exits at once. `drains` is how
+ * many parts each wait up to SHUTDOWN_TIMEOUT_MS one after the other: past that and
+ * CLOSE_BUDGET_MS, the process exits (status 1) whatever is still pending.
+ */
+function onShutdownSignal(runtime: Runtime, stop: Stopper, drains: number): void {
   let signalled = false;
   const handler = (signal: NodeJS.Signals) => {
     if (signalled) {
@@ -21,6 +32,11 @@ function onShutdownSignal(runtime: Runtime, stop: Stopper): void {
     }
     signalled = true;
     runtime.log.info({ signal }, "shutting down gracefully");
+    const budgetMs = drains * runtime.config.shutdownTimeoutMs + CLOSE_BUDGET_MS;
+    setTimeout(() => {
+      runtime.log.error({ budgetMs }, "shutdown did not finish in time: exiting now");
+      process.exit(1);
+    }, budgetMs).unref();
     stop()
       .then(() => runtime.close())
       .then(() => {
@@ -78,14 +94,14 @@ export async function migrateCommand(config: Config): Promise<void> {
 export async function webCommand(config: Config): Promise<void> {
   const runtime = await openRuntime(config, { name: "web" });
   await requireMigrated(runtime);
-  onShutdownSignal(runtime, await startWebPart(runtime));
+  onShutdownSignal(runtime, await startWebPart(runtime), 1);
 }
 
 /** `worker`: a job worker. */
 export async function workerCommand(config: Config): Promise<void> {
   const runtime = await openRuntime(config, { name: "worker" });
   await requireMigrated(runtime);
-  onShutdownSignal(runtime, await startWorkerPart(runtime));
+  onShutdownSignal(runtime, await startWorkerPart(runtime), 1);
 }
 
 /** `start`: migrate, then API and one worker in this process. */
@@ -97,8 +113,12 @@ export async function startCommand(config: Config): Promise<void> {
   const runtime = await openRuntime(config, { database });
   const stopWorker = await startWorkerPart(runtime);
   const stopWeb = await startWebPart(runtime);
-  onShutdownSignal(runtime, async () => {
-    await stopWeb();
-    await stopWorker();
-  });
+  onShutdownSignal(
+    runtime,
+    async () => {
+      await stopWeb();
+      await stopWorker();
+    },
+    2,
+  );
 }
