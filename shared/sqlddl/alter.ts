@@ -117,7 +117,7 @@ function addColumn(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
     ctx.warn(at, `column ${field.field_name} of ${table.table_name} already exists`);
     return;
   }
-  table.fields.push(field);
+  ctx.builder.addField(table, field);
   place(c, table, field, ctx);
 }
 
@@ -192,7 +192,7 @@ function alterColumn(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
       c.acceptSeq("IF", "EXISTS");
       field.is_auto_increment = false;
       field.identity = null;
-    } else if (c.accept("TO")) field.field_name = c.ident();
+    } else if (c.accept("TO")) ctx.builder.renameField(table, field, c.ident());
     else if (c.dialect === "MSSQL" && c.isIdent()) {
       retype(c, field);
       if (c.acceptSeq("NOT", "NULL")) field.is_nullable = false;
@@ -223,7 +223,7 @@ function modify(c: Cursor, verb: string, table: ParsedTable, ctx: ParseContext):
     ctx.warn(at, `${verb} of ${table.table_name}.${old}: no such column`);
     return;
   }
-  table.fields[table.fields.indexOf(existing)] = replacement;
+  ctx.builder.replaceField(table, existing, replacement);
   place(c, table, replacement, ctx);
   for (const k of table.constraints) k.columns = k.columns.map((col) => (col === existing.field_name ? replacement.field_name : col));
 }
@@ -242,7 +242,7 @@ function rename(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
     c.expect("TO");
     const to = c.ident();
     for (const k of table.constraints) k.columns = k.columns.map((col) => (col === field.field_name ? to : col));
-    field.field_name = to;
+    ctx.builder.renameField(table, field, to);
   });
 }
 

@@ -119,9 +119,12 @@ function propagateToPartitions(b: SchemaBuilder): void {
     if (!parentName) continue;
     const parent = b.findTable({ name: parentName, schema: table.options?.partition_of_schema ?? null });
     if (!parent) continue;
+    const present = new Set(table.constraints.map((k) => `${k.type}:${k.columns.join()}`));
     for (const k of parent.constraints) {
-      const has = table.constraints.some((own) => own.type === k.type && own.columns.join() === k.columns.join());
-      if (!has) table.constraints.push({ ...k, name: null, columns: [...k.columns], inherited: true });
+      const signature = `${k.type}:${k.columns.join()}`;
+      if (present.has(signature)) continue;
+      present.add(signature);
+      table.constraints.push({ ...k, name: null, columns: [...k.columns], inherited: true });
     }
     dedupeConstraints(table);
     markPrimaryKey(b, table);

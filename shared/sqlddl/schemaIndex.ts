@@ -27,7 +27,9 @@ export class SchemaIndex {
     this.schema = schema;
     for (const table of schema.tables) {
       const k = this.fold(table.table_name);
-      this.byName.set(k, [...(this.byName.get(k) ?? []), table]);
+      const others = this.byName.get(k);
+      if (others) others.push(table);
+      else this.byName.set(k, [table]);
     }
   }
 

@@ -105,7 +105,7 @@ function element(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
   }
   const field = parseColumn(c, table, ctx);
   if (ctx.builder.findField(table, field.field_name)) ctx.warn(at, `column ${field.field_name} of ${table.table_name} is defined twice`);
-  else table.fields.push(field);
+  else ctx.builder.addField(table, field);
 }
 
 function copyFrom(source: QualifiedName, table: ParsedTable, ctx: ParseContext, at: number): ParsedTable | undefined {
@@ -147,15 +147,18 @@ function inherit(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
   const at = c.offset();
   c.expectPunct("(");
   const inherited: ParsedTable["fields"] = [];
+  const names = new Set<string>();
   do {
     const parent = ctx.builder.findTable(c.qualifiedName("a parent table"));
     if (!parent) ctx.warn(at, `${table.table_name} inherits from a table not defined earlier; its columns are unknown`);
     for (const f of parent?.fields ?? []) {
-      if (!inherited.some((g) => g.field_name === f.field_name)) inherited.push({ ...f, is_primary_key: false });
+      if (names.has(f.field_name)) continue;
+      names.add(f.field_name);
+      inherited.push({ ...f, is_primary_key: false });
     }
   } while (c.acceptPunct(","));
   c.expectPunct(")");
-  const own = table.fields.filter((f) => !inherited.some((g) => g.field_name === f.field_name));
+  const own = table.fields.filter((f) => !names.has(f.field_name));
   table.fields = [...inherited, ...own];
   (table.options ??= {}).inherits = "true";
 }

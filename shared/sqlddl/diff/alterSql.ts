@@ -14,7 +14,7 @@ import type { ParsedConstraint, ParsedField, ParsedTable } from "../types.ts";
 /** ADD COLUMN, placed where the new definition has it when the engine can (MySQL). */
 export function addColumn(w: ExportWriter, table: ParsedTable, field: ParsedField): string[] {
   const ref = w.ref(table);
-  const position = table.fields.indexOf(field);
+  const position = w.position(table, field);
   const after = position === 0 ? " FIRST" : ` AFTER ${w.q(table.fields[position - 1]!.field_name)}`;
   switch (w.target) {
     case "MySQL":
@@ -123,7 +123,7 @@ export function addConstraint(w: ExportWriter, table: ParsedTable, k: ParsedCons
   const name = k.name && !(w.target === "MySQL" && k.type === "primary_key") ? `CONSTRAINT ${w.q(w.names.take(k.name))} ` : "";
   const parts = k.columns
     .map((c) => {
-      const field = table.fields.find((f) => f.field_name === c);
+      const field = w.field(table, c);
       return `${w.q(c)}${w.target === "MySQL" && field && /^(tiny|medium|long)?(text|blob)$/i.test(w.type(table, field)) ? "(255)" : ""}`;
     })
     .join(", ");

@@ -2,7 +2,8 @@
  * What changed between two parsed schemas: tables added and removed, and per table the
  * columns added, removed and modified (type, size, nullability, default, auto-increment)
  * and the keys added and removed. Tables pair by schema-qualified name (the default schema
- * matches no schema), columns by name; keys by what they are, not by their names.
+ * matches no schema), columns by name; keys by what they are, not by their names. Every
+ * pairing goes through a map, so the comparison is linear in the size of the schemas.
  */
 import { sameType } from "../export/typeKinds.ts";
 import { tableKey } from "../schemaIndex.ts";
@@ -66,11 +67,17 @@ export function compareSchemas(from: ParsedSchema, to: ParsedSchema): Comparison
 
 function compareTables(a: ParsedTable, aDialect: Dialect, b: ParsedTable, bDialect: Dialect, exact: boolean): TableChanges {
   const fold = (s: string) => (exact ? s : s.toLowerCase());
-  const find = (t: ParsedTable, name: string) => t.fields.find((f) => fold(f.field_name) === fold(name));
+  const byName = (t: ParsedTable) => {
+    const map = new Map<string, ParsedField>();
+    for (const f of t.fields) if (!map.has(fold(f.field_name))) map.set(fold(f.field_name), f);
+    return map;
+  };
+  const aFields = byName(a);
+  const bFields = byName(b);
   const changes: TableChanges = { added_columns: [], removed_columns: [], modified_columns: [], added_constraints: [], removed_constraints: [] };
-  for (const f of b.fields) if (!find(a, f.field_name)) changes.added_columns.push(f.field_name);
+  for (const f of b.fields) if (!aFields.has(fold(f.field_name))) changes.added_columns.push(f.field_name);
   for (const f of a.fields) {
-    const g = find(b, f.field_name);
+    const g = bFields.get(fold(f.field_name));
     if (!g) {
       changes.removed_columns.push(f.field_name);
       continue;

@@ -13,16 +13,18 @@ import type { ParsedField, ParsedTable } from "../types.ts";
 export function sqliteMigration(cmp: Comparison, wFrom: ExportWriter, wTo: ExportWriter): string[] {
   const out: string[] = ["PRAGMA foreign_keys = OFF", "BEGIN"];
   for (const table of cmp.removed) out.push(`DROP TABLE ${wFrom.ref(table)}`);
-  for (const table of wTo.index.dependencyOrder().filter((t) => cmp.added.includes(t))) {
+  const added = new Set(cmp.added);
+  for (const table of wTo.index.dependencyOrder().filter((t) => added.has(t))) {
     out.push(createTable(wTo, table), ...createIndexes(wTo, table));
   }
   for (const m of cmp.modified) {
     const c = m.changes;
     const onlyAdds = c.removed_columns.length === 0 && c.modified_columns.length === 0 && c.added_constraints.length === 0 && c.removed_constraints.length === 0;
-    const added = m.to.fields.filter((f) => c.added_columns.includes(f.field_name));
-    const appended = added.every((f) => m.to.fields.indexOf(f) >= m.to.fields.length - added.length);
-    if (onlyAdds && appended && added.every((f) => addable(wTo, m.to, f))) {
-      for (const f of added) out.push(`ALTER TABLE ${wTo.ref(m.to)} ADD COLUMN ${wTo.column(m.to, f)}`);
+    const addedNames = new Set(c.added_columns);
+    const columns = m.to.fields.filter((f) => addedNames.has(f.field_name));
+    const appended = columns.every((f) => wTo.position(m.to, f) >= m.to.fields.length - columns.length);
+    if (onlyAdds && appended && columns.every((f) => addable(wTo, m.to, f))) {
+      for (const f of columns) out.push(`ALTER TABLE ${wTo.ref(m.to)} ADD COLUMN ${wTo.column(m.to, f)}`);
       for (const i of m.removedIndexes) if (i.name) out.push(`DROP INDEX IF EXISTS ${wFrom.q(i.name)}`);
       out.push(...createIndexes(wTo, m.to, m.addedIndexes));
       continue;
@@ -45,7 +47,8 @@ function addable(w: ExportWriter, table: ParsedTable, field: ParsedField): boole
 
 function rebuild(w: ExportWriter, from: ParsedTable, to: ParsedTable): string[] {
   const temp = w.q(`_sqlddl_new_${to.table_name}`);
-  const copied = to.fields.filter((f) => !f.computed && from.fields.some((g) => g.field_name.toLowerCase() === f.field_name.toLowerCase()));
+  const before = new Set(from.fields.map((g) => g.field_name.toLowerCase()));
+  const copied = to.fields.filter((f) => !f.computed && before.has(f.field_name.toLowerCase()));
   const cols = copied.map((f) => w.q(f.field_name)).join(", ");
   return [
     createTable(w, to, temp),

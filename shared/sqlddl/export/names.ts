@@ -33,6 +33,8 @@ export function literal(dialect: Dialect, value: string): string {
 /** Hands out names that are unique (case-insensitively) and short enough for the engine. */
 export class NameAllocator {
   private readonly used = new Set<string>();
+  /** Per wanted name, the suffix to try next: names are never freed, so lower ones stay taken. */
+  private readonly nextSuffix = new Map<string, number>();
   private readonly max: number;
 
   constructor(dialect: Dialect, reserved: Iterable<string> = []) {
@@ -43,10 +45,14 @@ export class NameAllocator {
   /** `wanted` if free, else `wanted_2`, `wanted_3`, … (truncated to the engine's limit). */
   take(wanted: string): string {
     let name = wanted.slice(0, this.max);
-    for (let n = 2; this.used.has(name.toLowerCase()); n++) {
-      const suffix = `_${n}`;
+    const key = wanted.toLowerCase();
+    let n = this.nextSuffix.get(key) ?? 2;
+    // 3,000 tables each with an index called created_idx would otherwise retry every suffix each time
+    while (this.used.has(name.toLowerCase())) {
+      const suffix = `_${n++}`;
       name = `${wanted.slice(0, this.max - suffix.length)}${suffix}`;
     }
+    this.nextSuffix.set(key, n);
     this.used.add(name.toLowerCase());
     return name;
   }

@@ -63,7 +63,7 @@ function constraintName(w: ExportWriter, k: ParsedConstraint): string {
 function keyParts(w: ExportWriter, table: ParsedTable, columns: string[]): string {
   return columns
     .map((name) => {
-      const field = table.fields.find((f) => f.field_name === name);
+      const field = w.field(table, name);
       const prefix = w.target === "MySQL" && field && TEXTUAL.test(w.type(table, field)) ? "(255)" : "";
       return `${w.q(name)}${prefix}`;
     })
@@ -99,7 +99,7 @@ export function foreignKeyClause(w: ExportWriter, table: ParsedTable, k: ParsedC
   let sql = `${constraintName(w, k)}FOREIGN KEY (${k.columns.map((c) => w.q(c)).join(", ")}) REFERENCES ${targetRef} (${columns.map((c) => w.q(c)).join(", ")})`;
   let onDelete = action(w, k.on_delete);
   let onUpdate = action(w, k.on_update);
-  const notNull = k.columns.some((c) => table.fields.find((f) => f.field_name === c)?.is_nullable === false);
+  const notNull = k.columns.some((c) => w.field(table, c)?.is_nullable === false);
   if (w.target === "MySQL" && notNull) {
     // MySQL refuses SET NULL on a NOT NULL column; elsewhere such a delete fails at run time, as NO ACTION does
     if (onDelete === "SET NULL") onDelete = "NO ACTION";
@@ -133,7 +133,7 @@ export function attachPartition(w: ExportWriter, table: ParsedTable): string[] {
 /** CREATE INDEX statements (MySQL has them inline); into another dialect only plain-column indexes travel. */
 export function createIndexes(w: ExportWriter, table: ParsedTable, only?: ParsedIndex[]): string[] {
   if (w.target === "MySQL" && !only) return [];
-  return portableIndexes(w, table, only).map((index) => indexSql(w, table, index, index.columns.every((c) => table.fields.some((f) => f.field_name === c))));
+  return portableIndexes(w, table, only).map((index) => indexSql(w, table, index, index.columns.every((c) => w.field(table, c) !== undefined)));
 }
 
 function mysqlInlineIndex(w: ExportWriter, table: ParsedTable, index: ParsedIndex): string {
@@ -147,10 +147,10 @@ function mysqlInlineIndex(w: ExportWriter, table: ParsedTable, index: ParsedInde
 function portableIndexes(w: ExportWriter, table: ParsedTable, only?: ParsedIndex[]): ParsedIndex[] {
   const out: ParsedIndex[] = [];
   for (const index of only ?? table.indexes ?? []) {
-    const plain = index.columns.length > 0 && index.columns.every((c) => table.fields.some((f) => f.field_name === c));
+    const plain = index.columns.length > 0 && index.columns.every((c) => w.field(table, c) !== undefined);
     if (!w.sameDialect) {
       if (!plain || index.where || !PORTABLE_METHODS.has(index.method ?? null)) continue;
-      const kinds = index.columns.map((c) => typeKind(w.source, table.fields.find((f) => f.field_name === c)!).kind);
+      const kinds = index.columns.map((c) => typeKind(w.source, w.field(table, c)!).kind);
       if (w.target !== "MySQL" && kinds.some((k) => UNINDEXABLE.has(k) && !(k === "text" && w.target === "PostgreSQL"))) continue;
     }
     if (w.target === "MSSQL" && SPECIAL_MSSQL.has(index.method ?? "")) continue; // needs catalogs and XML schemas the export does not make

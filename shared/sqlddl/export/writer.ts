@@ -2,14 +2,17 @@
  * The shared state of one export into a target dialect: the name every table gets there
  * (schemas kept where the target has them, otherwise dropped, with collisions prefixed),
  * the constraint/index name allocator, and column definitions (type, auto-increment in the
- * target's own way, computed expression, default, nullability, collation, comment).
+ * target's own way, computed expression, default, nullability, collation, comment). What
+ * the column definitions ask about a column (is it keyed, referenced, the auto-increment
+ * one, which user type) is answered from maps built once per export, so an export costs
+ * time linear in the schema's size however many tables and columns it has.
  */
 import { MAX_NAME, NameAllocator, literal, quoteIdent } from "./names.ts";
 import { renderDefault } from "./defaults.ts";
 import { isIntegerKind, renderType } from "./renderType.ts";
 import { typeKind } from "./typeKinds.ts";
 import { SchemaIndex, isDefaultSchema } from "../schemaIndex.ts";
-import type { Dialect, ParsedConstraint, ParsedField, ParsedSchema, ParsedTable } from "../types.ts";
+import type { Dialect, ParsedConstraint, ParsedDomain, ParsedEnum, ParsedField, ParsedSchema, ParsedTable } from "../types.ts";
 
 /** Names and column definitions of one export. */
 export class ExportWriter {
@@ -21,7 +24,12 @@ export class ExportWriter {
   /** Lossy conversions, written as comments at the top of the export. */
   readonly notes: string[] = [];
   private readonly exported = new Map<ParsedTable, { schema: string | null; name: string }>();
-  private readonly autoColumns = new Map<ParsedTable, ParsedField[]>();
+  private readonly autoColumns = new Map<ParsedTable, Set<ParsedField>>();
+  private readonly keyedColumns = new Map<ParsedTable, Set<string>>();
+  private readonly fieldMaps = new Map<ParsedTable, Map<string, ParsedField>>();
+  private readonly positions = new Map<ParsedTable, Map<ParsedField, number>>();
+  private referencedColumns: Map<ParsedTable, Set<string>> | null = null;
+  private userTypes: Map<string, ParsedDomain | ParsedEnum> | null = null;
 
   constructor(schema: ParsedSchema, target: Dialect) {
     this.target = target;
@@ -69,36 +77,80 @@ export class ExportWriter {
     return this.exported.get(table)!;
   }
 
-  /** Whether the column takes part in a key or index (the target may need a keyable type). */
-  keyed(table: ParsedTable, field: ParsedField): boolean {
-    const has = (cols: string[]) => cols.includes(field.field_name);
-    return table.constraints.some((k) => has(k.columns)) || (table.indexes ?? []).some((i) => has(i.columns)) || this.referencedBy(table, field);
+  /** The table's column of exactly that name (the first, should the model double it). */
+  field(table: ParsedTable, name: string): ParsedField | undefined {
+    let byName = this.fieldMaps.get(table);
+    if (!byName) {
+      byName = new Map();
+      for (const f of table.fields) if (!byName.has(f.field_name)) byName.set(f.field_name, f);
+      this.fieldMaps.set(table, byName);
+    }
+    return byName.get(name);
   }
 
+  /** The column's place in its table's column list. */
+  position(table: ParsedTable, field: ParsedField): number {
+    let byField = this.positions.get(table);
+    if (!byField) {
+      byField = new Map(table.fields.map((f, i) => [f, i]));
+      this.positions.set(table, byField);
+    }
+    return byField.get(field) ?? -1;
+  }
+
+  /** Whether the column takes part in a key or index (the target may need a keyable type). */
+  keyed(table: ParsedTable, field: ParsedField): boolean {
+    let keyed = this.keyedColumns.get(table);
+    if (!keyed) {
+      keyed = new Set([...table.constraints, ...(table.indexes ?? [])].flatMap((k) => k.columns));
+      this.keyedColumns.set(table, keyed);
+    }
+    return keyed.has(field.field_name) || this.referencedBy(table, field);
+  }
+
+  /** Whether a foreign key of any table points at the column. */
   private referencedBy(table: ParsedTable, field: ParsedField): boolean {
-    return this.schema.tables.some((t) => t.constraints.some((k) => k.type === "foreign_key" && this.index.referenced(k) === table && (k.references_columns ?? []).includes(field.field_name)));
+    if (!this.referencedColumns) {
+      const referenced = new Map<ParsedTable, Set<string>>();
+      for (const t of this.schema.tables) {
+        for (const k of t.constraints) {
+          const target = k.type === "foreign_key" ? this.index.referenced(k) : undefined;
+          if (!target) continue;
+          const columns = referenced.get(target) ?? new Set<string>();
+          for (const c of k.references_columns ?? []) columns.add(c);
+          referenced.set(target, columns);
+        }
+      }
+      this.referencedColumns = referenced;
+    }
+    return this.referencedColumns.get(table)?.has(field.field_name) ?? false;
   }
 
   /** Whether the column gets the target's auto-increment (MySQL, SQL Server, SQLite allow one a table). */
   isAutoIncrement(table: ParsedTable, field: ParsedField): boolean {
+    return this.autoColumnsOf(table).has(field);
+  }
+
+  /** The first auto-increment column (MySQL must index it). */
+  autoIncrement(table: ParsedTable): ParsedField | null {
+    return this.autoColumnsOf(table).values().next().value ?? null;
+  }
+
+  /** The table's columns that get the target's auto-increment, in column order. */
+  private autoColumnsOf(table: ParsedTable): Set<ParsedField> {
     let chosen = this.autoColumns.get(table);
     if (!chosen) {
       const pk = table.constraints.find((k) => k.type === "primary_key")?.columns ?? [];
-      chosen = table.fields.filter((f) => {
+      const candidates = table.fields.filter((f) => {
         if (!f.is_auto_increment || f.computed) return false;
         if (this.sameDialect && /^(nextval\s*\(|next\s+value\s+for\s)/i.test(f.default_value ?? "")) return false; // the sequence default is kept
         if (!isIntegerKind(typeKind(this.source, f).kind)) return false;
         return this.target !== "SQLite" || (pk.length === 1 && pk[0] === f.field_name);
       });
-      if (this.target !== "PostgreSQL" && this.target !== "Firebird") chosen = chosen.slice(0, 1);
+      chosen = new Set(this.target === "PostgreSQL" || this.target === "Firebird" ? candidates : candidates.slice(0, 1));
       this.autoColumns.set(table, chosen);
     }
-    return chosen.includes(field);
-  }
-
-  /** The first auto-increment column (MySQL must index it). */
-  autoIncrement(table: ParsedTable): ParsedField | null {
-    return table.fields.find((f) => this.isAutoIncrement(table, f)) ?? null;
+    return chosen;
   }
 
   /** Whether the column is written as PostgreSQL serial (auto-increment there without identity). */
@@ -122,8 +174,19 @@ export class ExportWriter {
   usesTypeName(field: ParsedField): boolean {
     if (!field.type_name) return false;
     if (field.type_name.includes(".")) return true;
-    const name = field.type_name.toLowerCase();
-    return [...(this.schema.domains ?? []), ...(this.schema.enums ?? [])].some((d) => d.name.toLowerCase() === name);
+    return this.userTypeNamed(field.type_name) !== undefined;
+  }
+
+  /** The schema's domain, user type or enum of that name (case-insensitive; domains first). */
+  private userTypeNamed(name: string): ParsedDomain | ParsedEnum | undefined {
+    if (!this.userTypes) {
+      this.userTypes = new Map();
+      for (const d of [...(this.schema.domains ?? []), ...(this.schema.enums ?? [])]) {
+        const key = d.name.toLowerCase();
+        if (!this.userTypes.has(key)) this.userTypes.set(key, d);
+      }
+    }
+    return this.userTypes.get(name.toLowerCase());
   }
 
   /** A column definition for CREATE TABLE / ADD COLUMN. */
@@ -167,7 +230,7 @@ export class ExportWriter {
   /** A domain/enum/user type reference, spelled as the export creates it. */
   private userType(typeName: string, field: ParsedField): string {
     const bare = typeName.includes(".") ? typeName.slice(typeName.lastIndexOf(".") + 1) : typeName;
-    const own = [...(this.schema.domains ?? []), ...(this.schema.enums ?? [])].find((d) => d.name.toLowerCase() === bare.toLowerCase());
+    const own = this.userTypeNamed(bare);
     const schema = own ? own.schema_name : typeName.includes(".") ? typeName.slice(0, typeName.lastIndexOf(".")) : null;
     const name = own ? own.name : bare;
     const ref = schema && this.target !== "Firebird" ? `${this.q(schema)}.${this.q(name)}` : this.q(name);
