@@ -243,6 +243,56 @@ t.test("schemas", async (t) => {
     t.equal((await api.delete(`${tr}/${field.body.translation.id}`)).status, 404);
   });
 
+  t.test("translations export: schemas that share a name are keyed `name (#id)` and never merge", async (t) => {
+    const project = await buildProject(app.pool, alice.user.id);
+    const schemas = `/api/projects/${project}/schemas`;
+    const create = async (name: string) => {
+      const res = await api.post(schemas, { name, sql_text: shopMysql, database_type: "MySQL" });
+      t.equal(res.status, 201, res.text);
+      return res.body.schema.id as number;
+    };
+    const label = async (id: number, language: string, label: string, field_name?: string) => {
+      const res = await api.post(`${schemas}/${id}/translations`, { language, table_name: "customers", field_name, label });
+      t.equal(res.status, 201, res.text);
+    };
+    const first = await create("Shop");
+    const second = await create("Shop");
+    const other = await create("Other");
+    await label(first, "de", "Kunden A");
+    await label(first, "en", "Customers A");
+    await label(second, "de", "Kunden B");
+    await label(second, "de", "Mail B", "email");
+    await label(other, "de", "Kunden C");
+    const exported = async (query = "") => JSON.parse((await api.get(`/api/projects/${project}/translations/export${query}`)).text);
+
+    const json = await exported();
+    t.same(Object.keys(json.de).sort(), ["Other", `Shop (#${first})`, `Shop (#${second})`].sort());
+    t.same(json.de[`Shop (#${first})`].customers, { label: "Kunden A", description: "", fields: {} });
+    t.same(json.de[`Shop (#${second})`].customers, { label: "Kunden B", description: "", fields: { email: { label: "Mail B", description: "" } } });
+    t.same(json.de.Other.customers.label, "Kunden C", "a name of its own stays plain");
+    t.same(Object.keys(json.en), [`Shop (#${first})`]);
+    t.same(Object.keys((await exported("?language=en")).en), [`Shop (#${first})`], "the key does not depend on the language exported");
+
+    const csv = await api.get(`/api/projects/${project}/translations/export?format=csv&language=de`);
+    t.same(csv.text.replace(/^\uFEFF/, "").trim().split("\n"), [
+      "schema,language,table_name,field_name,label,description",
+      "Other,de,customers,,Kunden C,",
+      `Shop (#${first}),de,customers,,Kunden A,`,
+      `Shop (#${second}),de,customers,,Kunden B,`,
+      `Shop (#${second}),de,customers,email,Mail B,`,
+    ]);
+
+    const lookalike = await create(`Shop (#${first})`);
+    await label(lookalike, "de", "Kunden D");
+    const withLookalike = (await exported()).de;
+    t.same(withLookalike[`Shop (#${first})`].customers.label, "Kunden A", "a schema named like another's key does not take it");
+    t.same(withLookalike[`Shop (#${first}) (#${lookalike})`].customers.label, "Kunden D");
+    t.equal(Object.keys(withLookalike).length, 4);
+
+    t.equal((await api.put(`${schemas}/${second}`, { name: "Shop 2" })).status, 200);
+    t.same(Object.keys((await exported()).de).sort(), ["Other", "Shop", "Shop 2", `Shop (#${first})`].sort(), "unique names again: plain names");
+  });
+
   t.test("/sql-parse: parse without a project, read it back; only its author can", async (t) => {
     const res = await api.post("/api/sql-parse", { sql_text: "CREATE TABLE dbo.[Users] ([Id] INT IDENTITY(1,1) NOT NULL, CONSTRAINT [PK_Users] PRIMARY KEY CLUSTERED ([Id] ASC)) ON [PRIMARY]\nGO\n", database_type: "sqlserver" });
     t.equal(res.status, 200, res.text);

@@ -1,7 +1,9 @@
 /**
  * Translations of schema labels (DESIGN §11): per schema and language, a label (and an
  * optional description) for each table and field, keyed by name so they survive
- * re-parses; exported per project as JSON (nested, ready for i18n files) or CSV.
+ * re-parses; exported per project as JSON (nested, ready for i18n files) or CSV. Schema
+ * names need not be unique in a project: the export keys each schema by its name, and two
+ * schemas of one name by `name (#id)` each, so their labels never merge.
  */
 import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
@@ -173,7 +175,7 @@ const remove = defineRoute({
   },
 });
 
-const exportRow = translationRow.pick({ language: true, table_name: true, field_name: true, label: true, description: true }).extend({ schema_name: z.string() });
+const exportRow = translationRow.pick({ language: true, table_name: true, field_name: true, label: true, description: true }).extend({ schema_key: z.string() });
 type ExportRow = z.infer<typeof exportRow>;
 
 interface TableLabels {
@@ -183,15 +185,19 @@ interface TableLabels {
 }
 
 /**
- * language → schema name → table name → labels. Schema, table and field names are the
- * user's (`__proto__`, `constructor`, …), so every level is a prototype-less object: on a
- * plain `{}` a schema named `__proto__` would make the next write land on Object.prototype.
+ * language → schema key → table name → labels. A schema's key is its name, or `name (#id)`
+ * when another ready schema of the project has that name too (or its name is such a key
+ * already), judged over all of the project's ready schemas: a key does not depend on the
+ * language exported, and a project whose schema names are unique keeps plain names.
+ * Schema, table and field names are the user's (`__proto__`, `constructor`, …), so every
+ * level is a prototype-less object: on a plain `{}` a schema named `__proto__` would make
+ * the next write land on Object.prototype.
  */
 function nested(rows: readonly ExportRow[]) {
   const out = dict<Record<string, Record<string, TableLabels>>>();
   for (const row of rows) {
     const schemas = (out[row.language] ??= dict());
-    const tables = (schemas[row.schema_name] ??= dict());
+    const tables = (schemas[row.schema_key] ??= dict());
     const table = (tables[row.table_name] ??= { label: null, description: "", fields: dict() });
     if (row.field_name === null) {
       table.label = row.label;
@@ -211,8 +217,9 @@ const exportRoute = defineRoute({
   path: "/projects/{projectId}/translations/export",
   summary: "Download every schema label translation of a project as JSON or CSV",
   description:
-    "JSON nests language → schema name → table → {label, description, fields: {field: {label, description}}}. " +
-    "CSV has the columns schema, language, table_name, field_name, label, description.",
+    "JSON nests language → schema → table → {label, description, fields: {field: {label, description}}}. " +
+    "CSV has the columns schema, language, table_name, field_name, label, description. " +
+    "A schema is named by its name; when several schemas of the project share a name, each of them is named `name (#id)` instead, in both formats.",
   tags: ["Schemas"],
   auth: "bearer",
   params: projectParams,
@@ -221,17 +228,26 @@ const exportRoute = defineRoute({
   handler: async (ctx, { params, query }) => {
     const { pool } = ctx.deps;
     const project = await projectForRead(pool, params.projectId, currentUser(ctx));
+    // the key of each schema (see the description) over all ready schemas, whichever have labels
     const rows = await pool.any(sql.type(exportRow)`
-      select s.name as schema_name, t.language, t.table_name, t.field_name, t.label, t.description
-      from schema_translations t join schemas s on s.id = t.schema_id
-      where s.project_id = ${project.id} and s.status = 'ready' ${query.language ? sql.fragment`and t.language = ${query.language}` : sql.fragment``}
-      order by s.name, s.id, t.language, t.table_name, t.field_name nulls first`);
+      with ready as (
+        select id, name, count(*) over (partition by name) > 1 as shared from schemas where project_id = ${project.id} and status = 'ready'
+      ), keyed as (
+        select r.id, r.name,
+               case when r.shared or exists (select 1 from ready o where o.shared and o.name || ' (#' || o.id || ')' = r.name)
+                    then r.name || ' (#' || r.id || ')' else r.name end as schema_key
+        from ready r
+      )
+      select k.schema_key, t.language, t.table_name, t.field_name, t.label, t.description
+      from schema_translations t join keyed k on k.id = t.schema_id
+      where true ${query.language ? sql.fragment`and t.language = ${query.language}` : sql.fragment``}
+      order by k.name, k.id, t.language, t.table_name, t.field_name nulls first`);
     const base = `${project.name}-translations`;
     if (query.format === "csv") {
       ctx.set("Content-Disposition", `attachment; filename="${downloadName(base, "csv")}"`);
       ctx.type = "text/csv; charset=utf-8";
       ctx.body = stringify(
-        rows.map((r) => [r.schema_name, r.language, r.table_name, r.field_name ?? "", r.label, r.description].map(inert)),
+        rows.map((r) => [r.schema_key, r.language, r.table_name, r.field_name ?? "", r.label, r.description].map(inert)),
         { header: true, columns: ["schema", "language", "table_name", "field_name", "label", "description"], bom: true },
       );
       return;
