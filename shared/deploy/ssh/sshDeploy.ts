@@ -1,29 +1,27 @@
 /**
- * The SSH deployer: upload a generation file by file over SFTP into a fresh release folder,
- * switch `current` to it and prune old releases (releases.ts).
+ * The SSH deployer: put a generation into a fresh release folder (transfer.ts: one tar.gz
+ * archive extracted by the server, or file by file over SFTP when the account cannot run
+ * `tar`), switch `current` to it and prune old releases (releases.ts).
  *
- * Files go individually over SFTP, many requests in flight on one channel, rather than as
- * an archive extracted remotely: it works for SFTP-only accounts (common on shared hosting),
- * needs no `tar` or `unzip` on the server and runs no shell command for the upload at all.
- * The shell is used only where it makes a step atomic or fast (`mv -T`, `rm -rf`), with every
- * path quoted, and each such step has an SFTP-only fallback.
+ * Retries: state key `ssh.uploaded` (the release folder is complete) makes a retry go
+ * straight to the switch; without it, a release folder left by an earlier attempt is partial
+ * and is removed and redone. `ssh.switched` (or `current` already pointing at the release)
+ * makes a retry only report success.
  */
 import { posix } from "node:path";
 import { resolvePublicAddress } from "../../net/networkGuard.ts";
 import { parseConfig, sshConfigSchema, type SshConfig } from "../configs.ts";
 import { DeployError } from "../errors.ts";
-import { eachFile, parentDirectories, safeId } from "../files.ts";
-import { runPool } from "../pool.ts";
-import { createRunLog, formatBytes, runLogged, UploadProgress, type RunLog } from "../runLog.ts";
-import { scrubberFor, type Scrubber } from "../scrub.ts";
+import { safeId } from "../files.ts";
+import { createRunLog, formatBytes, runLogged, type RunLog } from "../runLog.ts";
+import { scrubberFor } from "../scrub.ts";
 import { memoryState } from "../state.ts";
-import type { ConnectionTestResult, Deployer, DeployFiles, DeployRequest, DeployResult, TestConnectionOptions } from "../types.ts";
+import type { ConnectionTestResult, Deployer, DeployRequest, DeployResult, TestConnectionOptions } from "../types.ts";
 import { linkTarget, pruneReleases, releaseLayout, restoreInterruptedSwitch, switchCurrent, type ReleaseLayout, type SwitchMethod } from "./releases.ts";
 import { SftpClient } from "./sftpClient.ts";
 import { openSsh, sshEndpoint, sshFailure, type ParsedSshConfig, type SshSession } from "./sshSession.ts";
+import { archivePath, chooseTransfer, removeRelease, transfer, type TransferContext, type TransferKind, type Transferred } from "./transfer.ts";
 
-/** SFTP writes in flight at once on the one channel. */
-const IN_FLIGHT = 8;
 /** Releases kept by default, the live one included. */
 export const DEFAULT_KEEP_RELEASES = 5;
 
@@ -37,12 +35,15 @@ export interface SshDeployResult extends DeployResult {
   hostKeyFingerprint: string;
   /** True when no key was pinned before this run (the request's pinner stored it at login). */
   hostKeyFirstSeen: boolean;
+  /** How the files travelled (by an earlier attempt, when it had uploaded them). */
+  transfer: TransferKind | "already-live";
   switchMethod: SwitchMethod | "already-live";
   /** Release folders removed by pruning. */
   pruned: string[];
 }
 
 const SWITCHED = "ssh.switched";
+const UPLOADED = "ssh.uploaded";
 
 /** Deploys over SSH; see the module comment. @throws DeployError */
 export async function deploySsh(request: DeployRequest<SshConfig>): Promise<SshDeployResult> {
@@ -72,24 +73,20 @@ export async function deploySsh(request: DeployRequest<SshConfig>): Promise<SshD
       }
       await step("preparation", () => restoreInterruptedSwitch(sftp, layout, runLog));
       await step("preparation", () => sftp.mkdirs(layout.releases));
-      if (await sftp.lstat(layout.release)) {
-        await step("cleanup", () => sftp.removeTree(layout.release));
-        await runLog.info(`Removed the unfinished release of an earlier attempt (${layout.release}).`);
-      }
-      await step("preparation", () => sftp.mkdir(layout.release));
-      await runLog.info(`Uploading into ${layout.release} over SFTP.`, { release: layout.release });
-      const progress = await uploadRelease(sftp, request.files, layout.release, runLog, config, scrubber, request.signal);
+      const context: TransferContext = { client: live.client, sftp, layout, files: request.files, runLog, config, scrubber, state, ...(request.signal ? { signal: request.signal } : {}) };
+      const moved = await step("transfer", () => fillRelease(context));
 
-      await runLog.info(`Uploaded ${progress.files} files (${formatBytes(progress.bytes)}); switching ${layout.current}.`);
+      await runLog.info(`Switching ${layout.current} to releases/${layout.name}.`);
       const method = await step("switch", () => switchCurrent(live.client, sftp, layout, runLog));
       const result: SshDeployResult = {
-        summary: `Deployed ${progress.files} files (${formatBytes(progress.bytes)}) to ${sshEndpoint(config)}:${layout.release}; ${layout.current} points to it.`,
-        files: progress.files,
-        bytes: progress.bytes,
+        summary: `Deployed ${moved.files} files (${formatBytes(moved.bytes)}) to ${sshEndpoint(config)}:${layout.release}; ${layout.current} points to it.`,
+        files: moved.files,
+        bytes: moved.bytes,
         releasePath: layout.release,
         currentPath: layout.current,
         hostKeyFingerprint: live.fingerprint,
         hostKeyFirstSeen: live.firstPin,
+        transfer: moved.kind,
         switchMethod: method,
         pruned: [],
       };
@@ -121,6 +118,7 @@ async function alreadyLive(runLog: RunLog, layout: ReleaseLayout, session: SshSe
     currentPath: layout.current,
     hostKeyFingerprint: session.fingerprint,
     hostKeyFirstSeen: session.firstPin,
+    transfer: "already-live",
     switchMethod: "already-live",
     pruned: [],
   };
@@ -129,35 +127,31 @@ async function alreadyLive(runLog: RunLog, layout: ReleaseLayout, session: SshSe
   return result;
 }
 
-/** Uploads every file under `root`, several SFTP writes in flight. */
-async function uploadRelease(sftp: SftpClient, files: DeployFiles, root: string, runLog: RunLog, config: ParsedSshConfig, scrubber: Scrubber, signal?: AbortSignal) {
-  const progress = new UploadProgress(runLog);
-  const made = new Map<string, Promise<void>>();
-  const ensureParents = async (path: string) => {
-    for (const dir of parentDirectories(path)) {
-      let pending = made.get(dir);
-      if (!pending) {
-        pending = sftp.mkdir(posix.join(root, dir));
-        made.set(dir, pending);
-      }
-      await pending;
-    }
-  };
-  await runPool(
-    eachFile(files),
-    IN_FLIGHT,
-    async (file) => {
-      try {
-        await ensureParents(file.path);
-        await sftp.writeFile(posix.join(root, file.path), file.content);
-      } catch (error) {
-        throw sshFailure(error, config, scrubber, `upload of ${file.path}`);
-      }
-      await progress.add(file.content.length);
-    },
-    signal,
-  );
-  return progress;
+/**
+ * Makes the release folder hold the generation: reuses it when an earlier attempt completed
+ * it, else removes what an interrupted attempt left and transfers the files.
+ */
+async function fillRelease(context: TransferContext): Promise<Transferred> {
+  const { client, sftp, layout, runLog, state } = context;
+  const uploaded = await state.get(UPLOADED);
+  const existing = await sftp.lstat(layout.release);
+  if (uploaded && existing?.isDirectory()) {
+    const earlier = JSON.parse(uploaded) as Transferred;
+    await runLog.info(`An earlier attempt of this deployment already put ${earlier.files} files into ${layout.release}; not transferring them again.`, { files: earlier.files });
+    return earlier;
+  }
+  const choice = await chooseTransfer(client, state);
+  if (choice.kind === "archive") await runLog.info(`Transfer: one tar.gz archive over SFTP, extracted on the server (${choice.reason}).`, { transfer: "archive" });
+  else await runLog.info(`Transfer: file by file over SFTP, because ${choice.reason}.`, { transfer: "sftp" });
+  if (existing) {
+    await removeRelease(client, sftp, layout.release);
+    await runLog.info(`Removed the unfinished release of an earlier attempt (${layout.release}).`);
+  }
+  // A crash mid-upload leaves the archive; the archive transfer overwrites it, the other must not keep it.
+  if (choice.kind === "sftp") await sftp.unlink(archivePath(layout));
+  const moved = await transfer(choice.kind, context);
+  await state.set(UPLOADED, JSON.stringify(moved));
+  return moved;
 }
 
 /** Prunes old releases; a failure only warns (the new release is live). */

@@ -136,25 +136,42 @@ export function sshFailure(error: unknown, config: ParsedSshConfig, scrubber: Sc
 
 /** The result of a remote command. */
 export interface ExecResult {
+  /** The exit status; null when the command ended without one (killed, channel closed). */
   code: number | null;
+  /** stdout and stderr together, the first 2,000 characters. */
   output: string;
+  /** True when `timeoutMs` passed first and the channel was closed. */
+  timedOut?: boolean;
 }
 
 /**
  * Runs a command through the account's shell; null when the server refuses exec (an
  * SFTP-only account). Every path in `command` must have gone through `shellQuote`.
+ * Standard input is closed at once: an account forced into `internal-sftp` (OpenSSH's
+ * `ForceCommand`) answers exec with an SFTP server that would otherwise wait for input forever.
  */
-export function execRemote(client: ssh2.Client, command: string): Promise<ExecResult | null> {
+export function execRemote(client: ssh2.Client, command: string, options: { timeoutMs?: number } = {}): Promise<ExecResult | null> {
   return new Promise((resolve) => {
     client.exec(command, (error, channel: ClientChannel) => {
       if (error) return resolve(null);
       // Listeners go on synchronously: ssh2 may emit `exit` in the same tick as the callback.
       let output = "";
       let code: number | null = null;
+      let timedOut = false;
+      const timer = options.timeoutMs
+        ? setTimeout(() => {
+            timedOut = true;
+            channel.close();
+          }, options.timeoutMs)
+        : undefined;
       channel.on("data", (chunk: Buffer) => (output += chunk.toString()));
       channel.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
       channel.on("exit", (exitCode: number | null) => (code = exitCode));
-      channel.on("close", () => resolve({ code, output: output.slice(0, 2000) }));
+      channel.on("close", () => {
+        clearTimeout(timer);
+        resolve({ code, output: output.slice(0, 2000), ...(timedOut ? { timedOut } : {}) });
+      });
+      channel.end();
     });
   });
 }

@@ -1,53 +1,14 @@
-import { mkdir, readdir, readlink, writeFile } from "node:fs/promises";
+import { readdir, readlink } from "node:fs/promises";
 import path from "node:path";
-import t, { type Test } from "tap";
-import type { SshConfig } from "../../../shared/deploy/configs.ts";
+import t from "tap";
 import { DeployError } from "../../../shared/deploy/errors.ts";
 import { deploySsh, testSshConnection } from "../../../shared/deploy/ssh/sshDeploy.ts";
-import { memoryState } from "../../../shared/deploy/state.ts";
-import type { DeployFile } from "../../../shared/deploy/types.ts";
-import { generateKeyPair, startSshPeer, type SshPeer, type SshPeerOptions } from "../../support/peers/sshPeer.ts";
+import { generateKeyPair, startSshPeer } from "../../support/peers/sshPeer.ts";
 import { tableResolver } from "../../support/peers/resolvers.ts";
-import { asText, readTree } from "../../support/peers/tree.ts";
 import { captureLog, expected, exposedText, generation } from "./fixtures.ts";
+import { configOf, deploy, extractCommand, extractions, live, network, peer } from "./sshFixtures.ts";
 
-const network = { allowPrivate: true };
-
-async function peer(t: Test, options: SshPeerOptions = {}): Promise<SshPeer> {
-  const started = await startSshPeer(options);
-  t.teardown(() => started.close());
-  return started;
-}
-
-const configOf = (p: SshPeer, overrides: Partial<SshConfig> = {}): SshConfig => ({
-  host: p.host,
-  port: p.port,
-  username: p.username,
-  auth_method: "password",
-  password: p.password,
-  remote_path: "site",
-  ...overrides,
-});
-
-async function deploy(p: SshPeer, files: DeployFile[], options: { id?: number | string; config?: Partial<SshConfig>; state?: ReturnType<typeof memoryState> } = {}) {
-  const capture = captureLog();
-  const outcome = await deploySsh({
-    deploymentId: options.id ?? 1,
-    files,
-    config: configOf(p, options.config),
-    log: capture.log,
-    network,
-    ...(options.state ? { state: options.state } : {}),
-  }).then(
-    (result) => ({ result, error: undefined }),
-    (error: unknown) => ({ result: undefined, error }),
-  );
-  return { ...outcome, entries: capture.entries };
-}
-
-const live = async (p: SshPeer, base = "site") => asText(await readTree(path.join(p.home, base, "current")));
-
-t.test("password login: files uploaded into a release, current switched to it", async (t) => {
+t.test("password login: the files go as one archive extracted into a release, current switched to it", async (t) => {
   const p = await peer(t);
   const files = generation("1");
   const { result, error, entries } = await deploy(p, files);
@@ -59,13 +20,21 @@ t.test("password login: files uploaded into a release, current switched to it", 
     currentPath: path.join(p.home, "site/current"),
     hostKeyFingerprint: p.hostKeyFingerprint,
     hostKeyFirstSeen: true,
+    transfer: "archive",
     switchMethod: "exec-mv",
     files: files.length,
   });
   t.ok(entries.some((e) => e.message.includes(p.hostKeyFingerprint) && /first connection/.test(e.message)));
+  t.ok(entries.some((e) => /^Transfer: one tar\.gz archive over SFTP, extracted on the server \(the server has \/.*tar\)/.test(e.message)));
+  t.ok(entries.some((e) => e.message === `Extracted ${files.length} files into ${p.home}/site/releases/1; the archive was removed.`));
   t.equal(entries.at(-1)?.type, "success");
   t.notMatch(exposedText(entries), p.password);
-  t.same(p.stats.execs, [`mv -Tf -- '${p.home}/site/.current.1.next' '${p.home}/site/current'`]);
+  t.same(p.stats.execs, [
+    "command -v tar",
+    extractCommand(`${p.home}/site/releases/1`, `${p.home}/site/releases/.1.tar.gz`),
+    `mv -Tf -- '${p.home}/site/.current.1.next' '${p.home}/site/current'`,
+  ]);
+  t.same(await readdir(path.join(p.home, "site/releases")), ["1"], "the archive was removed");
 });
 
 t.test("private-key login; a wrong key or password fails cleanly", async (t) => {
@@ -132,6 +101,7 @@ t.test("an SFTP-only account: switch by renames, prune over SFTP", async (t) => 
   t.error((await deploy(p, generation("1"), { id: 1, config: { keep_releases: 1 } })).error);
   const { result, error, entries } = await deploy(p, generation("2"), { id: 2, config: { keep_releases: 1 } });
   t.error(error);
+  t.equal(result?.transfer, "sftp");
   t.equal(result?.switchMethod, "sftp-rename");
   t.ok(entries.some((e) => e.type === "warning" && /briefly absent/.test(e.message)));
   t.same(await live(p), expected(generation("2")));
@@ -139,44 +109,18 @@ t.test("an SFTP-only account: switch by renames, prune over SFTP", async (t) => 
   t.same(p.stats.execs, [], "no command ran");
 });
 
-t.test("a failed upload leaves the live release intact", async (t) => {
-  const p = await peer(t);
-  t.error((await deploy(p, generation("1"), { id: 1 })).error);
-  // A file and a folder of the same name: the upload fails part-way.
-  const broken = [...generation("2"), { path: "index.php/inner.txt", content: Buffer.from("x") }];
-  const { error, entries } = await deploy(p, broken, { id: 2 });
-  t.match(error, { code: "remote_error", message: /upload of index\.php/ });
-  t.equal(await readlink(path.join(p.home, "site/current")), "releases/1");
-  t.same(await live(p), expected(generation("1")));
-  t.equal(entries.at(-1)?.type, "error");
-});
-
 t.test("shell metacharacters in remote_path are quoted, never run", async (t) => {
   const p = await peer(t);
   const nasty = `site $(touch pwned1) \`touch pwned2\`; touch pwned3 'q' "d" \\`;
-  for (const id of [1, 2]) t.error((await deploy(p, generation(String(id)), { id, config: { remote_path: nasty, keep_releases: 1 } })).error);
+  for (const id of [1, 2]) {
+    const { result, error } = await deploy(p, generation(String(id)), { id, config: { remote_path: nasty, keep_releases: 1 } });
+    t.error(error);
+    t.equal(result?.transfer, "archive");
+  }
+  t.equal(extractions(p).length, 2);
   t.same(await live(p, nasty), expected(generation("2")));
   t.same(await readdir(p.home), [nasty], "no command injected by the path ran");
-  t.same(await readdir(path.join(p.home, nasty, "releases")), ["2"], "rm -rf removed exactly the quoted release");
-});
-
-t.test("retries: an unfinished release is redone, a live one is not touched", async (t) => {
-  const p = await peer(t);
-  await mkdir(path.join(p.home, "site/releases/5/partial"), { recursive: true });
-  await writeFile(path.join(p.home, "site/releases/5/partial/half.txt"), "half");
-  const files = generation("5");
-  const state = memoryState();
-  const first = await deploy(p, files, { id: 5, state });
-  t.error(first.error);
-  t.ok(first.entries.some((e) => /Removed the unfinished release/.test(e.message)));
-  t.same(await live(p), expected(files));
-
-  const execs = p.stats.execs.length;
-  const again = await deploy(p, files, { id: 5, state });
-  t.equal(again.result?.switchMethod, "already-live");
-  const withoutState = await deploy(p, files, { id: 5 });
-  t.equal(withoutState.result?.switchMethod, "already-live", "the link itself tells the deployment is live");
-  t.equal(p.stats.execs.length, execs, "nothing was switched again");
+  t.same(await readdir(path.join(p.home, nasty, "releases")), ["2"], "rm -rf removed exactly the quoted release, and both archives are gone");
 });
 
 t.test("private targets are refused unless allowed", async (t) => {

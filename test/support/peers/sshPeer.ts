@@ -2,11 +2,13 @@
  * A real SSH server for tests: ssh2's Server on loopback with password and public-key
  * authentication, an SFTP subsystem (sftpServer.ts) and `exec` through the system shell in
  * the user's home directory (a temporary folder), like an OpenSSH account. `exec` can be
- * switched off to stand for an SFTP-only account.
+ * switched off to stand for an SFTP-only account, and its commands limited to a folder of
+ * the test's choosing (`commandDir`) to stand for a server without `tar` or with a broken one.
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, chmod, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -47,6 +49,8 @@ export interface SshPeerOptions {
   hostKey?: KeyPair;
   /** Serve `exec` requests through /bin/sh (default true). */
   allowExec?: boolean;
+  /** PATH of exec'd commands (a `commandDir`); the test process's PATH when absent. */
+  execPath?: string;
   /** Existing home directory (a fresh temporary one when absent, removed on close). */
   home?: string;
   /** Listen on this port (to restart a peer with another host key at the same address). */
@@ -108,7 +112,8 @@ export async function startSshPeer(options: SshPeerOptions = {}): Promise<SshPee
           if (options.allowExec === false) return reject();
           const stream = accept();
           stats.execs.push(info.command);
-          const child = spawn("/bin/sh", ["-c", info.command], { cwd: home, stdio: ["ignore", "pipe", "pipe"] });
+          const env = options.execPath ? { ...process.env, PATH: options.execPath } : process.env;
+          const child = spawn("/bin/sh", ["-c", info.command], { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
           child.stdout.pipe(stream, { end: false });
           child.stderr.pipe(stream.stderr, { end: false });
           child.on("close", (code) => {
@@ -140,4 +145,27 @@ export async function startSshPeer(options: SshPeerOptions = {}): Promise<SshPee
       if (ownHome) await rm(home, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A folder to serve as the peer's PATH: links to the named system commands plus shell
+ * scripts given by name and body.
+ */
+export async function commandDir(dir: string, commands: string[], scripts: Record<string, string> = {}): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  for (const name of commands) await symlink(await systemCommand(name), path.join(dir, name));
+  for (const [name, body] of Object.entries(scripts)) {
+    await writeFile(path.join(dir, name), `#!/bin/sh\n${body}\n`);
+    await chmod(path.join(dir, name), 0o755);
+  }
+  return dir;
+}
+
+/** The absolute path of a command on the test process's PATH. @throws when it is not installed. */
+export async function systemCommand(name: string): Promise<string> {
+  for (const folder of (process.env.PATH ?? "/usr/bin:/bin").split(":")) {
+    const candidate = path.join(folder, name);
+    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
+  }
+  throw new Error(`${name} is not installed on this machine`);
 }
