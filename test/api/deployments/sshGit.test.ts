@@ -1,11 +1,12 @@
 /**
  * SSH and git deployments end to end through the API: a real SSH/SFTP server on loopback
- * (release folder switched in, host key pinned at the first successful login of a stored
- * environment, by a deployment or a connection test, and enforced after), and
+ * (the files as one archive extracted into a release folder, or file by file for an
+ * SFTP-only account; the release switched in; host key pinned at the first successful login
+ * of a stored environment, by a deployment or a connection test, and enforced after), and
  * the GitHub, GitLab and Bitbucket stand-ins driven through the real SDKs (one commit whose
  * tree holds the generation's files, one pull/merge request).
  */
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import t from "tap";
 import { startTestApp } from "../../support/app.ts";
@@ -63,10 +64,16 @@ t.test("SSH and git deployments through the API", async (t) => {
     const logs = (await api.get(`/api/deployments/${id}/logs`)).body.logs.map((l: { message: string }) => l.message);
     t.ok(logs.some((m: string) => m.includes(`host key ${ssh.hostKeyFingerprint} (first connection: pinned for this environment)`)), "the log says so");
 
+    t.ok(logs.some((m: string) => /^Transfer: one tar\.gz archive over SFTP, extracted on the server/.test(m)));
+    t.ok(logs.includes(`Extracted 4 files into ${ssh.home}/site/releases/${id}; the archive was removed.`), "the first attempt extracted the release");
+
     await rm(path.join(ssh.home, "site", "current"), { recursive: true });
     t.equal((await api.post(`/api/deployments/${id}/retry`)).status, 202);
     t.equal((await waitForDeployment(app.url, token, id)).status, "succeeded");
     t.same(asText(await readTree(path.join(ssh.home, "site", "current"))), asPeerText(files), "the live release equals the generation");
+    const retried = (await api.get(`/api/deployments/${id}/logs`)).body.logs.map((l: { message: string }) => l.message);
+    t.ok(retried.some((m: string) => m.startsWith("An earlier attempt of this deployment already put 4 files into")), "the retry reused the extracted release");
+    t.equal(ssh.stats.execs.filter((c) => c.includes(" tar -x ")).length, 1, "the archive was extracted once across both attempts");
     t.same(await sshConfigOf(), pinned, "the pin is unchanged by later logins");
 
     // The same address with a different host key: a server swapped under us.
@@ -105,7 +112,9 @@ t.test("SSH and git deployments through the API", async (t) => {
     const ssh = await startSshPeer({ authorizedKeys: [key.public] });
     t.teardown(() => ssh.close());
     secrets.push(...key.private.split("\n").filter((line) => line.length > 20));
-    const config = { host: ssh.host, port: ssh.port, username: ssh.username, auth_method: "key", private_key: key.private, remote_path: "site" };
+    // The archive path runs shell commands on this folder: every metacharacter must stay inert.
+    const remotePath = `site $(touch pwned1) \`touch pwned2\`; touch pwned3 'q' "d"`;
+    const config = { host: ssh.host, port: ssh.port, username: ssh.username, auth_method: "key", private_key: key.private, remote_path: remotePath };
     const inline = await api.post("/api/deployments/test-connection", { ssh_config: config });
     t.equal(inline.status, 200, inline.text);
     t.match(inline.body, { ok: true, host_key_fingerprint: ssh.hostKeyFingerprint });
@@ -117,8 +126,24 @@ t.test("SSH and git deployments through the API", async (t) => {
     seen.push(inline.body, stored.body, wrong.body);
     const files = textFiles("key");
     const id = await startDeployment(app.url, token, { environment_id: env, code_generation_id: await buildGeneration(app.pool, project, user.id, files) });
-    t.equal((await waitForDeployment(app.url, token, id)).status, "succeeded");
+    t.match(await waitForDeployment(app.url, token, id), { status: "succeeded", result: { transfer: "archive" } });
+    t.same(asText(await readTree(path.join(ssh.home, remotePath, "current"))), asPeerText(files));
+    t.same(await readdir(ssh.home), [remotePath], "nothing the path spells was run");
+  });
+
+  await t.test("SSH to an SFTP-only account: file by file, the same release", async (t) => {
+    const ssh = await startSshPeer({ allowExec: false });
+    t.teardown(() => ssh.close());
+    secrets.push(ssh.password);
+    const config = { host: ssh.host, port: ssh.port, username: ssh.username, auth_method: "password", password: ssh.password, remote_path: "site" };
+    const env = await buildEnvironment(app.url, token, project, { name: "SFTP only", type: "production", ssh_config: config });
+    const files = textFiles("sftp");
+    const id = await startDeployment(app.url, token, { environment_id: env, code_generation_id: await buildGeneration(app.pool, project, user.id, files) });
+    t.match(await waitForDeployment(app.url, token, id), { status: "succeeded", result: { transfer: "sftp" } });
     t.same(asText(await readTree(path.join(ssh.home, "site", "current"))), asPeerText(files));
+    const logs = (await api.get(`/api/deployments/${id}/logs`)).body.logs.map((l: { message: string }) => l.message);
+    t.ok(logs.includes("Transfer: file by file over SFTP, because the server runs no commands for this account (SFTP only)."), "the log says why");
+    t.same(ssh.stats.execs, []);
   });
 
   const branchFiles = (repo: GitRepo, branch: string) => repo.filesOf(repo.branches.get(branch)!);
