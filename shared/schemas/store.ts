@@ -59,6 +59,22 @@ export async function findReadySchema(conn: CommonQueryMethods, projectId: numbe
   return row as ReadySchema | null;
 }
 
+/** A ready schema's name and dialect, with its parse as the JSON text it is stored as. */
+export const storedParseRow = z.object({ id: z.number(), name: z.string(), database_type: dialectSchema, parsed_json: z.string() });
+/** A ready schema's parse as stored (see findStoredParse). */
+export type StoredParse = z.infer<typeof storedParseRow>;
+
+/**
+ * Reads a ready schema of a project with its parse left as JSON text (null when absent,
+ * still parsing, or in another project): a parse thread reads and checks it, so a large
+ * schema is not decoded and validated on the event loop of the process that asked.
+ */
+export async function findStoredParse(conn: CommonQueryMethods, projectId: number, schemaId: number): Promise<StoredParse | null> {
+  return conn.maybeOne(sql.type(storedParseRow)`
+    select id, name, database_type, parsed::text as parsed_json from schemas
+    where id = ${schemaId} and project_id = ${projectId} and status = 'ready' and parsed is not null`);
+}
+
 /** Inserts a schema that waits for its first parse, and its revision; returns both ids. */
 export async function insertSchema(
   tx: CommonQueryMethods,
