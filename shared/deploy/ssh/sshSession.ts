@@ -138,7 +138,7 @@ export function sshFailure(error: unknown, config: ParsedSshConfig, scrubber: Sc
 export interface ExecResult {
   /** The exit status; null when the command ended without one (killed, channel closed). */
   code: number | null;
-  /** stdout and stderr together, the first 2,000 characters. */
+  /** stdout and stderr together, the last 2,000 characters (where a command's verdict is). */
   output: string;
   /** True when `timeoutMs` passed first and the channel was closed. */
   timedOut?: boolean;
@@ -164,12 +164,13 @@ export function execRemote(client: ssh2.Client, command: string, options: { time
             channel.close();
           }, options.timeoutMs)
         : undefined;
-      channel.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      channel.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const add = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+      channel.on("data", add);
+      channel.stderr.on("data", add);
       channel.on("exit", (exitCode: number | null) => (code = exitCode));
       channel.on("close", () => {
         clearTimeout(timer);
-        resolve({ code, output: output.slice(0, 2000), ...(timedOut ? { timedOut } : {}) });
+        resolve({ code, output: output.slice(-2000), ...(timedOut ? { timedOut } : {}) });
       });
       channel.end();
     });

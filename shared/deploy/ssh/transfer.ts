@@ -136,12 +136,15 @@ async function archiveTransfer({ client, sftp, layout, files, runLog, config, sc
   // The archive is read from standard input: GNU tar would take `host:path` in `-f` for a remote file.
   const script = `mkdir -- ${release} && tar -x -z --no-same-owner -f - -C ${release} < ${tarball}; s=$?; rm -f -- ${tarball}; [ "$s" -eq 0 ] || exit "$s"; find ${release} -type f | wc -l`;
   const extracted = await execRemote(client, script);
-  if (!extracted || extracted.timedOut) throw new DeployError("remote_error", `The server stopped running commands before the archive was extracted into ${layout.release}.`);
+  if (!extracted || extracted.code === null) {
+    // The connection went (or the command was killed): nothing says this server cannot extract.
+    throw new DeployError("remote_error", `The connection ended before the archive was extracted into ${layout.release}.`);
+  }
   const count = /^\s*(\d+)\s*$/.exec(extracted.output.trim().split("\n").at(-1) ?? "")?.[1];
   if (extracted.code !== 0 || count === undefined || Number(count) !== progress.files) {
     const why =
       extracted.code !== 0
-        ? `tar exited with ${extracted.code ?? "no status"}: ${extracted.output.trim().slice(-300) || "no output"}`
+        ? `the command exited with ${extracted.code}: ${extracted.output.trim().slice(-300) || "no output"}`
         : `${count ?? "an unreadable number of"} files arrived instead of ${progress.files}`;
     await state.set(ARCHIVE_FAILED, why);
     throw new DeployError("remote_error", `Extracting the archive into ${layout.release} failed (${why}). The next attempt uploads the files one by one over SFTP.`, {

@@ -34,7 +34,7 @@ t.test("no exec channel, or no tar: file by file over SFTP, the same release", a
 t.test("an archive the server cannot extract: the attempt fails retryable, the next goes file by file", async (t) => {
   const tar = await systemCommand("tar");
   const brokenTars = {
-    "tar fails": { script: 'echo "tar: unrecognized option --no-same-owner" >&2; exit 2', why: /tar exited with 2: tar: unrecognized option --no-same-owner/ },
+    "tar fails": { script: 'echo "tar: unrecognized option --no-same-owner" >&2; exit 2', why: /the command exited with 2: tar: unrecognized option --no-same-owner/ },
     // The release folder is the last argument: remove one extracted file.
     "tar loses a file": { script: `"${tar}" "$@" || exit $?; for a in "$@"; do d=$a; done; rm -f "$d/index.php"`, why: /6 files arrived instead of 7/ },
   };
@@ -168,4 +168,30 @@ t.test("a cancelled deployment stops promptly on both transfers, nothing switche
     t.notOk(await lstat(path.join(p.home, "site/current")).catch(() => null));
     t.same(extractions(p), []);
   }
+});
+
+t.test("a connection lost during extraction is not taken for a server that cannot extract", async (t) => {
+  const tar = await systemCommand("tar");
+  const slowTar = await commandDir(path.join(await scratch(t), "bin"), ["mv", "rm", "find", "wc", "mkdir", "gzip", "sleep"], { tar: `sleep 1; exec "${tar}" "$@"` });
+  const p = await peer(t, { execPath: slowTar });
+  const files = generation("l");
+  const state = memoryState();
+  const controller = new AbortController();
+  const outcome = await deploySsh({
+    deploymentId: 4,
+    files,
+    config: configOf(p),
+    network,
+    state,
+    signal: controller.signal,
+    log: async (entry) => {
+      if (/^Uploaded an archive/.test(entry.message)) setTimeout(() => controller.abort(), 200);
+    },
+  }).catch((error: unknown) => error);
+  t.match(outcome, { code: "aborted" });
+  t.equal(extractions(p).length, 1, "the extraction had started");
+  t.notOk(state.entries.has("ssh.archive_failed"), "the next attempt still uses the archive");
+  const retried = await deploy(p, files, { id: 4, state });
+  t.equal(retried.result?.transfer, "archive");
+  t.same(await live(p), expected(files));
 });
