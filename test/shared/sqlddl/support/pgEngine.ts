@@ -1,12 +1,15 @@
 /**
  * PostgreSQL as the judge: DDL is loaded with psql (the server's own client, so dump
  * scripts run exactly as they would for a user) into a fresh test database whose public
- * schema is emptied first, and the truth is read back from pg_catalog/information_schema.
+ * schema is emptied first, the truth is read back from pg_catalog/information_schema, and
+ * pg_dump gives the server's own dump.
  */
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import pg from "pg";
 import type { Test } from "tap";
+import { withDatabase } from "../../../support/cluster.ts";
 import { freshDatabase } from "../../../support/db.ts";
 import type { EngineRules, TruthTable } from "./truth.ts";
 import type { ParsedField } from "../../../../shared/sqlddl/index.ts";
@@ -25,19 +28,46 @@ export interface PgScratch {
   baseline: Set<string>;
   /** Drops everything loaded so far, so the database can serve the next case. */
   reset(): Promise<void>;
+  /** `pg_dump --schema-only` of the database (the pg_dump on PATH must be able to dump this server). */
+  dump(): Promise<string>;
 }
 
 /** A fresh database (test/support/db.ts) with an empty public schema. */
 export async function pgScratch(t: Test): Promise<PgScratch> {
   const db = await freshDatabase(t, { poolSize: 1 });
-  const client = new pg.Client({ connectionString: db.url });
+  return scratchAt(t, db.url);
+}
+
+/**
+ * An empty database (from template0, so a dump holds only what a test loads) on the server
+ * of `adminUrl`, which need not be the test cluster's; dropped at teardown.
+ */
+export async function pgScratchOn(t: Test, adminUrl: string): Promise<PgScratch> {
+  const name = `sqlddl_dump_${randomBytes(5).toString("hex")}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create database ${name} template template0`);
+  t.teardown(() => admin(`drop database if exists ${name} with (force)`));
+  return scratchAt(t, withDatabase(adminUrl, name));
+}
+
+/** The scratch helpers over the database at `url` (its public schema emptied first). */
+async function scratchAt(t: Test, url: string): Promise<PgScratch> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   t.teardown(() => client.end());
   await client.query("drop schema public cascade; create schema public");
   const { rows } = await client.query<{ nspname: string }>("select nspname from pg_namespace where nspname <> 'public'");
   const baseline = new Set(rows.map((r) => r.nspname));
   const load = async (sql: string) => {
-    const child = run("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=0", "-d", db.url, "-f", "-"], { maxBuffer: 64 << 20 });
+    const child = run("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=0", "-d", url, "-f", "-"], { maxBuffer: 64 << 20 });
     child.child.stdin!.end(sql);
     const { stderr } = await child;
     return stderr.split("\n").filter((l) => /ERROR/.test(l));
@@ -55,7 +85,8 @@ export async function pgScratch(t: Test): Promise<PgScratch> {
     for (const { nspname } of now) if (!baseline.has(nspname)) await client.query(`drop schema ${pg.escapeIdentifier(nspname)} cascade`);
     await client.query("create schema if not exists public; set search_path to public");
   };
-  return { url: db.url, client, load, exec, baseline, reset };
+  const dump = async () => (await run("pg_dump", ["--schema-only", "-d", url], { maxBuffer: 64 << 20 })).stdout;
+  return { url, client, load, exec, baseline, reset, dump };
 }
 
 /**
