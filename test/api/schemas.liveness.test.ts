@@ -117,13 +117,17 @@ t.test("a SQL export and a comparison of 6,000-table schemas leave the web proce
   const from = await create(manyTables(tables));
   const to = await create(manyTables(tables, true));
 
-  // Reading these parses back (16 MB of JSON each) and writing their SQL on this thread paused it for 300-400 ms.
+  // Reading these parses back (16 MB of JSON each) and writing their SQL on this thread paused it
+  // for 300-400 ms on a quiet machine, far more under load; on the threads the pauses are 25-60 ms
+  // quiet and up to ~150 ms when the whole suite runs beside it. The bound leaves room for a busy
+  // machine, not for the old path.
+  const bound = 250;
   for (const dialect of ["postgres", "mysql"]) {
     const { result: res, pauseMs } = await longestPause(() => api.get(`${base}/${from}/export?database_type=${dialect}`));
     t.equal(res.status, 200);
     t.match(res.headers.get("content-type"), /^application\/sql/);
     t.equal(res.text.match(/^CREATE TABLE /gm)?.length, tables, `${dialect}: every table exported`);
-    t.ok(pauseMs < 150, `${dialect} export: the event loop never paused long (longest ${Math.round(pauseMs)} ms)`);
+    t.ok(pauseMs < bound, `${dialect} export: the event loop never paused long (longest ${Math.round(pauseMs)} ms)`);
   }
   const { result: res, pauseMs } = await longestPause(() => api.post(`${base}/compare`, { schema_id_1: from, schema_id_2: to }));
   t.equal(res.status, 200, res.text.slice(0, 300));
@@ -131,5 +135,5 @@ t.test("a SQL export and a comparison of 6,000-table schemas leave the web proce
   t.equal(res.body.differences.removed_tables.length, Math.ceil((tables - 5) / 13));
   t.same(res.body.differences.modified_tables.t_7.added_columns, ["note"]);
   t.match(res.body.migration_sql, /ALTER TABLE "t_7" ADD COLUMN "note" text/);
-  t.ok(pauseMs < 150, `compare: the event loop never paused long (longest ${Math.round(pauseMs)} ms)`);
+  t.ok(pauseMs < bound, `compare: the event loop never paused long (longest ${Math.round(pauseMs)} ms)`);
 });
