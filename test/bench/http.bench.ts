@@ -36,14 +36,19 @@ const child = spawn(process.execPath, [new URL("./support/httpServers.ts", impor
 try {
   const [oursPort, barePort] = await new Promise<[number, number]>((resolve, reject) => {
     let out = "";
-    child.stdout.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       out += chunk.toString();
       const match = /^ready (\d+) (\d+)$/m.exec(out);
-      if (match) resolve([Number(match[1]), Number(match[2])]);
-    });
+      if (!match) return;
+      // Stop collecting: the servers' access log follows, and gathering and scanning it here
+      // would load this process, which also runs the load generator.
+      child.stdout.off("data", onData);
+      resolve([Number(match[1]), Number(match[2])]);
+    };
+    child.stdout.on("data", onData);
     child.once("exit", (code) => reject(new Error(`server process exited with ${code}`)));
   });
-  child.stdout.resume();
+  child.stdout.resume(); // drain the access log
   const oursUrl = `http://127.0.0.1:${oursPort}/api/bench/one-query`;
   const bareUrl = `http://127.0.0.1:${barePort}/`;
   const userUrl = `http://127.0.0.1:${oursPort}/api/user`;

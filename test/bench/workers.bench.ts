@@ -39,13 +39,16 @@ async function spawnWorker(url: string): Promise<WorkerChild> {
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker not ready after 30 s:\n${output}`)), 30_000);
-    child.stdout.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (/^ready/m.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
+      if (!/^ready/m.test(output)) return;
+      // The worker's log follows; collecting and rescanning it would load this process.
+      child.stdout.off("data", onData);
+      child.stdout.resume();
+      clearTimeout(timer);
+      resolve();
+    };
+    child.stdout.on("data", onData);
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`worker exited (${code}) before it was ready:\n${output}`));
