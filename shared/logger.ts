@@ -38,7 +38,8 @@ export function createLogger(level: string, name = "schemaforge", sink?: Destina
     level,
     redact: { paths: redactPaths, censor: "[redacted]" },
     base: { pid: process.pid },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    // Epoch milliseconds (pino's default): formatting an ISO date cost 3 % of a simple request.
+    timestamp: pino.stdTimeFunctions.epochTime,
   };
   if (sink) return pino(options, sink);
   const destination = pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES });

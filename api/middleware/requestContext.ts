@@ -8,10 +8,32 @@ import { randomUUID } from "node:crypto";
 import type { Next } from "koa";
 import type { Logger } from "../../shared/logger.ts";
 import { AppError } from "../../shared/errors.ts";
-import type { AppContext } from "../context.ts";
+import type { AppContext, AppState } from "../context.ts";
 import { respondWithError } from "./errors.ts";
 
 const saneId = /^[A-Za-z0-9._:-]{8,128}$/;
+
+/**
+ * A request's `ctx.state`. Its child logger is made on first use: most requests log only
+ * the access line, and a pino child per request costs more than that line. A class rather
+ * than a getter defined on each request's object, which cost a few closures per request.
+ */
+class RequestState implements AppState {
+  readonly requestId: string;
+  user?: AppState["user"];
+  auth?: AppState["auth"];
+  readonly #root: Logger;
+  #log: Logger | undefined;
+
+  constructor(requestId: string, root: Logger) {
+    this.requestId = requestId;
+    this.#root = root;
+  }
+
+  get log(): Logger {
+    return (this.#log ??= this.#root.child(this.user ? { req_id: this.requestId, user_id: this.user.id } : { req_id: this.requestId }));
+  }
+}
 
 /** Headers every API response carries; a route may replace Cache-Control. */
 const fixedHeaders: [string, string][] = [
@@ -31,16 +53,7 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
   const started = process.hrtime.bigint();
   const given = ctx.get("x-request-id");
   const requestId = saneId.test(given) ? given : randomUUID();
-  ctx.state.requestId = requestId;
-  // The request's child logger is made on first use: most requests log only the access
-  // line below, and a pino child per request costs more than that line.
-  let child: Logger | undefined;
-  Object.defineProperty(ctx.state, "log", {
-    configurable: true,
-    enumerable: true,
-    get: () => (child ??= ctx.deps.log.child(ctx.state.user ? { req_id: requestId, user_id: ctx.state.user.id } : { req_id: requestId })),
-    set: (value: Logger) => (child = value),
-  });
+  ctx.state = new RequestState(requestId, ctx.deps.log);
   const res = ctx.res;
   res.setHeader("X-Request-Id", requestId);
   for (const [name, value] of fixedHeaders) res.setHeader(name, value);
