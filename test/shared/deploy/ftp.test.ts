@@ -6,6 +6,7 @@ import { DeployError } from "../../../shared/deploy/errors.ts";
 import { deployFtp, testFtpConnection } from "../../../shared/deploy/ftp/ftpDeploy.ts";
 import { memoryState } from "../../../shared/deploy/state.ts";
 import type { DeployFile } from "../../../shared/deploy/types.ts";
+import { startFtpLatencyProxy } from "../../support/peers/ftpLatencyProxy.ts";
 import { startFtpPeer, type FtpPeer } from "../../support/peers/ftpPeer.ts";
 import { tableResolver } from "../../support/peers/resolvers.ts";
 import { asText, readTree } from "../../support/peers/tree.ts";
@@ -197,4 +198,19 @@ t.test("a host name is resolved by the guard and the checked address is dialled"
   t.same(await siteOf(p), expected(files));
   const refused = await deployFtp({ deploymentId: 4, files, config: { ...configOf(p), host: "ftp.test" }, log: captureLog().log, network: { allowPrivate: false, resolver: tableResolver({ "ftp.test": ["10.0.0.8"] }) } }).catch((e: unknown) => e);
   t.match(refused, { code: "network_target_refused", message: /ftp\.test \(10\.0\.0\.8\): a private network address/ });
+});
+
+t.test("through a proxy that delays every chunk (the benchmark's model of a nearby server) the deployment lands whole", async (t) => {
+  const p = await peer(t);
+  const proxy = await startFtpLatencyProxy({ host: p.host, port: p.port }, 5);
+  t.teardown(() => proxy.close());
+  const files = generation("1");
+  const started = performance.now();
+  const capture = captureLog();
+  const result = await deployFtp({ deploymentId: 1, files, config: { ...configOf(p), host: proxy.host, port: proxy.port }, log: capture.log, network });
+  const elapsed = performance.now() - started;
+  t.same(await siteOf(p), expected(files), "every file arrived through rewritten passive replies");
+  t.match(result, { files: files.length });
+  // Login alone is several round trips of 10 ms; a proxy that forwarded without delay would be far quicker.
+  t.ok(elapsed > 50, `the delay applied (${Math.round(elapsed)} ms)`);
 });
