@@ -26,11 +26,32 @@ const redactPaths = [
 const BUFFER_BYTES = 4096;
 const FLUSH_EVERY_MS = 500;
 
+type Destination = ReturnType<typeof pino.destination>;
+let stdout: Destination | undefined;
+
 /**
- * Creates the process's root logger at the given level. Lines are written asynchronously
- * (a synchronous write per request line cost 20 % of the HTTP benchmark's CPU) and in
- * batches of about 4 KiB (a write per line cost another 5 %), flushed at least every half
- * second and when the process exits. `sink` replaces stdout (tests read the lines there).
+ * The process's one stdout destination, shared by every logger it creates (one buffer, so
+ * lines of several loggers never interleave mid-line), with one flush timer and one exit hook.
+ */
+function stdoutDestination(): Destination {
+  if (stdout) return stdout;
+  const destination = pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES });
+  setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref();
+  process.once("exit", () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // stdout closed: nothing left to save
+    }
+  });
+  return (stdout = destination);
+}
+
+/**
+ * Creates a root logger at the given level. Lines are written asynchronously (a synchronous
+ * write per request line cost 20 % of the HTTP benchmark's CPU) and in batches of about
+ * 4 KiB (a write per line cost another 5 %), flushed at least every half second and when the
+ * process exits. `sink` replaces stdout (tests read the lines there).
  */
 export function createLogger(level: string, name = "schemaforge", sink?: DestinationStream): Logger {
   const options = {
@@ -41,16 +62,5 @@ export function createLogger(level: string, name = "schemaforge", sink?: Destina
     // Epoch milliseconds (pino's default): formatting an ISO date cost 3 % of a simple request.
     timestamp: pino.stdTimeFunctions.epochTime,
   };
-  if (sink) return pino(options, sink);
-  const destination = pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES });
-  const logger = pino(options, destination);
-  setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref();
-  process.once("exit", () => {
-    try {
-      destination.flushSync();
-    } catch {
-      // stdout closed: nothing left to save
-    }
-  });
-  return logger;
+  return pino(options, sink ?? stdoutDestination());
 }
