@@ -66,7 +66,14 @@ export async function startFtpPeer(options: FtpPeerOptions = {}): Promise<FtpPee
   const root = options.root ?? (await mkdtemp(path.join(tmpdir(), "sf-ftp-")));
   // A random passive range per peer, so parallel test files rarely probe the same ports.
   const pasvMin = 20_000 + Math.floor(Math.random() * 400) * 100;
+  // ftp-srv hooks SIGTERM, SIGINT and SIGQUIT of the whole process for every server it makes
+  // and never lets go; a peer is stopped by close(), so those hooks are removed at once.
+  const signals = ["SIGTERM", "SIGINT", "SIGQUIT"] as const;
+  const hooked = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));
   const server = new FtpSrv({ url: "ftp://127.0.0.1:0", pasv_url: "127.0.0.1", pasv_min: pasvMin, pasv_max: pasvMin + 99, anonymous: false, log: silentLog, greeting: "SchemaForge test FTP" });
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) if (!hooked.get(signal)!.has(listener)) process.off(signal, listener);
+  }
   const stats = { logins: 0, open: 0, maxOpen: 0, stores: 0 };
   const controls = { failWritesAfter: options.failWritesAfter };
   class CountingFileSystem extends FileSystem {
