@@ -12,7 +12,7 @@ import { findProject, type ProjectRow } from "../../shared/db/projects.ts";
 import type { CommonQueryMethods } from "../../shared/db/pool.ts";
 import type { UserRow } from "../../shared/db/users.ts";
 import { forbidden, notFound } from "../../shared/errors.ts";
-import { projectStateError } from "../../shared/projects/writable.ts";
+import { projectStateError, type StateExemptions } from "../../shared/projects/writable.ts";
 import { canDeleteProject, canEditProjectContent, canManageProject, canViewProject } from "./project.ts";
 
 // Jobs re-check the same states when they write content (shared/projects/writable.ts).
@@ -20,14 +20,8 @@ export { projectArchived, projectLocked, subscriptionExpiredError } from "../../
 
 export type ProjectAction = "manage" | "content" | "delete";
 
-export interface WriteOptions {
-  /** The action may run on a locked project (unlock). */
-  allowLocked?: boolean;
-  /** The action may run when the subscription expired (renewing, unlocking, deleting). */
-  allowExpired?: boolean;
-  /** The action may run on an archived project (unarchive, delete). */
-  allowArchived?: boolean;
-}
+/** States the action may run in anyway: locked (unlock), expired (renewing, unlocking, deleting), archived (unarchive, delete). */
+export type WriteOptions = StateExemptions;
 
 /** The project if the caller may see it. @throws 404 */
 export async function projectForRead(conn: CommonQueryMethods, id: number, user: UserRow): Promise<ProjectRow> {

@@ -22,8 +22,11 @@ export const projectArchived = () => new AppError(409, "project_archived", "The 
 
 /** The states of a project a change may be allowed in anyway (unlocking, renewing, unarchiving, deleting). */
 export interface StateExemptions {
+  /** The change may run on a locked project (unlock). */
   allowLocked?: boolean;
+  /** The change may run when the subscription expired (renewing, unlocking, deleting). */
   allowExpired?: boolean;
+  /** The change may run on an archived project (unarchive, delete). */
   allowArchived?: boolean;
 }
 
