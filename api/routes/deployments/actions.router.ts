@@ -68,6 +68,18 @@ function refuseState(deployment: DeploymentRow, action: "execute" | "retry" | "r
   throw conflict(`Cannot ${action} deployment #${deployment.id}: it ${reason}.`, "invalid_deployment_state");
 }
 
+/** Execute and retry: queues deployment `id` when `runnable` says its state allows it, and answers 202. */
+async function queueRun(ctx: AppContext, id: number, action: "execute" | "retry", runnable: (d: DeploymentRow) => boolean, message: string): Promise<void> {
+  const user = currentUser(ctx);
+  const started = await ctx.deps.pool.transaction(async (tx) => {
+    const deployment = await deploymentForAction(tx, id, user, "deploy");
+    if (!runnable(deployment)) refuseState(deployment, action);
+    await assertEnvironmentFree(tx, deployment);
+    return startRun(tx, deployment, user);
+  });
+  answer(ctx, started, message);
+}
+
 const execute = defineRoute({
   method: "post",
   path: "/deployments/{id}/execute",
@@ -77,16 +89,8 @@ const execute = defineRoute({
   auth: "bearer",
   params: idParams,
   responses: { 202: { description: "Queued", schema: startedResponse } },
-  handler: async (ctx, { params }) => {
-    const user = currentUser(ctx);
-    const started = await ctx.deps.pool.transaction(async (tx) => {
-      const deployment = await deploymentForAction(tx, params.id, user, "deploy");
-      if (deployment.status !== "pending" || deployment.job_id !== null) refuseState(deployment, "execute");
-      await assertEnvironmentFree(tx, deployment);
-      return startRun(tx, deployment, user);
-    });
-    answer(ctx, started, "Deployment queued.");
-  },
+  handler: (ctx, { params }) =>
+    queueRun(ctx, params.id, "execute", (d) => d.status === "pending" && d.job_id === null, "Deployment queued."),
 });
 
 const retry = defineRoute({
@@ -98,16 +102,7 @@ const retry = defineRoute({
   auth: "bearer",
   params: idParams,
   responses: { 202: { description: "Queued again", schema: startedResponse } },
-  handler: async (ctx, { params }) => {
-    const user = currentUser(ctx);
-    const started = await ctx.deps.pool.transaction(async (tx) => {
-      const deployment = await deploymentForAction(tx, params.id, user, "deploy");
-      if (deployment.status !== "failed") refuseState(deployment, "retry");
-      await assertEnvironmentFree(tx, deployment);
-      return startRun(tx, deployment, user);
-    });
-    answer(ctx, started, "Deployment queued for another run.");
-  },
+  handler: (ctx, { params }) => queueRun(ctx, params.id, "retry", (d) => d.status === "failed", "Deployment queued for another run."),
 });
 
 const rollback = defineRoute({
