@@ -56,3 +56,10 @@ export async function buildTeam(pool: DatabasePool, ownerId: number, members: Re
     return id;
   });
 }
+
+/** Makes `userId` a patron of `level` for `days` from now (a membership period, as a purchase would record). */
+export async function makePatron(pool: DatabasePool, userId: number, options: { level?: number; days?: number } = {}): Promise<void> {
+  await pool.query(sql.type(z.object({}))`
+    insert into patron_memberships (user_id, level, started_at, expires_at)
+    values (${userId}, ${options.level ?? 1}, now(), now() + make_interval(days => ${options.days ?? 30}))`);
+}
