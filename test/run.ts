@@ -9,6 +9,7 @@ import { startTestCluster } from "./support/cluster.ts";
 const started = Date.now();
 const cluster = await startTestCluster();
 process.stdout.write(`test database ready in ${Date.now() - started} ms (${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"})\n`);
+for (const note of cluster.notes) process.stdout.write(`${note}\n`);
 
 const args = process.argv.slice(2);
 const child = spawn(process.execPath, [new URL("../node_modules/tap/dist/esm/run.mjs", import.meta.url).pathname, ...args], {

@@ -111,6 +111,7 @@ export async function readConfig(env: Record<string, string | undefined> = proce
 export async function openDatabase(config: Config, log: Logger): Promise<Database> {
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: false, stop: async () => {} };
   const server = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, "pg"), port: 54329 });
+  if (server.binariesRelocation) log.info(`embedded PostgreSQL: ${server.binariesRelocation}`);
   if (server.relocation) log.info({ clusterDir: server.clusterDir }, `embedded PostgreSQL: ${server.relocation}`);
   log.info({ port: server.port, attached: !server.started }, "embedded PostgreSQL ready");
   const admin = new pg.Client({ connectionString: server.url });

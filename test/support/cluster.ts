@@ -15,6 +15,8 @@ export interface TestCluster {
   /** Superuser URL of the `postgres` maintenance database. */
   adminUrl: string;
   templateDb: string;
+  /** Where the embedded server's programs or data live when not in place (as root in a private folder), one sentence each. */
+  notes: string[];
   stop(): Promise<void>;
 }
 
@@ -32,7 +34,7 @@ export function withDatabase(url: string, database: string): string {
 export async function startTestCluster(options: { durable?: boolean } = {}): Promise<TestCluster> {
   const external = process.env.DATABASE_URL;
   const server = external
-    ? { url: withDatabase(external, "postgres"), stop: async () => {} }
+    ? { url: withDatabase(external, "postgres"), binariesRelocation: undefined, stop: async () => {} }
     : await startEmbeddedPostgres({
         dataDir: path.join(os.tmpdir(), `schemaforge-test-${process.pid}-${randomBytes(3).toString("hex")}`),
         persistent: false,
@@ -51,6 +53,7 @@ export async function startTestCluster(options: { durable?: boolean } = {}): Pro
   return {
     adminUrl: server.url,
     templateDb,
+    notes: server.binariesRelocation ? [server.binariesRelocation] : [],
     stop: async () => {
       if (external) {
         const c = new pg.Client({ connectionString: server.url });
