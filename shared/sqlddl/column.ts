@@ -76,7 +76,7 @@ function columnOptions(c: Cursor, field: ParsedField, table: ParsedTable, ctx: P
       conflictClause(c);
       indexTail(c);
       table.constraints.push({ type: "primary_key", name, columns: [field.field_name], references_table: null, references_columns: null, on_delete: null, on_update: null });
-      if (c.accept("AUTOINCREMENT")) field.is_auto_increment = true;
+      if (c.accept("AUTOINCREMENT")) markAutoincrement(c, field);
     } else if (c.accept("UNIQUE")) {
       c.accept("KEY");
       while (c.accept("CLUSTERED") || c.accept("NONCLUSTERED")) continue;
@@ -94,7 +94,8 @@ function columnOptions(c: Cursor, field: ParsedField, table: ParsedTable, ctx: P
       if (c.dialect === "MSSQL" && c.accept("WITH")) c.accept("VALUES");
     } else if (c.accept("COLLATE")) field.collation = c.qualifiedName("a collation").name;
     else if (c.acceptSeq("CHARACTER", "SET") || c.accept("CHARSET")) field.charset = c.ident("a character set");
-    else if (c.accept("AUTO_INCREMENT") || c.accept("AUTOINCREMENT")) field.is_auto_increment = true;
+    else if (c.accept("AUTO_INCREMENT")) field.is_auto_increment = true;
+    else if (c.accept("AUTOINCREMENT")) markAutoincrement(c, field);
     else if (c.accept("IDENTITY")) {
       field.is_auto_increment = true;
       field.is_nullable = false;
@@ -128,6 +129,12 @@ function uniqueKey(table: ParsedTable, field: ParsedField): void {
 }
 
 const CONSTRAINT_KINDS = new Set(["PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "REFERENCES", "DEFAULT", "NOT", "NULL"]);
+
+/** `AUTOINCREMENT`: SQLite's keyword (values never reused), also accepted as MySQL's spelling elsewhere. */
+function markAutoincrement(c: Cursor, field: ParsedField): void {
+  field.is_auto_increment = true;
+  if (c.dialect === "SQLite") field.sqlite_autoincrement = true;
+}
 
 /** SQLite `ON CONFLICT ROLLBACK|ABORT|FAIL|IGNORE|REPLACE`. */
 function conflictClause(c: Cursor): void {

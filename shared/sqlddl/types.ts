@@ -54,6 +54,11 @@ export const parsedFieldSchema = z.object({
   identity: z.enum(["always", "by_default"]).nullable().optional(),
   /** MySQL `ON UPDATE …` expression. */
   on_update: z.string().nullable().optional(),
+  /**
+   * SQLite `INTEGER PRIMARY KEY AUTOINCREMENT`: the key never takes a deleted row's value again.
+   * A plain `INTEGER PRIMARY KEY` (the rowid alias, also auto-increment) may reuse values.
+   */
+  sqlite_autoincrement: z.boolean().optional(),
 });
 /** A column. */
 export type ParsedField = z.infer<typeof parsedFieldSchema>;

@@ -18,7 +18,8 @@ export interface Change {
 /** A column that exists on both sides but changed. */
 export interface ColumnChange {
   name: string;
-  changes: Partial<Record<"type" | "is_nullable" | "default_value" | "is_auto_increment", Change>>;
+  /** `sqlite_autoincrement` is compared between two SQLite schemas only (the keyword exists there alone). */
+  changes: Partial<Record<"type" | "is_nullable" | "default_value" | "is_auto_increment" | "sqlite_autoincrement", Change>>;
 }
 
 /** What changed in a table that exists on both sides. */
@@ -102,6 +103,9 @@ function compareColumns(a: ParsedField, aDialect: Dialect, b: ParsedField, bDial
     change.changes.default_value = { from: a.default_value, to: b.default_value };
   }
   if (a.is_auto_increment !== b.is_auto_increment) change.changes.is_auto_increment = { from: a.is_auto_increment, to: b.is_auto_increment };
+  else if (aDialect === "SQLite" && bDialect === "SQLite" && (a.sqlite_autoincrement ?? false) !== (b.sqlite_autoincrement ?? false)) {
+    change.changes.sqlite_autoincrement = { from: a.sqlite_autoincrement ?? false, to: b.sqlite_autoincrement ?? false };
+  }
   return change;
 }
 

@@ -16,7 +16,9 @@ export function createTable(w: ExportWriter, table: ParsedTable, as?: string): s
   const constraints = w.ownConstraints(table);
   const pk = constraints.find((k) => k.type === "primary_key");
   const clusteredIndex = (table.indexes ?? []).some((i) => i.method === "clustered");
-  if (pk) lines.push(`${constraintName(w, pk)}PRIMARY KEY${w.target === "MSSQL" && clusteredIndex ? " NONCLUSTERED" : ""} (${keyParts(w, table, pk.columns)})`);
+  const autoincrement = w.sqliteAutoincrement(table);
+  if (pk && autoincrement) lines[table.fields.indexOf(autoincrement)] += ` ${constraintName(w, pk)}PRIMARY KEY AUTOINCREMENT`; // SQLite takes the keyword only there
+  else if (pk) lines.push(`${constraintName(w, pk)}PRIMARY KEY${w.target === "MSSQL" && clusteredIndex ? " NONCLUSTERED" : ""} (${keyParts(w, table, pk.columns)})`);
   const seen = new Set(pk && w.target === "PostgreSQL" ? [pk.columns.join()] : []);
   for (const k of constraints.filter((c) => c.type === "unique")) {
     if (seen.has(k.columns.join())) continue; // PostgreSQL folds a key identical to another into it

@@ -153,6 +153,18 @@ export class ExportWriter {
     return chosen;
   }
 
+  /**
+   * The column written `INTEGER PRIMARY KEY AUTOINCREMENT` in SQLite: the table's
+   * auto-increment key, unless it comes from SQLite without the keyword (a plain rowid alias
+   * stays one: the keyword would change what the table does). Auto-increment columns of the
+   * other engines never reuse a value, which is what the keyword means.
+   */
+  sqliteAutoincrement(table: ParsedTable): ParsedField | null {
+    if (this.target !== "SQLite" || table.options?.without_rowid === "true") return null;
+    const auto = this.autoIncrement(table);
+    return auto && (this.source !== "SQLite" || auto.sqlite_autoincrement === true) ? auto : null;
+  }
+
   /** Whether the column is written as PostgreSQL serial (auto-increment there without identity). */
   serial(table: ParsedTable, field: ParsedField): boolean {
     return this.target === "PostgreSQL" && this.sameDialect && !field.identity && this.isAutoIncrement(table, field);

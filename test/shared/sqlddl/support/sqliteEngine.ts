@@ -15,10 +15,12 @@ const run = promisify(execFile);
 
 type Row = Record<string, unknown>;
 
+const AUTOINCREMENT = /\bPRIMARY\s+KEY\b[^,]*?\bAUTOINCREMENT\b/i;
+
 /** Reads the catalog of every table (sqlite_% internals excluded). */
 export function sqliteTruth(db: DatabaseSync): TruthTable[] {
-  const tables = db.prepare("select name from sqlite_schema where type = 'table' and name not like 'sqlite_%' order by rowid").all() as { name: string }[];
-  return tables.map(({ name }) => {
+  const tables = db.prepare("select name, sql from sqlite_schema where type = 'table' and name not like 'sqlite_%' order by rowid").all() as { name: string; sql: string }[];
+  return tables.map(({ name, sql }) => {
     const q = (pragma: string, arg = name) => db.prepare(`select * from pragma_${pragma}(?)`).all(arg) as Row[];
     const info = q("table_xinfo").filter((c) => Number(c.hidden) !== 1); // generated columns count, hidden ones do not
     const indexes = q("index_list");
@@ -35,6 +37,8 @@ export function sqliteTruth(db: DatabaseSync): TruthTable[] {
         scale: sizes[1] ?? null,
         nullable: Number(c.notnull) === 0,
         autoIncrement: rowidAlias && pk[0] === c.name && declared.toUpperCase() === "INTEGER",
+        // the keyword (values never reused) is only in the table's SQL; SQLite allows it on the rowid alias alone
+        ...(rowidAlias && pk[0] === c.name ? { neverReused: AUTOINCREMENT.test(sql) } : {}),
         // DEFAULT NULL and no default are the same thing
         default: c.dflt_value === null || /^null$/i.test(c.dflt_value as string) ? null : (c.dflt_value as string),
       };

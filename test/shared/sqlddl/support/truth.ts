@@ -14,6 +14,8 @@ export interface TruthColumn {
   scale: number | null;
   nullable: boolean;
   autoIncrement: boolean;
+  /** SQLite's AUTOINCREMENT keyword on the rowid alias (absent for other engines and other columns). */
+  neverReused?: boolean;
   /** The default as the engine prints it (compared between catalogs only, not with the parser). */
   default?: string | null;
 }
@@ -87,6 +89,9 @@ function compareTable(table: ParsedTable, real: TruthTable, rules: EngineRules):
     }
     if (field.is_nullable !== col.nullable) problems.push(`${where}: nullable ${field.is_nullable} != catalog ${col.nullable}`);
     if (field.is_auto_increment !== col.autoIncrement) problems.push(`${where}: auto-increment ${field.is_auto_increment} != catalog ${col.autoIncrement}`);
+    if (col.neverReused !== undefined && (field.sqlite_autoincrement ?? false) !== col.neverReused) {
+      problems.push(`${where}: AUTOINCREMENT ${field.sqlite_autoincrement ?? false} != catalog ${col.neverReused}`);
+    }
     const pk = real.primaryKey.includes(field.field_name);
     if (field.is_primary_key !== pk) problems.push(`${where}: primary key ${field.is_primary_key} != catalog ${pk}`);
   }
