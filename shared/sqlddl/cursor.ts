@@ -26,31 +26,49 @@ export const BATCH_STATEMENT_WORDS = new Set(["CREATE", "ALTER", "DROP", "INSERT
 
 const END: Token = { type: Tok.End, value: "", upper: "", start: 0, end: 0 };
 
-/** Reads one statement's tokens. */
+/**
+ * Reads one statement's tokens: `tokens[start]` up to (not including) `tokens[end]`. Indexes
+ * (`i`, `start`, `end`) are positions in `tokens`, which a T-SQL batch without semicolons
+ * shares among its statements: each statement reads on where the one before stopped,
+ * without copying the rest of the batch (which made such a batch quadratic).
+ */
 export class Cursor {
   readonly tokens: Token[];
   readonly text: string;
   readonly dialect: Dialect;
-  i = 0;
+  /** Index of the statement's first token. */
+  readonly start: number;
+  /** Index just past the statement's last token. */
+  readonly end: number;
+  i: number;
 
-  constructor(tokens: Token[], text: string, dialect: Dialect) {
+  constructor(tokens: Token[], text: string, dialect: Dialect, start = 0, end = tokens.length) {
     this.tokens = tokens;
     this.text = text;
     this.dialect = dialect;
+    this.start = start;
+    this.end = end;
+    this.i = start;
   }
 
   peek(k = 0): Token {
-    return this.tokens[this.i + k] ?? this.endToken();
+    const at = this.i + k;
+    return at < this.end ? this.tokens[at]! : this.endToken();
   }
 
   next(): Token {
     const t = this.peek();
-    if (this.i < this.tokens.length) this.i++;
+    if (this.i < this.end) this.i++;
     return t;
   }
 
   atEnd(): boolean {
-    return this.i >= this.tokens.length;
+    return this.i >= this.end;
+  }
+
+  /** Skips the rest of the statement. */
+  drain(): void {
+    this.i = this.end;
   }
 
   /** Offset used for messages: the current token, or the end of the statement. */
@@ -241,7 +259,7 @@ export class Cursor {
    */
   skipStatement(): void {
     if (this.dialect !== "MSSQL") {
-      this.i = this.tokens.length;
+      this.drain();
       return;
     }
     let depth = 0;
@@ -255,7 +273,7 @@ export class Cursor {
   }
 
   private lastEnd(): number {
-    return this.tokens[this.tokens.length - 1]?.end ?? 0;
+    return this.tokens[this.end - 1]?.end ?? 0;
   }
 
   private endToken(): Token {

@@ -17,7 +17,7 @@ import {
   parseExtendedProperty,
   parseGeneratorTrigger,
 } from "./objects.ts";
-import { Tok } from "./scanner.ts";
+import { Tok, type Token } from "./scanner.ts";
 import type { ParseContext } from "./context.ts";
 
 /** What became of a statement. */
@@ -35,8 +35,13 @@ export function dispatch(c: Cursor, ctx: ParseContext): Outcome {
   const head = c.peek();
   if (head.type !== Tok.Word) return skip(c, ctx, "statement");
   const word = head.upper;
-  if (NOISE.has(word)) return drain(c);
-  if (word === "BEGIN" || word === "END") return c.tokens.length <= 3 ? drain(c) : skip(c, ctx, word);
+  if (NOISE.has(word)) {
+    if (c.dialect !== "MSSQL") return drain(c);
+    c.next(); // a batch without semicolons goes on after it (SET NOCOUNT ON CREATE TABLE …)
+    c.skipStatement();
+    return "noise";
+  }
+  if (word === "BEGIN" || word === "END") return c.end - c.start <= 3 ? drain(c) : skip(c, ctx, word);
   switch (word) {
     case "CREATE":
     case "RECREATE":
@@ -136,9 +141,15 @@ function alter(c: Cursor, ctx: ParseContext): Outcome {
   c.next();
   if (c.accept("TABLE")) return parseAlterTable(c, ctx);
   const kind = c.peek().upper;
-  const owner = c.tokens.some((t, k) => t.upper === "OWNER" && c.tokens[k + 1]?.upper === "TO");
+  const owner = c.dialect === "PostgreSQL" && ownerTo(c);
   if (owner || ["DATABASE", "SEQUENCE", "SCHEMA", "SESSION", "SYSTEM", "DEFAULT", "EXTENSION", "INDEX"].includes(kind)) return drain(c);
   return skip(c, ctx, `ALTER ${kind}`, c.i + 1);
+}
+
+/** Whether the statement is PostgreSQL's `ALTER … OWNER TO …`. */
+function ownerTo(c: Cursor): boolean {
+  for (let k = c.start; k + 1 < c.end; k++) if (c.tokens[k]!.upper === "OWNER" && c.tokens[k + 1]!.upper === "TO") return true;
+  return false;
 }
 
 /** T-SQL `IF <condition> [BEGIN] statement … [END]`: the guarded statements are modelled. */
@@ -157,9 +168,7 @@ function conditional(c: Cursor, ctx: ParseContext): Outcome {
   let outcome: Outcome = "noise";
   while (!c.atEnd() && !(block && c.is("END")) && !c.is("ELSE")) {
     const start = c.i;
-    let end = start;
-    while (end < c.tokens.length && c.tokens[end]!.type !== Tok.Delim) end++;
-    const inner = new Cursor(c.tokens.slice(start, end), c.text, c.dialect);
+    const inner = new Cursor(c.tokens, c.text, c.dialect, start, nextDelimiter(c, start));
     ctx.nesting++;
     let result: Outcome;
     try {
@@ -168,16 +177,48 @@ function conditional(c: Cursor, ctx: ParseContext): Outcome {
       ctx.nesting--;
     }
     if (result === "modelled" || (result === "skipped" && outcome === "noise")) outcome = result;
-    c.i = start + Math.max(inner.i, 1);
+    c.i = Math.max(inner.i, start + 1);
     if (c.peek().type === Tok.Delim) c.next();
+    // Without BEGIN … END an IF guards one statement; in a batch without semicolons the next
+    // one is the batch's, not the IF's (reading on nested every later IF one level deeper).
+    if (!block) break;
   }
   if (block) c.accept("END");
-  if (c.accept("ELSE")) drain(c); // the alternative branch does not run when the guarded one does
+  if (c.accept("ELSE")) skipBranch(c); // the alternative branch does not run when the guarded one does
   return outcome;
 }
 
+/** Skips an IF's ELSE branch: a BEGIN … END block, or one statement. */
+function skipBranch(c: Cursor): void {
+  if (!c.accept("BEGIN")) {
+    c.next(); // the statement's first word, which would stop the skip at once
+    c.skipStatement();
+    return;
+  }
+  for (let depth = 1; !c.atEnd() && depth > 0; ) {
+    const word = c.next().upper;
+    if (word === "BEGIN" || word === "CASE") depth++;
+    else if (word === "END") depth--;
+  }
+}
+
+/**
+ * Index of the first delimiter at or after `from` in the statement (its end when none).
+ * Remembered per token array: the guarded statements of successive IFs in one batch ask for
+ * ever later positions, so the batch is scanned once, not once per IF.
+ */
+function nextDelimiter(c: Cursor, from: number): number {
+  const known = delimiterAfter.get(c.tokens);
+  if (known && known.from <= from && from <= known.at) return Math.min(known.at, c.end);
+  let at = from;
+  while (at < c.end && c.tokens[at]!.type !== Tok.Delim) at++;
+  delimiterAfter.set(c.tokens, { from, at });
+  return at;
+}
+const delimiterAfter = new WeakMap<Token[], { from: number; at: number }>();
+
 function drain(c: Cursor): Outcome {
-  c.i = c.tokens.length;
+  c.drain();
   return "noise";
 }
 
@@ -186,18 +227,18 @@ function drain(c: Cursor): Outcome {
  * `nameAt` (e.g. "CREATE VIEW public.v"), or the statement's first two words.
  */
 function skip(c: Cursor, ctx: ParseContext, kind: string, nameAt = -1): Outcome {
-  const first = c.tokens[0]!;
+  const first = c.tokens[c.start]!;
   let label = kind;
-  if (nameAt >= 0 && c.tokens[nameAt]?.upper === "IF") nameAt += c.tokens[nameAt + 1]?.upper === "NOT" ? 3 : 2;
-  if (nameAt >= 0 && nameAt < c.tokens.length) {
+  if (nameAt >= 0 && nameAt < c.end && c.tokens[nameAt]?.upper === "IF") nameAt += c.tokens[nameAt + 1]?.upper === "NOT" ? 3 : 2;
+  if (nameAt >= 0 && nameAt < c.end) {
     let k = nameAt;
-    while (k + 2 < c.tokens.length && c.tokens[k + 1]!.value === "." && c.tokens[k + 1]!.type === Tok.Punct) k += 2;
+    while (k + 2 < c.end && c.tokens[k + 1]!.value === "." && c.tokens[k + 1]!.type === Tok.Punct) k += 2;
     label += ` ${c.text.slice(c.tokens[nameAt]!.start, c.tokens[k]!.end)}`;
   } else if (nameAt < 0) {
-    const second = c.tokens[1];
+    const second = c.start + 1 < c.end ? c.tokens[c.start + 1] : undefined;
     label = c.text.slice(first.start, (second ?? first).end).replace(/\s+/g, " ");
   }
   ctx.warn(first.start, `skipped ${label.length > 80 ? `${label.slice(0, 77)}...` : label} (not a table definition)`, kind);
-  c.i = c.tokens.length;
+  c.drain();
   return "skipped";
 }

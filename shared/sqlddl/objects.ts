@@ -218,7 +218,7 @@ export function parseGeneratorTrigger(c: Cursor, ctx: ParseContext): boolean {
   }
   if (!table || !beforeInsert) return false;
   let found = false;
-  for (let k = c.i; k + 4 < c.tokens.length; k++) {
+  for (let k = c.i; k + 4 < c.end; k++) {
     const t = c.tokens[k]!;
     if (t.upper !== "NEW" || c.tokens[k + 1]!.value !== ".") continue;
     const column = c.tokens[k + 2]!;
@@ -229,6 +229,6 @@ export function parseGeneratorTrigger(c: Cursor, ctx: ParseContext): boolean {
       found = true;
     }
   }
-  c.i = c.tokens.length;
+  c.drain();
   return found;
 }

@@ -86,25 +86,27 @@ function handle(statement: Statement, ctx: ParseContext): void {
   }
   let from = 0;
   while (from < tokens.length) {
-    const c = new Cursor(from === 0 ? tokens : tokens.slice(from), ctx.text, ctx.dialect);
+    // T-SQL: the next statement of a batch without semicolons reads on in the same tokens
+    const c = new Cursor(tokens, ctx.text, ctx.dialect, from);
     let outcome: Outcome;
     try {
       outcome = dispatch(c, ctx);
     } catch (error) {
       if (!(error instanceof SyntaxProblem)) throw error;
-      const head = ctx.text.slice(c.tokens[0]!.start, c.tokens[Math.min(3, c.tokens.length - 1)]!.end).split("(")[0]!.replace(/\s+/g, " ");
+      const head = ctx.text.slice(tokens[from]!.start, tokens[Math.min(from + 3, tokens.length - 1)]!.end).split("(")[0]!.replace(/\s+/g, " ");
       ctx.warn(error.offset, `could not understand ${head}: ${error.message}`, "unparsable");
       record(ctx, "skipped");
       if (ctx.dialect !== "MSSQL") return;
-      const next = c.tokens.findIndex((t, k) => k > c.i && t.type === Tok.Word && RESUME_WORDS.has(t.upper));
-      if (next < 0) return;
-      from += next;
+      let next = Math.max(c.i, from) + 1;
+      while (next < tokens.length && !(tokens[next]!.type === Tok.Word && RESUME_WORDS.has(tokens[next]!.upper))) next++;
+      if (next >= tokens.length) return;
+      from = next;
       continue;
     }
     record(ctx, outcome);
     if (c.atEnd()) return;
     if (ctx.dialect === "MSSQL" && c.isAny(STATEMENT_WORDS)) {
-      from += c.i; // T-SQL batches need no semicolons between statements
+      from = c.i; // T-SQL batches need no semicolons between statements
       continue;
     }
     ctx.warn(c.offset(), `ignored text after the statement: "${ctx.text.slice(c.peek().start, c.peek().start + 40)}"`);

@@ -18,13 +18,18 @@ const MYSQL_INDEX_WORDS = new Set(["KEY", "INDEX", "FULLTEXT", "SPATIAL"]);
 /** Words that start the next T-SQL statement of a batch written without semicolons. */
 export const STATEMENT_WORDS = new Set(["CREATE", "ALTER", "DROP", "INSERT", "UPDATE", "DELETE", "EXEC", "EXECUTE", "SET", "GRANT", "IF", "PRINT", "USE", "DECLARE", "SELECT", "BEGIN"]);
 
+/** Whether a T-SQL statement ends here: the next one of the batch starts, or the IF block or branch it sits in ends. */
+function batchStatementEnds(c: Cursor): boolean {
+  return c.dialect === "MSSQL" && (c.isAny(STATEMENT_WORDS) || c.is("ELSE") || c.is("END"));
+}
+
 /** Parses `CREATE TABLE …` after the TABLE keyword; returns whether it was modelled. */
 export function parseCreateTable(c: Cursor, ctx: ParseContext): boolean {
   const at = c.offset();
   const ifNotExists = c.acceptSeq("IF", "NOT", "EXISTS");
   const name = c.qualifiedName("a table name");
   if (c.dialect === "SQLite" && name.name.toLowerCase().startsWith("sqlite_")) {
-    c.i = c.tokens.length; // the engine's own bookkeeping (sqlite_sequence in a .schema dump)
+    c.drain(); // the engine's own bookkeeping (sqlite_sequence in a .schema dump)
     return true;
   }
   const table = newTable(name);
@@ -121,7 +126,7 @@ function copyFrom(source: QualifiedName, table: ParsedTable, ctx: ParseContext, 
 function tableOptions(c: Cursor, table: ParsedTable, ctx: ParseContext): void {
   const options: Record<string, string> = {};
   while (!c.atEnd()) {
-    if (c.dialect === "MSSQL" && c.isAny(STATEMENT_WORDS)) break; // next statement of the batch
+    if (batchStatementEnds(c)) break;
     c.acceptPunct(",");
     if (c.accept("ENGINE") || c.accept("TYPE")) options.engine = optionValue(c);
     else if (c.accept("DEFAULT") && !c.is("CHARSET") && !c.is("CHARACTER") && !c.is("COLLATE")) continue;
@@ -171,7 +176,7 @@ function optionValue(c: Cursor): string {
 
 function partitionText(c: Cursor): string {
   const from = c.i;
-  while (!c.atEnd() && !(c.dialect === "MSSQL" && c.isAny(STATEMENT_WORDS))) {
+  while (!c.atEnd() && !batchStatementEnds(c)) {
     if (c.isPunct("(")) c.skipGroup();
     else c.next();
   }

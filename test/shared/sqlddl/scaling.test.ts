@@ -4,6 +4,8 @@
  * comparing them must cost less than 1,000 times as much. Linear code measures 75–320 times
  * (the large case pays for garbage collection of a bigger heap, the more so on a busy
  * machine); a lookup by name that scans a list inside a loop made it 2,300–14,000 times.
+ * A T-SQL batch without GO or semicolons is one statement to the splitter: its statements were
+ * read by copying the rest of the batch each time (quadratic: 5,000 statements took seconds).
  * Ratios, not absolute times, so a slow or busy machine does not fail the test; each side is
  * the best of a few runs, after a warm-up.
  */
@@ -111,4 +113,26 @@ t.test("a dump of 3,000 tables costs about 100 times one of 30", async (t) => {
   for (const target of ["PostgreSQL", "MySQL", "SQLite"] as const) {
     checkRatio(t, `compare and migration for ${target}`, () => diffSchemas(smallSchema, smallChanged, target), () => diffSchemas(largeSchema, largeChanged, target));
   }
+});
+
+/** One T-SQL batch of `n` statements with neither GO nor semicolons between them, as some generators write it. */
+function tsqlBatch(n: number): string {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push(
+      i % 10 === 9
+        ? `IF NOT EXISTS (SELECT * FROM sys.objects WHERE name = N't_${i}') CREATE TABLE [dbo].[t_${i}] ([id] INT NOT NULL PRIMARY KEY, [name] NVARCHAR(50) NULL)`
+        : `CREATE TABLE [dbo].[t_${i}] ([id] INT IDENTITY(1,1) NOT NULL, [parent_id] INT NULL, [name] NVARCHAR(50) NULL, CONSTRAINT [pk_t_${i}] PRIMARY KEY ([id]))`,
+    );
+  }
+  return out.join("\n");
+}
+
+t.test("a T-SQL batch of 5,000 statements without GO or semicolons costs about 100 times one of 50", async (t) => {
+  const small = tsqlBatch(50);
+  const large = tsqlBatch(50 * GROWTH);
+  const parsed = parse(large, "MSSQL");
+  t.equal(parsed.tables.length, 50 * GROWTH, "every statement of the batch is a table");
+  t.same(parsed.tables.at(-1)?.constraints.find((k) => k.type === "primary_key")?.columns, ["id"], "the last one complete");
+  checkRatio(t, "T-SQL batch parse", () => parse(small, "MSSQL"), () => parse(large, "MSSQL"));
 });

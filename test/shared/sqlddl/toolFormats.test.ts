@@ -50,3 +50,22 @@ t.test("Firebird isql -x extract", async (t) => {
   t.same(keys(orders), ["primary_key PK_ORDERS (ORDER_NO)", "foreign_key FK_ORDERS_CUSTOMER (CUST_NO) -> CUSTOMER(CUST_NO) CASCADE"]);
   t.same(schema.sequences?.map((s) => [s.name, s.start]), [["CUST_NO_GEN", null], ["ORDER_NO_GEN", 100]]);
 });
+
+t.test("a T-SQL batch with neither GO nor semicolons: each statement ends where the next begins", async (t) => {
+  const batch = [
+    "SET NOCOUNT ON",
+    "IF OBJECT_ID(N'dbo.a') IS NULL CREATE TABLE dbo.a (id INT NOT NULL PRIMARY KEY) ELSE PRINT 'a exists'",
+    "PRINT 'between'",
+    "IF OBJECT_ID(N'dbo.b') IS NULL BEGIN CREATE TABLE dbo.b (id INT NOT NULL) CREATE TABLE dbo.b2 (id INT NOT NULL) END ELSE BEGIN PRINT 'b exists' SELECT CASE WHEN 1 = 1 THEN 1 END END",
+    ...Array.from({ length: 40 }, (_, i) => `IF OBJECT_ID(N'dbo.c${i}') IS NULL CREATE TABLE dbo.c${i} (id INT NOT NULL)`),
+    "IF 1 = 0 CREATE TABLE dbo.guarded (id INT) ELSE CREATE TABLE dbo.alternative (id INT)",
+    "CREATE TABLE dbo.last (id INT NOT NULL)",
+  ].join("\n");
+  const { schema, warnings } = parseDdl(batch, "MSSQL");
+  const names = schema.tables.map((x) => x.table_name);
+  t.same(warnings, [], "nothing skipped");
+  t.same(names.slice(0, 3), ["a", "b", "b2"], "an IF's statement or BEGIN … END block is modelled; ELSE PRINT and SET take nothing after them");
+  t.equal(names.filter((n) => n.startsWith("c")).length, 40, "forty IFs in a row each guard their own statement (not nested into one another)");
+  t.ok(names.includes("guarded") && !names.includes("alternative"), "the guarded statement is modelled, its ELSE branch is not");
+  t.equal(names.at(-1), "last", "the batch is read to its end");
+});
