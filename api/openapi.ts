@@ -7,10 +7,65 @@ import type { RouteSpec } from "./routes/route.ts";
 
 type JsonSchema = Record<string, unknown>;
 
-const schemaOf = (schema: ZodType, io: "input" | "output"): JsonSchema => {
+/**
+ * Shared definitions of the document (`components.schemas`). zod puts the definitions a
+ * schema refers to (recursive ones: JSON values, folder trees) in that schema's own `$defs`
+ * with `$ref: "#/$defs/…"`, which in an OpenAPI document resolves against the document's root,
+ * where nothing is: validators and client generators failed on it. Each schema's definitions
+ * are moved here, under their zod id (or a name for zod's anonymous `__schemaN`), one entry per
+ * distinct content, and its references rewritten to point here.
+ */
+class Components {
+  readonly schemas: Record<string, JsonSchema> = {};
+  private readonly byContent = new Map<string, string>();
+
+  /** `json` with its `$defs` moved into the components and its references rewritten. */
+  hoist(json: JsonSchema, io: "input" | "output"): JsonSchema {
+    const defs = (json.$defs ?? {}) as Record<string, JsonSchema>;
+    delete json.$defs;
+    const local = Object.keys(defs);
+    if (local.length === 0) return json;
+    // Names first (a definition may refer to another), then the rewritten contents.
+    const names = new Map(local.map((name) => [name, this.nameFor(name, defs[name]!, io)]));
+    const rewrite = <T>(value: T): T => JSON.parse(JSON.stringify(value), (key, v) => (key === "$ref" && typeof v === "string" ? refTo(v, names) : v)) as T;
+    for (const [name, target] of names) this.schemas[target] ??= rewrite(defs[name]!);
+    return rewrite(json);
+  }
+
+  /** The component name of local definition `name`: the one already given to the same content, else a free one. */
+  private nameFor(name: string, def: JsonSchema, io: "input" | "output"): string {
+    const key = `${name}\0${JSON.stringify(def)}`;
+    const known = this.byContent.get(key);
+    if (known) return known;
+    let base = name.startsWith("__schema") ? anonymousName(def) : name;
+    if (this.used.has(base)) base = `${base}${io === "input" ? "Input" : "Output"}`;
+    let target = base;
+    for (let n = 2; this.used.has(target); n++) target = `${base}${n}`;
+    this.byContent.set(key, target);
+    this.used.add(target);
+    return target;
+  }
+
+  private readonly used = new Set<string>();
+}
+
+/** `#/$defs/x` → `#/components/schemas/<its name>`; other references stay. */
+function refTo(ref: string, names: Map<string, string>): string {
+  const match = /^#\/\$defs\/(.+)$/.exec(ref);
+  const target = match ? names.get(match[1]!) : undefined;
+  return target ? `#/components/schemas/${target}` : ref;
+}
+
+/** A name for one of zod's anonymous definitions: z.json() is the one the routes use. */
+function anonymousName(def: JsonSchema): string {
+  const kinds = ((def.anyOf ?? []) as JsonSchema[]).map((k) => k.type).join();
+  return kinds === "string,number,boolean,null,array,object" ? "JsonValue" : "Schema";
+}
+
+const schemaOf = (components: Components, schema: ZodType, io: "input" | "output"): JsonSchema => {
   const json = z.toJSONSchema(schema, { target: "draft-2020-12", io, unrepresentable: "any" }) as JsonSchema;
   delete json.$schema;
-  return json;
+  return components.hoist(json, io);
 };
 
 const errorBody: JsonSchema = {
@@ -28,11 +83,11 @@ const validationBody: JsonSchema = {
   },
 };
 
-function parameters(route: RouteSpec) {
+function parameters(route: RouteSpec, components: Components) {
   const list: JsonSchema[] = [];
   for (const [where, schema] of [["path", route.params], ["query", route.query]] as const) {
     if (!schema) continue;
-    const json = schemaOf(schema, "input");
+    const json = schemaOf(components, schema, "input");
     const props = (json.properties ?? {}) as Record<string, JsonSchema>;
     const required = new Set((json.required as string[] | undefined) ?? []);
     for (const [name, prop] of Object.entries(props)) {
@@ -42,13 +97,13 @@ function parameters(route: RouteSpec) {
   return list;
 }
 
-function responses(route: RouteSpec) {
+function responses(route: RouteSpec, components: Components) {
   const out: Record<string, JsonSchema> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
     const type = spec.contentType ?? "application/json";
     out[status] = {
       description: spec.description,
-      ...(spec.schema || spec.contentType ? { content: { [type]: spec.schema ? { schema: schemaOf(spec.schema, "output") } : {} } } : {}),
+      ...(spec.schema || spec.contentType ? { content: { [type]: spec.schema ? { schema: schemaOf(components, spec.schema, "output") } : {} } } : {}),
     };
   }
   const error = (description: string, schema = errorBody) => ({ description, content: { "application/json": { schema } } });
@@ -90,9 +145,9 @@ const jwkSet = z.object({ keys: z.array(z.record(z.string(), z.unknown())) });
  * The OAuth endpoints oidc-provider serves under /api/oauth (api/oauth/mount.ts). They are
  * not routes of the registry, so they are described here, for the document only.
  */
-function oauthPaths(): Record<string, Record<string, JsonSchema>> {
-  const json = (schema: ZodType) => ({ "application/json": { schema: schemaOf(schema, "output") } });
-  const requestSchema = schemaOf(tokenRequest, "input");
+function oauthPaths(components: Components): Record<string, Record<string, JsonSchema>> {
+  const json = (schema: ZodType) => ({ "application/json": { schema: schemaOf(components, schema, "output") } });
+  const requestSchema = schemaOf(components, tokenRequest, "input");
   return {
     "/api/oauth/token": {
       post: {
@@ -116,7 +171,7 @@ function oauthPaths(): Record<string, Record<string, JsonSchema>> {
         summary: "The public keys access tokens are signed with (JWK set)",
         tags: ["Authentication"],
         security: [],
-        responses: { "200": { description: "JWK set", content: { "application/jwk-set+json": { schema: schemaOf(jwkSet, "output") } } } },
+        responses: { "200": { description: "JWK set", content: { "application/jwk-set+json": { schema: schemaOf(components, jwkSet, "output") } } } },
       },
     },
   };
@@ -124,7 +179,8 @@ function oauthPaths(): Record<string, Record<string, JsonSchema>> {
 
 /** Builds the OpenAPI document for `routes`, plus the OAuth endpoints served beside them. */
 export function buildOpenApi(routes: RouteSpec[], info: { title: string; version: string; serverUrl: string }) {
-  const paths: Record<string, Record<string, JsonSchema>> = oauthPaths();
+  const components = new Components();
+  const paths: Record<string, Record<string, JsonSchema>> = oauthPaths(components);
   for (const route of routes.filter((r) => !r.hidden)) {
     const path = route.root ? route.path : `/api${route.path}`;
     const operation: JsonSchema = {
@@ -132,13 +188,13 @@ export function buildOpenApi(routes: RouteSpec[], info: { title: string; version
       summary: route.summary,
       tags: route.tags,
       ...(route.description ? { description: route.description } : {}),
-      parameters: parameters(route),
-      responses: responses(route),
+      parameters: parameters(route, components),
+      responses: responses(route, components),
       ...(route.auth === "bearer" ? { security: [{ bearer: [] }] } : { security: [] }),
     };
     if (route.body) {
       const kinds = route.bodyKind === "multipart" ? ["multipart/form-data"] : route.bodyKind === "form" ? ["application/x-www-form-urlencoded"] : route.bodyKind === "json-or-form" ? ["application/json", "application/x-www-form-urlencoded"] : route.bodyKind === "json-or-multipart" ? ["application/json", "multipart/form-data"] : ["application/json"];
-      const schema = schemaOf(route.body, "input");
+      const schema = schemaOf(components, route.body, "input");
       operation.requestBody = { required: true, content: Object.fromEntries(kinds.map((k) => [k, { schema }])) };
     }
     (paths[path] ??= {})[route.method] = operation;
@@ -148,6 +204,7 @@ export function buildOpenApi(routes: RouteSpec[], info: { title: string; version
     info: { title: info.title, version: info.version },
     servers: [{ url: info.serverUrl }],
     components: {
+      schemas: components.schemas,
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "OAuth access token (JWT) or personal API token." },
       },

@@ -12,4 +12,4 @@ export const treeNodeResource: z.ZodType<TreeNode> = z.lazy(() =>
     size: z.number().nullable(),
     children: z.array(treeNodeResource).optional(),
   }),
-);
+).meta({ id: "TreeNode" }); // named in the OpenAPI document's components
