@@ -12,6 +12,7 @@ import { nulPath } from "../../shared/nulText.ts";
 import type { Config } from "../../shared/config.ts";
 import type { AppContext, AppState, AppDeps } from "../context.ts";
 import { authenticate, requireScope } from "../middleware/authenticate.ts";
+import { refuseDeepBody } from "../middleware/bodyDepth.ts";
 import { withMultipart } from "../middleware/multipart.ts";
 import { limitByIp, limitByUser } from "../middleware/rateLimit.ts";
 import { routeScope, toRouterPath, type BodyKind, type RouteSpec } from "./route.ts";
@@ -61,6 +62,7 @@ function bodyReader(kind: BodyKind, config: Config, limit = config.bodyLimitByte
       return withMultipart(ctx, uploadLimits, next);
     }
     await parse(ctx, async () => {});
+    refuseDeepBody(ctx.request.body);
     await next();
   };
 }
