@@ -100,6 +100,11 @@ function parameters(route: RouteSpec, components: Components) {
 function responses(route: RouteSpec, components: Components) {
   const out: Record<string, JsonSchema> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
+    if (Number(status) >= 400 && !spec.schema && !spec.contentType) {
+      // A declared error answers in the one error shape (422 with its field map).
+      out[status] = { description: spec.description, content: { "application/json": { schema: status === "422" ? validationBody : errorBody } } };
+      continue;
+    }
     const type = spec.contentType ?? "application/json";
     out[status] = {
       description: spec.description,
@@ -107,9 +112,18 @@ function responses(route: RouteSpec, components: Components) {
     };
   }
   const error = (description: string, schema = errorBody) => ({ description, content: { "application/json": { schema } } });
-  if (route.auth === "bearer") out["401"] ??= error("Missing, invalid or expired token.");
+  // What the shared middleware may answer on any route of its kind (api/routes/buildRouter.ts).
+  if (route.auth === "bearer") {
+    out["401"] ??= error("Missing, invalid or expired token.");
+    out["403"] ??= error("The token lacks the scope this route needs, or the caller may see the resource but not do this.");
+  }
   if (route.params) out["404"] ??= error("Not found, or not visible to the caller.");
-  if (route.body || route.query) out["422"] ??= error("Validation failed.", validationBody);
+  if (route.body || route.bodyKind) {
+    out["400"] ??= error("The body is not valid JSON, form or multipart data.");
+    out["413"] ??= error("The body is larger than the route's limit.");
+    out["415"] ??= error("The body's content type is not one the route reads.");
+  }
+  if (route.body || route.bodyKind || route.query) out["422"] ??= error("Validation failed.", validationBody);
   out["429"] ??= error("Rate limit exceeded; see Retry-After.");
   return out;
 }

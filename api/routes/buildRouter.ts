@@ -86,7 +86,8 @@ function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
     const params = parseWith(route.params, (ctx as AppContext & { params?: Record<string, string> }).params ?? {}, () => notFound());
     const query = parseWith(route.query, ctx.query, invalid);
     const parsedBody = (ctx.request.body ?? {}) as Record<string, unknown>;
-    refuseNul(ctx.query);
+    // Only what the route reads: a query parameter it does not take is ignored, NUL or not.
+    if (route.query) refuseNul(query);
     refuseNul(parsedBody);
     const rawBody = ctx.request.files ? { ...parsedBody, ...ctx.request.files } : parsedBody;
     const body = parseWith(route.body, rawBody, invalid);

@@ -88,7 +88,7 @@ const execute = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 202: { description: "Queued", schema: startedResponse } },
+  responses: { 202: { description: "Queued", schema: startedResponse }, 409: { description: "The deployment is queued or running already, or another runs in its environment" } },
   handler: (ctx, { params }) =>
     queueRun(ctx, params.id, "execute", (d) => d.status === "pending" && d.job_id === null, "Deployment queued."),
 });
@@ -101,7 +101,7 @@ const retry = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 202: { description: "Queued again", schema: startedResponse } },
+  responses: { 202: { description: "Queued again", schema: startedResponse }, 409: { description: "The deployment has not failed, or another runs in its environment" } },
   handler: (ctx, { params }) => queueRun(ctx, params.id, "retry", (d) => d.status === "failed", "Deployment queued for another run."),
 });
 
@@ -115,7 +115,7 @@ const rollback = defineRoute({
   auth: "bearer",
   params: idParams,
   body: rollbackBody,
-  responses: { 202: { description: "The rollback deployment, queued", schema: startedResponse } },
+  responses: { 202: { description: "The rollback deployment, queued", schema: startedResponse }, 409: { description: "The deployment or the one to restore is not in a state to roll back from or to" } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const started = await ctx.deps.pool.transaction(async (tx) => {

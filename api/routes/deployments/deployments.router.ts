@@ -43,7 +43,10 @@ const create = defineRoute({
   tags,
   auth: "bearer",
   body: createDeploymentBody,
-  responses: { 201: { description: "Created (pending)", schema: z.object({ message: z.string(), deployment: deploymentResource }) } },
+  responses: {
+    201: { description: "Created (pending)", schema: z.object({ message: z.string(), deployment: deploymentResource }) },
+    404: { description: "The project, environment or code generation is not visible to the caller" },
+  },
   handler: async (ctx, { body }) => {
     const { pool } = ctx.deps;
     const user = currentUser(ctx);

@@ -61,7 +61,7 @@ const route = defineRoute({
   tags: ["Deployments"],
   auth: "bearer",
   body,
-  responses: { 200: { description: "The outcome of the test", schema: resultSchema } },
+  responses: { 200: { description: "The outcome of the test", schema: resultSchema }, 404: { description: "The environment is not visible to the caller" } },
   handler: async (ctx, { body: input }) => {
     const { pool, config } = ctx.deps;
     const user = currentUser(ctx);

@@ -123,7 +123,7 @@ const create = defineRoute({
   tags,
   auth: "bearer",
   body: createGeneratorBody,
-  responses: { 201: { description: "Created", schema: envelope } },
+  responses: { 201: { description: "Created", schema: envelope }, 404: { description: "The project, team, schema or a template is not visible to the caller" } },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     const generator = await ctx.deps.pool.transaction(async (tx) => {

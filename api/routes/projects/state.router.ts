@@ -87,7 +87,7 @@ const join = defineRoute({
   tags: ["Projects"],
   auth: "bearer",
   body: joinBody,
-  responses: { 200: { description: "Joined", schema: z.object({ message: z.string(), project: projectResource }) } },
+  responses: { 200: { description: "Joined", schema: z.object({ message: z.string(), project: projectResource }) }, 404: { description: "No project takes this join code" } },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     const project = await ctx.deps.pool.transaction(async (tx) => {

@@ -1,0 +1,170 @@
+/**
+ * The fixture world one fuzzed operation runs in: an owner (also a site administrator, so
+ * the admin routes are reachable) holding the resources the operation's path names, a
+ * stranger holding nothing, and a victim user (a team member, the target of the admin user
+ * routes and of token deletion). Each operation gets a world of its own, so no request of one
+ * operation (a delete, a logout, a lock) can break another's fixtures; resources are made on
+ * first use, with what they depend on, so a world costs only what its operation names.
+ *
+ * Path parameters are filled by the path segment before them and their name; a parameter
+ * the world does not know (a route added since) gets a small id, which still exercises its
+ * validation and its not-found path.
+ */
+import { z } from "zod";
+import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
+import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
+import { buildGeneration } from "../deploymentFactories.ts";
+import { buildProject, buildTeam, buildUser, tokenFor } from "../factories.ts";
+import { request } from "../http.ts";
+import { buildGenerator, buildSchema, buildTemplate } from "../templateFactories.ts";
+
+const idRow = z.object({ id: z.number() });
+
+/** A person of the world and their bearer token. */
+export interface Person {
+  id: number;
+  token: string;
+}
+
+/** World kinds by parameter name. */
+const BY_NAME: Record<string, string> = {
+  projectId: "project",
+  schemaId: "schema",
+  templateId: "template",
+  variableId: "variable",
+  fileId: "file",
+  translationId: "translation",
+  teamId: "team",
+  userId: "victim",
+};
+
+/** World kinds of an `{id}` by the path segment before it. */
+const BY_SEGMENT: Record<string, string> = {
+  "api-tokens": "victimToken",
+  generators: "generator",
+  templates: "topTemplate",
+  "code-generations": "generation",
+  archives: "archive",
+  environments: "environment",
+  deployments: "deployment",
+  webhooks: "webhook",
+  jobs: "job",
+  "sql-parse": "sqlParse",
+  verify: "owner",
+  users: "victim",
+};
+
+/** One operation's people and resources. */
+export class World {
+  readonly owner: Person;
+  readonly stranger: Person;
+  /** Kinds whose creation the API refused, with its answer (their parameters fall back to small ids). */
+  readonly missing: string[] = [];
+  private readonly made = new Map<string, Promise<number | undefined>>();
+  private readonly pool: DatabasePool;
+  private readonly baseUrl: string;
+  private readonly victimId: number;
+
+  private constructor(pool: DatabasePool, baseUrl: string, owner: Person, stranger: Person, victimId: number) {
+    this.pool = pool;
+    this.baseUrl = baseUrl;
+    this.owner = owner;
+    this.stranger = stranger;
+    this.victimId = victimId;
+  }
+
+  /** A world with its three people. */
+  static async create(pool: DatabasePool, baseUrl: string): Promise<World> {
+    const owner = await buildUser(pool, { roles: ["admin", "developer"] });
+    const stranger = await buildUser(pool);
+    const victim = await buildUser(pool);
+    return new World(pool, baseUrl, { id: owner.id, token: await tokenFor(pool, owner) }, { id: stranger.id, token: await tokenFor(pool, stranger) }, victim.id);
+  }
+
+  /** The value of each path parameter of `path`, and whether each named a resource of the world (which a stranger must not reach). */
+  async pathParams(path: string, params: string[]): Promise<{ values: Record<string, string>; allKnown: boolean }> {
+    const segments = path.split("/");
+    const values: Record<string, string> = {};
+    let allKnown = true;
+    for (const name of params) {
+      const before = segments[segments.indexOf(`{${name}}`) - 1] ?? "";
+      const kind = name === "id" ? BY_SEGMENT[before] : BY_NAME[name];
+      const id = kind ? await this.id(kind) : undefined;
+      if (id === undefined) allKnown = false;
+      values[name] = id !== undefined ? String(id) : name === "hash" ? "0123456789abcdef" : "1";
+    }
+    return { values, allKnown };
+  }
+
+  /** The id of the world's resource of `kind`, made on first use (undefined when it could not be). */
+  id(kind: string): Promise<number | undefined> {
+    let made = this.made.get(kind);
+    if (!made) {
+      made = this.make(kind);
+      this.made.set(kind, made);
+    }
+    return made;
+  }
+
+  private async need(kind: string): Promise<number> {
+    const id = await this.id(kind);
+    if (id === undefined) throw new Error(`the world has no ${kind}`);
+    return id;
+  }
+
+  private async make(kind: string): Promise<number | undefined> {
+    const pool = this.pool;
+    const owner = this.owner.id;
+    switch (kind) {
+      case "owner":
+        return owner;
+      case "victim":
+        return this.victimId;
+      case "project":
+        return buildProject(pool, owner);
+      case "team":
+        return buildTeam(pool, owner, { [this.victimId]: 3 }, [await this.need("project")]);
+      case "schema":
+        return buildSchema(pool, await this.need("project"), owner);
+      case "template":
+        return buildTemplate(pool, { projectId: await this.need("project") }, owner);
+      case "topTemplate":
+        return buildTemplate(pool, { ownerId: owner }, owner);
+      case "variable":
+        return pool.oneFirst(sql.type(idRow)`select id from template_variables where template_id = ${await this.need("template")} order by id limit 1`);
+      case "file":
+        return pool.oneFirst(sql.type(idRow)`select id from template_files where template_id = ${await this.need("template")} order by id limit 1`);
+      case "generator":
+        return buildGenerator(pool, { userId: owner, projectId: await this.need("project"), templateIds: [await this.need("template")], schemaId: await this.need("schema") });
+      case "generation":
+        return buildGeneration(pool, await this.need("project"), owner);
+      case "archive":
+        return pool.oneFirst(sql.type(idRow)`insert into project_archives (code_generation_id, status) values (${await this.need("generation")}, 'building') returning id`);
+      case "sqlParse":
+        return pool.oneFirst(sql.type(idRow)`insert into sql_parses (user_id, database_type, sql_text) values (${owner}, 'PostgreSQL', 'create table a (id int)') returning id`);
+      case "victimToken":
+        return (await createPersonalToken(pool, owner, "victim")).token.id;
+      // Through the API: what it returns is what a client would hold.
+      case "environment":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/environments`, { name: "Live", type: "production", ftp_config: { host: "ftp.example.com", port: 21, username: "deployer", password: "pw-0123456789", remote_path: "/www" } }, (b) => b.environment.id);
+      case "webhook":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/webhooks`, { event_type: "manual_trigger", target_url: "https://hooks.example.com/in", secret_key: "0123456789abcdef0123" }, (b) => b.webhook.id);
+      case "translation":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/schemas/${await this.need("schema")}/translations`, { language: "de", table_name: "users", label: "Benutzer" }, (b) => b.translation.id);
+      case "deployment":
+        await this.need("environment");
+        return this.viaApi(kind, "/api/deployments", { project_id: await this.need("project"), code_generation_id: await this.need("generation"), deployment_method: "ftp", target_environment: "production" }, (b) => b.deployment.id);
+      case "job":
+        return this.viaApi(kind, `/api/deployments/${await this.need("deployment")}/execute`, {}, (b) => b.job.id);
+      default:
+        return undefined;
+    }
+  }
+
+  private async viaApi(kind: string, path: string, body: unknown, pick: (b: any) => number): Promise<number | undefined> {
+    const res = await request(this.baseUrl, "POST", path, { token: this.owner.token, body });
+    if (res.status < 300) return pick(res.body);
+    this.missing.push(`${kind} (${res.status} ${res.text.slice(0, 120)})`);
+    return undefined;
+  }
+}
