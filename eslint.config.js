@@ -35,4 +35,14 @@ export default tseslint.config(
     },
   },
   { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
+  {
+    // The operator console's page script: plain browser JavaScript, no build step.
+    files: ["api/console/**/*.js"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false, project: null },
+      sourceType: "script",
+      globals: Object.fromEntries(["window", "document", "fetch", "sessionStorage", "location", "WebSocket", "FormData", "uPlot", "setTimeout"].map((name) => [name, "readonly"])),
+    },
+  },
 );

@@ -22,6 +22,8 @@ export interface HeartbeatOptions {
   staleAfterMs: number;
   /** Current graphile worker and pool ids of this process. */
   workerIds: () => string[];
+  /** Jobs this process runs at once (shown in the operator console). */
+  concurrency?: number;
 }
 
 export interface Heartbeat {
@@ -36,13 +38,13 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
   const { pool, log } = options;
   const processId = `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   await pool.query(sql.type(ignoredRow)`
-    insert into worker_processes (id, hostname, pid, worker_ids)
-    values (${processId}, ${os.hostname()}, ${process.pid}, ${sql.array(options.workerIds(), "text")})`);
+    insert into worker_processes (id, hostname, pid, worker_ids, concurrency)
+    values (${processId}, ${os.hostname()}, ${process.pid}, ${sql.array(options.workerIds(), "text")}, ${options.concurrency ?? null})`);
 
   const beat = async () => {
     await pool.query(sql.type(ignoredRow)`
-      insert into worker_processes (id, hostname, pid, worker_ids)
-      values (${processId}, ${os.hostname()}, ${process.pid}, ${sql.array(options.workerIds(), "text")})
+      insert into worker_processes (id, hostname, pid, worker_ids, concurrency)
+      values (${processId}, ${os.hostname()}, ${process.pid}, ${sql.array(options.workerIds(), "text")}, ${options.concurrency ?? null})
       on conflict (id) do update set beat_at = now(), worker_ids = excluded.worker_ids`);
   };
 

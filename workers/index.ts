@@ -70,6 +70,7 @@ export async function startWorker(base: Omit<WorkerDeps, "storage">, options: Wo
     intervalMs: heartbeatMs,
     staleAfterMs,
     workerIds: () => [...workerIds],
+    concurrency: deps.config.worker.concurrency,
   });
   deps.log.info({ concurrency, tasks: Object.keys(taskList) }, "worker started");
 

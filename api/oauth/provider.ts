@@ -101,6 +101,9 @@ export function createProvider(deps: ProviderDeps): Provider {
     // may be issued); the password grant issues them itself.
     issueRefreshToken: async () => true,
     pkce: { required: () => false },
+    // Browsers send an Origin even to their own site's POSTs: the service's own pages (the
+    // operator console) may call the token endpoint; other sites may not.
+    clientBasedCORS: (_ctx, origin) => origin === new URL(config.appUrl).origin,
     renderError: (ctx: KoaContextWithOIDC, out) => {
       ctx.type = "application/json";
       ctx.body = out;

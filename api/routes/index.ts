@@ -14,6 +14,8 @@ import { twoFactorRoutes } from "./auth/twoFactor.router.ts";
 import { profileRoutes } from "./profile/profile.router.ts";
 import { sellerRoutes } from "./profile/seller.router.ts";
 import { adminUserRoutes } from "./admin/users.router.ts";
+import { adminConsoleRoutes } from "./admin/console.router.ts";
+import { adminJobRoutes } from "./admin/jobs.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -53,6 +55,8 @@ export const allRoutes: RouteSpec[] = [
   ...profileRoutes,
   ...sellerRoutes,
   ...adminUserRoutes,
+  ...adminJobRoutes,
+  ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
   ...projectRoutes,

@@ -3,6 +3,7 @@
  * (another OAuth client for the password grant). Both print what was created, including
  * the secrets, once.
  */
+import { jobStats } from "../jobs/console.ts";
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { hashPassword } from "../auth/passwords.ts";
@@ -85,4 +86,20 @@ export async function oauthClientCommand(config: Config, args: string[]): Promis
   print(`client_id: ${created.clientId}`);
   print(`client_secret: ${created.clientSecret}  (shown once)`);
   print(`grant types: password, refresh_token; token endpoint: ${config.appUrl}/api/oauth/token`);
+}
+
+/** `jobs:stats [--json]`: the figures of GET /admin/jobs/stats (the same query), as text or JSON. */
+export async function jobsStatsCommand(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+  const stats = await withPool(config, (pool) => jobStats(pool, config.worker.staleAfterMs));
+  if (values.json) {
+    print(JSON.stringify(stats));
+    return;
+  }
+  const t = stats.totals;
+  print(`queued ${t.queued}, running ${t.running}; last hour: ${t.finished_last_hour} finished, ${t.failed_last_hour} failed (${(t.failure_rate * 100).toFixed(1)} %)`);
+  for (const k of stats.kinds) print(`  ${k.kind}: ${k.queued} queued, ${k.running} running`);
+  print(`workers alive: ${stats.workers.length}`);
+  for (const w of stats.workers) print(`  ${w.id} concurrency ${w.concurrency ?? "?"}, last beat ${w.beat_at.toISOString()}`);
+  for (const j of stats.failed.slice(0, 5)) print(`failed #${j.id} ${j.kind}: ${j.error ?? ""}`);
 }

@@ -6,7 +6,7 @@
 import { ConfigError } from "../config.ts";
 import { migrateCommand, startCommand, webCommand, workerCommand } from "./commands.ts";
 import { readConfig } from "./runtime.ts";
-import { oauthClientCommand, UsageError, userCreateCommand } from "./adminCommands.ts";
+import { jobsStatsCommand, oauthClientCommand, UsageError, userCreateCommand } from "./adminCommands.ts";
 
 const commands: Record<string, { run: (args: string[]) => Promise<void>; help: string }> = {
   start: { run: async () => startCommand(await readConfig()), help: "migrate, then run the API and one worker in this process" },
@@ -18,6 +18,7 @@ const commands: Record<string, { run: (args: string[]) => Promise<void>; help: s
     help: "create a user: --email E [--name N] [--username U] [--password P] [--role admin]... [--unverified]",
   },
   "oauth:client": { run: async (args) => oauthClientCommand(await readConfig(), args), help: "create an OAuth client: --name N [--id ID]" },
+  "jobs:stats": { run: async (args) => jobsStatsCommand(await readConfig(), args), help: "queue depth, last hour's throughput and failures, live workers (as GET /api/admin/jobs/stats): [--json]" },
 };
 
 function usage(): string {

@@ -38,8 +38,8 @@ export async function enqueue<K extends JobKind>(
   const parsed: unknown = kind.payload.parse(payload);
   return conn.one(sql.type(jobRow)`
     with record as (
-      insert into jobs (kind, max_attempts, user_id, project_id)
-      values (${kind.name}, ${kind.maxAttempts}, ${options.userId ?? null}, ${options.projectId ?? null})
+      insert into jobs (kind, max_attempts, user_id, project_id, payload)
+      values (${kind.name}, ${kind.maxAttempts}, ${options.userId ?? null}, ${options.projectId ?? null}, ${sql.jsonb((parsed ?? null) as never)})
       returning *
     ), queued as (
       select graphile_worker.add_job(
