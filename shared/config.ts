@@ -95,6 +95,7 @@ export const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: integer(100, 120_000).default(10_000),
   WEBHOOK_MAX_ATTEMPTS: integer(1, 8).default(8),
   WEBHOOK_DEACTIVATE_AFTER_FAILURES: integer(1, 10_000).default(20),
+  MEDIA_MAX_BYTES: integer(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -134,6 +135,8 @@ export interface Config {
   deployments: { timeoutMs: number; uploadMaxFiles: number };
   /** Outbound webhook deliveries: request timeout, attempts per delivery, failed deliveries in a row before deactivation. */
   webhooks: { timeoutMs: number; maxAttempts: number; deactivateAfterFailures: number };
+  /** Uploaded images (template media): the largest file accepted. */
+  media: { maxBytes: number };
 }
 
 /** Thrown by `loadConfig`; `problems` holds one line per bad or missing variable. */
@@ -222,6 +225,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
       deactivateAfterFailures: e.WEBHOOK_DEACTIVATE_AFTER_FAILURES,
     },
+    media: { maxBytes: e.MEDIA_MAX_BYTES },
   };
 }
 

@@ -31,6 +31,7 @@ import { fileRoutes } from "./templates/files.router.ts";
 import { templateToolRoutes } from "./templates/tools.router.ts";
 import { runRoutes } from "./templates/run.router.ts";
 import { templateZipRoutes } from "./templates/zip.router.ts";
+import { templateMediaRoutes } from "./templates/media.router.ts";
 import { generationRoutes } from "./generations/generations.router.ts";
 import { archiveRoutes } from "./generations/archives.router.ts";
 import { generatorRoutes } from "./generators/generators.router.ts";
@@ -70,6 +71,7 @@ export const allRoutes: RouteSpec[] = [
   ...templateToolRoutes,
   ...runRoutes,
   ...templateZipRoutes,
+  ...templateMediaRoutes,
   ...generationRoutes,
   ...archiveRoutes,
   ...generatorRoutes,

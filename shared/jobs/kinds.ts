@@ -78,3 +78,6 @@ export const webhooksDeliver = defineJobKind("webhooks__deliver", z.object({ del
 
 /** Scheduled: removes storage objects (archives, upload bundles, outbox e-mails) that expired more than a grace period ago. */
 export const storageSweep = defineJobKind("storage__sweep", z.object({}).loose(), { maxAttempts: 3 });
+
+/** Scheduled: removes the storage files of deleted media (template media) listed in `media_garbage`. */
+export const mediaSweep = defineJobKind("media__sweep", z.object({}).loose(), { maxAttempts: 3 });
