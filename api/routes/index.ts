@@ -34,6 +34,7 @@ import { templateZipRoutes } from "./templates/zip.router.ts";
 import { templateMediaRoutes } from "./templates/media.router.ts";
 import { generationRoutes } from "./generations/generations.router.ts";
 import { archiveRoutes } from "./generations/archives.router.ts";
+import { adjustmentRoutes } from "./adjustments/adjustments.router.ts";
 import { generatorRoutes } from "./generators/generators.router.ts";
 import { generatorRunRoutes } from "./generators/run.router.ts";
 import { environmentRoutes } from "./deployments/environments.router.ts";
@@ -74,6 +75,7 @@ export const allRoutes: RouteSpec[] = [
   ...templateMediaRoutes,
   ...generationRoutes,
   ...archiveRoutes,
+  ...adjustmentRoutes,
   ...generatorRoutes,
   ...generatorRunRoutes,
   ...environmentRoutes,
