@@ -44,6 +44,7 @@ import { deploymentLogRoutes } from "./deployments/logs.router.ts";
 import { testConnectionRoutes } from "./deployments/testConnection.router.ts";
 import { uploadRoutes } from "./deployments/upload.router.ts";
 import { webhookRoutes } from "./webhooks/webhooks.router.ts";
+import { gitConnectionRoutes } from "./git/connections.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -85,6 +86,7 @@ export const allRoutes: RouteSpec[] = [
   ...deploymentActionRoutes,
   ...deploymentLogRoutes,
   ...webhookRoutes,
+  ...gitConnectionRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
