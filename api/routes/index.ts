@@ -45,6 +45,7 @@ import { testConnectionRoutes } from "./deployments/testConnection.router.ts";
 import { uploadRoutes } from "./deployments/upload.router.ts";
 import { webhookRoutes } from "./webhooks/webhooks.router.ts";
 import { gitConnectionRoutes } from "./git/connections.router.ts";
+import { gitOperationRoutes } from "./git/operations.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -87,6 +88,7 @@ export const allRoutes: RouteSpec[] = [
   ...deploymentLogRoutes,
   ...webhookRoutes,
   ...gitConnectionRoutes,
+  ...gitOperationRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

@@ -56,9 +56,11 @@ export async function startGitlabStandIn(options: { files?: Record<string, strin
       {
         method: "POST",
         pattern: at("/repository/branches"),
-        handler: ({ url }) => {
-          const branch = url.searchParams.get("branch") ?? "";
-          const ref = url.searchParams.get("ref") ?? "";
+        handler: (request) => {
+          // Gitbeaker sends the fields as JSON; curl users send them as query parameters.
+          const body = jsonBody<{ branch?: string; ref?: string }>(request);
+          const branch = body.branch ?? request.url.searchParams.get("branch") ?? "";
+          const ref = body.ref ?? request.url.searchParams.get("ref") ?? "";
           if (repo.branches.has(branch)) return message(400, "Branch already exists");
           const sha = repo.branches.get(ref) ?? (repo.commits.has(ref) ? ref : undefined);
           if (!sha) return message(400, "Invalid reference name");
