@@ -35,6 +35,11 @@ const appKey = z.string().transform((value, ctx) => {
   return key;
 });
 
+/** An http(s) base URL, kept without a trailing slash. */
+const httpBase = z
+  .url({ protocol: /^https?$/, error: "expected an http(s) URL" })
+  .transform((value) => value.replace(/\/+$/, ""));
+
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
 /** The environment variables the service understands, with their defaults. */
@@ -95,6 +100,21 @@ export const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: integer(100, 120_000).default(10_000),
   WEBHOOK_MAX_ATTEMPTS: integer(1, 8).default(8),
   WEBHOOK_DEACTIVATE_AFTER_FAILURES: integer(1, 10_000).default(20),
+  MEDIA_MAX_BYTES: integer(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
+  GITHUB_CLIENT_ID: z.string().min(1).max(255).optional(),
+  GITHUB_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
+  GITHUB_OAUTH_BASE: httpBase.default("https://github.com"),
+  GITHUB_API_BASE: httpBase.default("https://api.github.com"),
+  GITLAB_CLIENT_ID: z.string().min(1).max(255).optional(),
+  GITLAB_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
+  GITLAB_URL: httpBase.default("https://gitlab.com"),
+  BITBUCKET_CLIENT_ID: z.string().min(1).max(255).optional(),
+  BITBUCKET_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
+  BITBUCKET_OAUTH_BASE: httpBase.default("https://bitbucket.org"),
+  BITBUCKET_API_BASE: httpBase.default("https://api.bitbucket.org/2.0"),
+  GIT_OAUTH_REDIRECT_URL: z
+    .url({ error: "expected an absolute URL such as https://app.example.com/git/{provider}/callback" })
+    .optional(),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -134,6 +154,16 @@ export interface Config {
   deployments: { timeoutMs: number; uploadMaxFiles: number };
   /** Outbound webhook deliveries: request timeout, attempts per delivery, failed deliveries in a row before deactivation. */
   webhooks: { timeoutMs: number; maxAttempts: number; deactivateAfterFailures: number };
+  /** Uploaded images (template media): the largest file accepted. */
+  media: { maxBytes: number };
+  /** Git provider sign-in (OAuth apps) and the hosts' addresses; a provider without a client id is off. */
+  git: {
+    github: { clientId: string | undefined; clientSecret: string | undefined; oauthBase: string; apiBase: string };
+    gitlab: { clientId: string | undefined; clientSecret: string | undefined; url: string };
+    bitbucket: { clientId: string | undefined; clientSecret: string | undefined; oauthBase: string; apiBase: string };
+    /** Where providers send the browser back; `{provider}` is replaced. */
+    redirectUrl: string;
+  };
 }
 
 /** Thrown by `loadConfig`; `problems` holds one line per bad or missing variable. */
@@ -159,6 +189,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (cleaned.OAUTH_CLIENT_SECRET && !cleaned.OAUTH_CLIENT_ID) {
     pairProblems.push("OAUTH_CLIENT_ID is missing: required when OAUTH_CLIENT_SECRET is set (set both, or neither)");
+  }
+  for (const provider of ["GITHUB", "GITLAB", "BITBUCKET"]) {
+    const [id, secret] = [`${provider}_CLIENT_ID`, `${provider}_CLIENT_SECRET`];
+    if (Boolean(cleaned[id]) !== Boolean(cleaned[secret])) pairProblems.push(`${cleaned[id] ? secret : id} is missing: the ${provider.toLowerCase()} sign-in needs both ${id} and ${secret}`);
   }
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
@@ -221,6 +255,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
       deactivateAfterFailures: e.WEBHOOK_DEACTIVATE_AFTER_FAILURES,
+    },
+    media: { maxBytes: e.MEDIA_MAX_BYTES },
+    git: {
+      github: { clientId: e.GITHUB_CLIENT_ID, clientSecret: e.GITHUB_CLIENT_SECRET, oauthBase: e.GITHUB_OAUTH_BASE, apiBase: e.GITHUB_API_BASE },
+      gitlab: { clientId: e.GITLAB_CLIENT_ID, clientSecret: e.GITLAB_CLIENT_SECRET, url: e.GITLAB_URL },
+      bitbucket: { clientId: e.BITBUCKET_CLIENT_ID, clientSecret: e.BITBUCKET_CLIENT_SECRET, oauthBase: e.BITBUCKET_OAUTH_BASE, apiBase: e.BITBUCKET_API_BASE },
+      redirectUrl: e.GIT_OAUTH_REDIRECT_URL ?? `${(e.FRONTEND_URL ?? e.APP_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "")}/git/{provider}/callback`,
     },
   };
 }

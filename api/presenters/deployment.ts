@@ -15,7 +15,12 @@ export const deploymentResource = z.object({
   environment: z.object({ id: z.number(), name: z.string(), type: z.enum(environmentTypes) }).nullable(),
   code_generation_id: z.number().nullable(),
   deployment_method: z.enum(deploymentMethods),
-  target_environment: z.enum(environmentTypes),
+  target_environment: z.enum(environmentTypes).nullable(),
+  /** `deploy`, or `commit` / `push` (POST /projects/{p}/git/commit|push) with their `git_target`. */
+  operation: z.enum(["deploy", "commit", "push"]),
+  git_target: z
+    .object({ provider: z.string(), repository: z.string(), branch: z.string(), message: z.string().optional(), connection_id: z.number().nullable().optional() })
+    .nullable(),
   status: z.enum(deploymentStatuses),
   rollback_of: z.number().nullable(),
   rollback_to: z.number().nullable(),
@@ -46,6 +51,8 @@ export function presentDeployment(row: DeploymentRow): DeploymentResource {
     code_generation_id: row.code_generation_id,
     deployment_method: row.deployment_method,
     target_environment: row.target_environment,
+    operation: row.operation,
+    git_target: row.git_target === null ? null : { ...(row.git_target as { provider: string; repository: string; branch: string; message?: string }), connection_id: row.git_connection_id },
     status: row.status,
     rollback_of: row.rollback_of,
     rollback_to: row.rollback_to,

@@ -24,6 +24,7 @@ export const generationRow = z.object({
   file_count: z.number(),
   total_bytes: z.number(),
   created_at: z.date(),
+  adjusted_from_id: z.number().nullable(),
   archive_id: z.number().nullable(),
   archive_created_at: z.date().nullable(),
   archive_status: z.enum(["building", "ready", "failed"]).nullable(),
@@ -37,7 +38,7 @@ export type GenerationRow = z.infer<typeof generationRow>;
 export const generationSelect = sql.fragment`
   select g.id, g.project_id, g.user_id, u.name as user_name, u.username as user_username,
     g.template_id, t.name as template_name, g.generator_id, gen.name as generator_name, g.schema_id, g.variables,
-    g.file_count, g.total_bytes, g.created_at,
+    g.file_count, g.total_bytes, g.created_at, g.adjusted_from_id,
     a.id as archive_id, a.created_at as archive_created_at, a.status as archive_status, a.file_size as archive_size, a.expires_at as archive_expires_at, a.deleted_at as archive_deleted_at
   from code_generations g
   left join users u on u.id = g.user_id
@@ -79,6 +80,8 @@ export const generationResource = z.object({
   file_count: z.number(),
   total_bytes: z.number(),
   created_at: z.string(),
+  /** Set on a generation written by applying code adjustments: the generation it started from. */
+  adjusted_from_id: z.number().nullable(),
   archive: archiveResource.nullable(),
 });
 
@@ -103,6 +106,7 @@ export function presentGeneration(row: GenerationRow): z.infer<typeof generation
     file_count: row.file_count,
     total_bytes: row.total_bytes,
     created_at: row.created_at.toISOString(),
+    adjusted_from_id: row.adjusted_from_id,
     archive:
       status === null || row.archive_id === null || row.archive_created_at === null
         ? null

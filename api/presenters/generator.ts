@@ -16,6 +16,8 @@ export const generatorResource = z.object({
   status: z.enum(generatorStatuses),
   schema_id: z.number().nullable(),
   values: z.record(z.string(), z.unknown()),
+  /** Every run applies the generator's active code adjustments. */
+  apply_adjustments: z.boolean(),
   template_ids: z.array(z.number()),
   templates: z.array(z.object({ id: z.number(), name: z.string() })),
   created_at: z.string(),
@@ -35,6 +37,7 @@ export function presentGenerator(row: GeneratorRow): z.infer<typeof generatorRes
     status: row.status,
     schema_id: row.schema_id,
     values: row.values,
+    apply_adjustments: row.apply_adjustments,
     template_ids: row.templates.map((t) => t.id),
     templates: row.templates,
     created_at: row.created_at.toISOString(),

@@ -33,8 +33,10 @@ import { fileRoutes } from "./templates/files.router.ts";
 import { templateToolRoutes } from "./templates/tools.router.ts";
 import { runRoutes } from "./templates/run.router.ts";
 import { templateZipRoutes } from "./templates/zip.router.ts";
+import { templateMediaRoutes } from "./templates/media.router.ts";
 import { generationRoutes } from "./generations/generations.router.ts";
 import { archiveRoutes } from "./generations/archives.router.ts";
+import { adjustmentRoutes } from "./adjustments/adjustments.router.ts";
 import { generatorRoutes } from "./generators/generators.router.ts";
 import { generatorRunRoutes } from "./generators/run.router.ts";
 import { environmentRoutes } from "./deployments/environments.router.ts";
@@ -44,6 +46,8 @@ import { deploymentLogRoutes } from "./deployments/logs.router.ts";
 import { testConnectionRoutes } from "./deployments/testConnection.router.ts";
 import { uploadRoutes } from "./deployments/upload.router.ts";
 import { webhookRoutes } from "./webhooks/webhooks.router.ts";
+import { gitConnectionRoutes } from "./git/connections.router.ts";
+import { gitOperationRoutes } from "./git/operations.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -74,8 +78,10 @@ export const allRoutes: RouteSpec[] = [
   ...templateToolRoutes,
   ...runRoutes,
   ...templateZipRoutes,
+  ...templateMediaRoutes,
   ...generationRoutes,
   ...archiveRoutes,
+  ...adjustmentRoutes,
   ...generatorRoutes,
   ...generatorRunRoutes,
   ...environmentRoutes,
@@ -85,6 +91,8 @@ export const allRoutes: RouteSpec[] = [
   ...deploymentActionRoutes,
   ...deploymentLogRoutes,
   ...webhookRoutes,
+  ...gitConnectionRoutes,
+  ...gitOperationRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

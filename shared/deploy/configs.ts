@@ -18,7 +18,8 @@ const remotePath = z
   .refine((value) => !hasControlCharacter(value), { error: "must not contain control characters" });
 const secret = z.string().max(16_384);
 const name = z.string().trim().min(1).max(255);
-const branch = z
+/** A git branch name as git accepts it (check-ref-format rules). */
+export const branchName = z
   .string()
   .trim()
   .min(1)
@@ -69,7 +70,7 @@ export const githubConfigSchema = z.object({
   provider: z.literal("github").optional(),
   owner: name,
   repo: name,
-  branch,
+  branch: branchName,
   access_token: secret.min(1),
   /** Not in the spec: API base URL for GitHub Enterprise (`https://ghe.example.com/api/v3`). */
   api_url: httpUrl.optional(),
@@ -80,7 +81,7 @@ export type GithubConfig = z.input<typeof githubConfigSchema>;
 export const gitlabConfigSchema = z.object({
   provider: z.literal("gitlab").optional(),
   project_id: z.coerce.number().int().positive(),
-  branch,
+  branch: branchName,
   access_token: secret.min(1),
   /** Self-hosted instance address; gitlab.com when absent. */
   gitlab_url: httpUrl.optional().nullable(),
@@ -92,7 +93,7 @@ export const bitbucketConfigSchema = z.object({
   provider: z.literal("bitbucket").optional(),
   workspace: name,
   repo: name,
-  branch,
+  branch: branchName,
   username: name,
   app_password: secret.min(1),
   /** Not in the spec: API base URL (`https://api.bitbucket.org/2.0` when absent). */

@@ -18,7 +18,9 @@ export type DeployErrorCode =
   | "permission_denied"
   | "not_found"
   | "remote_error"
-  | "aborted";
+  | "aborted"
+  /** A branch that a push would have to overwrite, or that moved during a commit. */
+  | "branch_conflict";
 
 /** Failures a later attempt cannot fix without a change of configuration. */
 const PERMANENT: ReadonlySet<DeployErrorCode> = new Set([
@@ -29,6 +31,7 @@ const PERMANENT: ReadonlySet<DeployErrorCode> = new Set([
   "permission_denied",
   "not_found",
   "aborted",
+  "branch_conflict",
 ]);
 
 /** A deployment failure with a stable code and a scrubbed, human-readable message. */

@@ -40,6 +40,28 @@ export type LogResource = z.infer<typeof logResource>;
 /** A log row as the API and `LogAdded` present it. */
 export const presentLog = (row: LogRow): LogResource => ({ ...row, metadata: row.metadata ?? null, created_at: row.created_at.toISOString() });
 
+/** Filters of a deployment's log list. */
+export interface LogFilter {
+  /** Only rows after this id (a live view resuming after a reconnect). */
+  afterId?: number | undefined;
+  /** Only rows of these types (all when empty or absent). */
+  types?: readonly LogRow["type"][] | undefined;
+}
+
+/** The log rows of deployment `deploymentId`, oldest first, filtered. */
+export async function listLogs(conn: CommonQueryMethods, deploymentId: number, filter: LogFilter = {}): Promise<readonly LogRow[]> {
+  const types = filter.types?.length ? sql.fragment`and type = any(${sql.array([...filter.types], "text")})` : sql.fragment``;
+  return conn.any(sql.type(logRow)`
+    select ${logColumns} from deployment_logs
+    where deployment_id = ${deploymentId} and id > ${filter.afterId ?? 0} ${types}
+    order by id`);
+}
+
+/** One log row, or null. */
+export async function findLog(conn: CommonQueryMethods, id: number): Promise<LogRow | null> {
+  return conn.maybeOne(sql.type(logRow)`select ${logColumns} from deployment_logs where id = ${id}`);
+}
+
 /** The realtime channel of a deployment. */
 export const deploymentChannel = (id: number) => `private-deployment.${id}`;
 

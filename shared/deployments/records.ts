@@ -19,7 +19,11 @@ export const deploymentRow = z.object({
   environment_type: z.enum(environmentTypes).nullable(),
   code_generation_id: z.number().nullable(),
   deployment_method: z.enum(deploymentMethods),
-  target_environment: z.enum(environmentTypes),
+  /** Null for a commit or push through a git connection (no environment). */
+  target_environment: z.enum(environmentTypes).nullable(),
+  operation: z.enum(["deploy", "commit", "push"]),
+  git_connection_id: z.number().nullable(),
+  git_target: z.record(z.string(), z.unknown()).nullable(),
   status: z.enum(deploymentStatuses),
   rollback_of: z.number().nullable(),
   rollback_to: z.number().nullable(),
@@ -43,7 +47,7 @@ export type DeploymentRow = z.infer<typeof deploymentRow>;
 /** Select list and joins of `deploymentRow` over `deployments d`. */
 export const deploymentSelect = sql.fragment`
   select d.id, d.project_id, d.environment_id, e.name as environment_name, e.type as environment_type,
-    d.code_generation_id, d.deployment_method, d.target_environment, d.status,
+    d.code_generation_id, d.deployment_method, d.target_environment, d.operation, d.git_connection_id, d.git_target, d.status,
     d.rollback_of, d.rollback_to, d.rolled_back_by, d.job_id, d.attempts, d.result, d.error, d.error_code,
     d.user_id, u.name as user_name, u.username as user_username,
     (select count(*)::int from deployment_logs l where l.deployment_id = d.id) as logs_count,

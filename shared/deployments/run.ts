@@ -24,6 +24,8 @@ import { recordEvent } from "../events/outbox.ts";
 import { generationFiles } from "../generations/files.ts";
 import { PermanentJobError } from "../jobs/errors.ts";
 import type { Logger } from "../logger.ts";
+import type { DeployLog } from "../deploy/types.ts";
+import { runGitOperation } from "../gitops/run.ts";
 import { networkPolicy } from "../net/networkGuard.ts";
 import { deployTargetOf, findEnvironment, hostKeyPinnerOf, methodsOf, openEnvironmentSecrets } from "./environments.ts";
 import { appendLog, deploymentLogSink, publishCompleted } from "./logs.ts";
@@ -113,7 +115,7 @@ async function targetOf(ctx: RunContext, deployment: DeploymentRow): Promise<Dep
 }
 
 /**
- * Runs one attempt of deployment `id`.
+ * Runs one attempt of deployment `id` (a commit or push goes to shared/gitops/run.ts).
  * @throws the deployer's error when another attempt should follow; PermanentJobError when it failed for good.
  */
 export async function runDeployment(ctx: RunContext, id: number): Promise<RunOutcome> {
@@ -122,36 +124,62 @@ export async function runDeployment(ctx: RunContext, id: number): Promise<RunOut
     ctx.log.info({ deployment: id }, "deployment is not pending for this job; skipping");
     return { deployment_id: id, status: "skipped" };
   }
-  const taskId = ctx.jobId === null ? null : String(ctx.jobId);
+  if (deployment.operation !== "deploy") return runGitOperation(ctx, deployment);
   let target: DeployTarget;
   try {
     target = await targetOf(ctx, deployment);
   } catch (error) {
-    const failure = error instanceof DeployError ? error : new DeployError("invalid_config", "The deployment's configuration could not be read.");
-    await appendLog(ctx.pool, id, taskId, { type: "error", message: failure.message, metadata: { code: failure.code } });
-    await finishFailed(ctx.pool, deployment, failure);
-    throw new PermanentJobError(failure.message, failure.code);
+    return failBeforeStart(ctx, deployment, error);
   }
   const scrubber = scrubberFor(target.config);
+  return settleRun(
+    ctx,
+    deployment,
+    scrubber,
+    `Deployment #${id} to ${deployment.environment_name ?? "the environment"} by ${deployment.deployment_method.toUpperCase()} started (attempt ${ctx.attempt} of ${ctx.maxAttempts}).`,
+    async (log, signal) =>
+      deploy(target, {
+        deploymentId: id,
+        files: generationFiles(ctx.pool, deployment.code_generation_id!),
+        log,
+        signal,
+        state: await deploymentState(ctx.pool, id),
+        network: networkPolicy(ctx.config),
+        // targetOf made sure the environment exists.
+        pinHostKey: hostKeyPinnerOf(ctx.pool, deployment.environment_id!),
+      }),
+  );
+}
+
+/** Fails a run whose target could not be made (deleted environment, unreadable configuration). @throws PermanentJobError */
+export async function failBeforeStart(ctx: RunContext, deployment: DeploymentRow, error: unknown): Promise<never> {
+  const taskId = ctx.jobId === null ? null : String(ctx.jobId);
+  const failure = error instanceof DeployError ? error : new DeployError("invalid_config", "The deployment's configuration could not be read.");
+  await appendLog(ctx.pool, deployment.id, taskId, { type: "error", message: failure.message, metadata: { code: failure.code } });
+  await finishFailed(ctx.pool, deployment, failure);
+  throw new PermanentJobError(failure.message, failure.code);
+}
+
+/**
+ * Runs `body` (a deployer, a commit, a push) for a started deployment under its time limit,
+ * with a log sink scrubbed by `scrubber`, and records the outcome.
+ * @throws the failure when another attempt should follow; PermanentJobError when it failed for good.
+ */
+export async function settleRun(
+  ctx: RunContext,
+  deployment: DeploymentRow,
+  scrubber: Scrubber,
+  startLine: string,
+  body: (log: DeployLog, signal: AbortSignal) => Promise<AnyDeployResult>,
+): Promise<RunOutcome> {
+  const id = deployment.id;
+  const taskId = ctx.jobId === null ? null : String(ctx.jobId);
   const log = deploymentLogSink(ctx.pool, id, taskId, scrubber);
   const timeout = AbortSignal.timeout(ctx.config.deployments.timeoutMs);
   const signal = AbortSignal.any([ctx.signal, timeout]);
-  await log({
-    type: "info",
-    message: `Deployment #${id} to ${deployment.environment_name ?? "the environment"} by ${deployment.deployment_method.toUpperCase()} started (attempt ${ctx.attempt} of ${ctx.maxAttempts}).`,
-    metadata: { attempt: ctx.attempt, code_generation_id: deployment.code_generation_id },
-  });
+  await log({ type: "info", message: startLine, metadata: { attempt: ctx.attempt, code_generation_id: deployment.code_generation_id } });
   try {
-    const result = await deploy(target, {
-      deploymentId: id,
-      files: generationFiles(ctx.pool, deployment.code_generation_id!),
-      log,
-      signal,
-      state: await deploymentState(ctx.pool, id),
-      network: networkPolicy(ctx.config),
-      // targetOf made sure the environment exists.
-      pinHostKey: hostKeyPinnerOf(ctx.pool, deployment.environment_id!),
-    });
+    const result = await body(log, signal);
     await finishSucceeded(ctx.pool, deployment, result, scrubber);
     return { deployment_id: id, status: "succeeded", summary: scrubber.text(result.summary) };
   } catch (error) {

@@ -21,6 +21,13 @@ export interface GenerationInput {
   files: Record<string, string>;
   /** The job that ran the templates; a retry of it finds the generation it recorded. */
   jobId: number | null;
+  /**
+   * A generation whose files are copied (in SQL, bytes as they are) under the paths `files`
+   * does not give: an apply of adjustments writes only the files it merged.
+   */
+  copyFrom?: number;
+  /** An apply's own idempotency key (its job run); a retry finds the generation it wrote. */
+  applyKey?: string;
 }
 
 const idRow = z.object({ id: z.number() });
@@ -56,15 +63,32 @@ async function insertFiles(tx: CommonQueryMethods, generationId: number, files: 
   await flush();
 }
 
+/** Copies the files of generation `from` except `skip` into `generationId`, and counts them into its totals. */
+async function copyFiles(tx: CommonQueryMethods, generationId: number, from: number, skip: string[]): Promise<{ count: number; bytes: number }> {
+  return tx.one(sql.type(z.object({ count: z.number(), bytes: z.number() }))`
+    with copied as (
+      insert into code_generation_files (code_generation_id, path, content, size)
+      select ${generationId}, f.path, f.content, f.size from code_generation_files f
+      where f.code_generation_id = ${from} and f.path <> all(${sql.array(skip, "text")})
+      returning size
+    )
+    update code_generations g set file_count = g.file_count + c.count, total_bytes = g.total_bytes + c.bytes
+    from (select count(*)::int as count, coalesce(sum(size), 0)::float8 as bytes from copied) c
+    where g.id = ${generationId}
+    returning c.count, c.bytes`);
+}
+
 /**
  * Records a generation and schedules its archive; returns its id (the existing one when
- * `jobId` already recorded one). @throws AppError 404, 423, 402 or 409 when the project
+ * `jobId` or `applyKey` already recorded one). `alsoWrite` adds rows of its own to a new
+ * generation in the same transaction. @throws AppError 404, 423, 402 or 409 when the project
  * was deleted, locked, soft-locked or archived since the request (nothing is recorded).
  */
-export async function recordGeneration(pool: DatabasePool, input: GenerationInput): Promise<number> {
+export async function recordGeneration(pool: DatabasePool, input: GenerationInput, alsoWrite?: (tx: CommonQueryMethods, id: number) => Promise<void>): Promise<number> {
   return pool.transaction(async (tx) => {
-    if (input.jobId !== null) {
-      const existing = await tx.maybeOneFirst(sql.type(idRow)`select id from code_generations where job_id = ${input.jobId}`);
+    if (input.jobId !== null || input.applyKey !== undefined) {
+      const existing = await tx.maybeOneFirst(sql.type(idRow)`
+        select id from code_generations where ${input.applyKey !== undefined ? sql.fragment`apply_key = ${input.applyKey}` : sql.fragment`job_id = ${input.jobId}`}`);
       if (existing !== null) return existing;
     }
     // A generation is content of the project: it is recorded only while the project accepts
@@ -74,13 +98,15 @@ export async function recordGeneration(pool: DatabasePool, input: GenerationInpu
     const paths = Object.keys(input.files);
     const totalBytes = Object.values(input.files).reduce((sum, content) => sum + Buffer.byteLength(content, "utf8"), 0);
     const id = await tx.oneFirst(sql.type(idRow)`
-      insert into code_generations (project_id, user_id, template_id, generator_id, schema_id, variables, file_count, total_bytes, job_id)
+      insert into code_generations (project_id, user_id, template_id, generator_id, schema_id, variables, file_count, total_bytes, job_id, adjusted_from_id, apply_key)
       values (${input.projectId}, ${input.userId}, ${input.templateId}, ${input.generatorId}, ${input.schemaId},
-        ${sql.jsonb(input.values as never)}, ${paths.length}, ${totalBytes}, ${input.jobId})
+        ${sql.jsonb(input.values as never)}, ${paths.length}, ${totalBytes}, ${input.jobId}, ${input.copyFrom ?? null}, ${input.applyKey ?? null})
       returning id`);
     await insertFiles(tx, id, input.files);
+    const copied = input.copyFrom === undefined ? { count: 0, bytes: 0 } : await copyFiles(tx, id, input.copyFrom, paths);
     const job = await enqueue(tx, archivesBuild, { code_generation_id: id }, { userId: input.userId, projectId: input.projectId });
     await tx.query(sql.type(ignoredRow)`insert into project_archives (code_generation_id, job_id) values (${id}, ${job.id})`);
+    if (alsoWrite) await alsoWrite(tx, id);
     await recordEvent(tx, {
       type: "CodeGenerated",
       projectId: input.projectId,
@@ -90,8 +116,8 @@ export async function recordGeneration(pool: DatabasePool, input: GenerationInpu
         template_id: input.templateId,
         generator_id: input.generatorId,
         schema_id: input.schemaId,
-        file_count: paths.length,
-        total_bytes: totalBytes,
+        file_count: paths.length + copied.count,
+        total_bytes: totalBytes + copied.bytes,
       },
     });
     return id;

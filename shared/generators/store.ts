@@ -21,6 +21,7 @@ export const generatorRow = z.object({
   status: z.enum(generatorStatuses),
   schema_id: z.number().nullable(),
   values: z.record(z.string(), z.unknown()),
+  apply_adjustments: z.boolean(),
   created_at: z.date(),
   updated_at: z.date(),
   /** The caller's team role in the generator's team (owner, admin, member, viewer), or null. */
@@ -32,7 +33,7 @@ export type GeneratorRow = z.infer<typeof generatorRow>;
 /** Select list of `generatorRow` over `generators g join users o` for caller `userId`. */
 export const generatorSelect = (userId: number) => sql.fragment`
   select g.id, g.user_id, o.name as owner_name, o.username as owner_username, g.team_id, g.project_id, g.name, g.description,
-    g.status, g.schema_id, g."values", g.created_at, g.updated_at,
+    g.status, g.schema_id, g."values", g.apply_adjustments, g.created_at, g.updated_at,
     (select r.name from team_members tm join team_roles r on r.id = tm.role_id
       where tm.team_id = g.team_id and tm.user_id = ${userId}) as team_role,
     coalesce((select json_agg(json_build_object('id', t.id, 'name', t.name) order by gt.position)

@@ -51,6 +51,8 @@ export const templatesExecute = defineJobKind(
     base_values: z.record(z.string(), z.unknown()).default({}),
     /** The request's values. */
     values: z.record(z.string(), z.unknown()),
+    /** A generator run that also applies the generator's active code adjustments (its `apply_adjustments` flag). */
+    apply_adjustments: z.boolean().default(false),
   }),
   { maxAttempts: 3 },
 );
@@ -78,3 +80,13 @@ export const webhooksDeliver = defineJobKind("webhooks__deliver", z.object({ del
 
 /** Scheduled: removes storage objects (archives, upload bundles, outbox e-mails) that expired more than a grace period ago. */
 export const storageSweep = defineJobKind("storage__sweep", z.object({}).loose(), { maxAttempts: 3 });
+
+/** Scheduled: removes the storage files of deleted media (template media) listed in `media_garbage`. */
+export const mediaSweep = defineJobKind("media__sweep", z.object({}).loose(), { maxAttempts: 3 });
+
+/** Applies the active code adjustments of a generation's template or generator into a new generation. */
+export const adjustmentsApply = defineJobKind(
+  "adjustments__apply",
+  z.object({ code_generation_id: z.number().int().positive(), user_id: z.number().int().positive() }),
+  { maxAttempts: 3 },
+);

@@ -6,6 +6,7 @@
  * blocks) and finds the generation its first attempt recorded (code_generations.job_id).
  * Bad input and template errors fail at once with a 422 the awaiting request returns.
  */
+import { applyAdjustments, resultSummary } from "../../shared/adjustments/apply.ts";
 import { recordGeneration } from "../../shared/generations/record.ts";
 import { templatesExecute } from "../../shared/jobs/kinds.ts";
 import { sandboxHost } from "../../shared/template/index.ts";
@@ -41,5 +42,18 @@ export default defineTask(templatesExecute, async (payload, { deps, jobId }) => 
     files: outcome.files,
     jobId,
   });
+  if (payload.apply_adjustments) {
+    // The generator's flag: its adjustments go into a second generation in the same job, and
+    // the run answers that one (a retry finds both through the job's keys).
+    const adjusted = await applyAdjustments(deps.pool, { generationId, userId: payload.user_id, applyKey: `job:${jobId ?? 0}:adjust:${generationId}` });
+    if (adjusted) {
+      return {
+        output: outcome.output,
+        files: { ...outcome.files, ...Object.fromEntries(adjusted.changed) },
+        code_generation_id: adjusted.codeGenerationId,
+        adjustments: { adjusted_from_id: generationId, ...resultSummary(adjusted.results) },
+      };
+    }
+  }
   return { output: outcome.output, files: outcome.files, code_generation_id: generationId };
 });

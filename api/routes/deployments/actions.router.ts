@@ -27,6 +27,8 @@ const tags = ["Deployments"];
 
 /** Refuses a run while another deployment to the same environment is queued or running. */
 async function assertEnvironmentFree(tx: CommonQueryMethods, deployment: DeploymentRow): Promise<void> {
+  // A commit or push through a git connection has no environment to share.
+  if (deployment.environment_id === null && deployment.git_connection_id !== null) return;
   if (deployment.environment_id === null) throw conflict("The environment of this deployment was deleted.", "environment_deleted");
   await tx.query(sql.type(ignoredRow)`select 1 from environments where id = ${deployment.environment_id} for update`);
   if (await environmentBusy(tx, deployment.environment_id, deployment.id)) {
@@ -34,14 +36,15 @@ async function assertEnvironmentFree(tx: CommonQueryMethods, deployment: Deploym
   }
 }
 
-interface Started {
+/** A queued run: the deployment as queued and its job. */
+export interface Started {
   /** The deployment as this request queued it (the worker may already be running it). */
   deployment: DeploymentRow;
   job: JobRow;
 }
 
-/** Enqueues the run of `deployment` and records its job. */
-async function startRun(tx: CommonQueryMethods, deployment: DeploymentRow, user: UserRow): Promise<Started> {
+/** Enqueues the run of `deployment` and records its job (also for git commits and pushes). */
+export async function startRun(tx: CommonQueryMethods, deployment: DeploymentRow, user: UserRow): Promise<Started> {
   const job = await enqueue(tx, deploymentsRun, { deployment_id: deployment.id }, { userId: user.id, projectId: deployment.project_id });
   await tx.query(sql.type(ignoredRow)`
     update deployments set status = 'pending', job_id = ${job.id}, error = null, error_code = null, finished_at = null, updated_at = now()
@@ -50,7 +53,7 @@ async function startRun(tx: CommonQueryMethods, deployment: DeploymentRow, user:
 }
 
 /** 202 with the queued deployment: what this request did, not a race with the worker. */
-function answer(ctx: AppContext, started: Started, message: string): void {
+export function answer(ctx: AppContext, started: Started, message: string): void {
   ctx.status = 202;
   ctx.set("Location", `/api/deployments/${started.deployment.id}`);
   ctx.body = { message, deployment: presentDeployment(started.deployment), job: presentJob(started.job) };
@@ -121,6 +124,10 @@ const rollback = defineRoute({
     const started = await ctx.deps.pool.transaction(async (tx) => {
       const current = await deploymentForAction(tx, params.id, user, "deploy");
       if (current.status !== "succeeded") refuseState(current, "roll back");
+      if (current.operation !== "deploy" || current.target_environment === null) {
+        throw conflict(`Deployment #${current.id} is a git ${current.operation}; it cannot be rolled back (push an earlier generation's commit instead).`, "invalid_deployment_state");
+      }
+      const targetEnvironment = current.target_environment;
       const target = await findDeployment(tx, body.rollback_to);
       if (!target || target.project_id !== current.project_id || target.environment_id !== current.environment_id || target.id >= current.id) {
         throw invalidField("rollback_to", "The rollback to field must name an earlier deployment to the same environment.");
@@ -133,7 +140,7 @@ const rollback = defineRoute({
         environmentId: current.environment_id!,
         codeGenerationId: target.code_generation_id,
         method: current.deployment_method,
-        targetEnvironment: current.target_environment,
+        targetEnvironment,
         userId: user.id,
         rollbackOf: current.id,
         rollbackTo: target.id,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { environmentTypes } from "../../../shared/deployments/environments.ts";
+import { logTypes } from "../../../shared/deployments/logs.ts";
 import { deploymentMethods } from "../../../shared/deployments/targetConfigs.ts";
 import { jobResource } from "../jobs/jobs.schema.ts";
 import { deploymentResource } from "../../presenters/deployment.ts";
@@ -32,9 +33,17 @@ export const createDeploymentBody = z
 
 export const rollbackBody = z.object({ rollback_to: id });
 
+/** `type=warning,error` or `type=error&type=warning`: one or more log types. */
+const logTypeFilter = z
+  .union([z.string(), z.array(z.string())])
+  .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((part) => part.split(",")).map((part) => part.trim()).filter(Boolean))
+  .pipe(z.array(z.enum(logTypes, { error: `The type must be one of ${logTypes.join(", ")}.` })).max(logTypes.length * 4));
+
 export const logsQuery = z.object({
-  /** Only rows after this id (to poll for what is new). */
+  /** Only rows after this id (to poll for what is new, or resume a live view after reconnecting). */
   after_id: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  /** Only rows of these types (comma-separated or repeated). */
+  type: logTypeFilter.optional(),
 });
 
 /** The answer of execute, retry and rollback: the deployment and the job that runs it. */

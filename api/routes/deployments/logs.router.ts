@@ -1,12 +1,12 @@
 /**
  * Deployment logs (spec: `GET /deployments/{id}/logs` → `{logs}`, `POST
- * /deployments/{id}/logs/clear`). The same rows arrive live as `LogAdded` on channel
- * `private-deployment.{id}`.
+ * /deployments/{id}/logs/clear`; DESIGN §11: `GET /deployment-logs/{id}`). The same rows
+ * arrive live as `LogAdded` on channel `private-deployment.{id}`.
  */
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
-import { logColumns, logResource, logRow, presentLog } from "../../../shared/deployments/logs.ts";
-import { conflict } from "../../../shared/errors.ts";
+import { findLog, listLogs, logResource, presentLog } from "../../../shared/deployments/logs.ts";
+import { conflict, notFound } from "../../../shared/errors.ts";
 import { currentUser } from "../../context.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
@@ -19,7 +19,8 @@ const list = defineRoute({
   method: "get",
   path: "/deployments/{id}/logs",
   summary: "The log of a deployment, oldest first",
-  description: "`after_id` returns only the rows after that one, to poll for what is new.",
+  description:
+    "`after_id` returns only the rows after that one: poll for what is new, or resume a live view after reconnecting to `private-deployment.{id}` (ask with the id of the last `LogAdded` row seen). `type` keeps only rows of the given types (`type=warning,error` or the parameter repeated).",
   tags,
   auth: "bearer",
   params: idParams,
@@ -28,10 +29,31 @@ const list = defineRoute({
   handler: async (ctx, { params, query }) => {
     const { pool } = ctx.deps;
     const { deployment } = await deploymentForRead(pool, params.id, currentUser(ctx));
-    const rows = await pool.any(sql.type(logRow)`
-      select ${logColumns} from deployment_logs
-      where deployment_id = ${deployment.id} and id > ${query.after_id ?? 0} order by id`);
+    const rows = await listLogs(pool, deployment.id, { afterId: query.after_id, types: query.type });
     ctx.body = { logs: rows.map(presentLog) };
+  },
+});
+
+const show = defineRoute({
+  method: "get",
+  path: "/deployment-logs/{id}",
+  summary: "One deployment log row with its metadata",
+  description: "Visible to whoever sees the deployment's project; anyone else gets 404.",
+  tags,
+  auth: "bearer",
+  params: idParams,
+  responses: { 200: { description: "The log row", schema: z.object({ log: logResource }) } },
+  handler: async (ctx, { params }) => {
+    const { pool } = ctx.deps;
+    const row = await findLog(pool, params.id);
+    if (!row) throw notFound("Deployment log");
+    try {
+      await deploymentForRead(pool, row.deployment_id, currentUser(ctx));
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) throw notFound("Deployment log");
+      throw error;
+    }
+    ctx.body = { log: presentLog(row) };
   },
 });
 
@@ -59,4 +81,4 @@ const clear = defineRoute({
   },
 });
 
-export const deploymentLogRoutes = [list, clear];
+export const deploymentLogRoutes = [list, show, clear];

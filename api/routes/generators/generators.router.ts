@@ -132,8 +132,9 @@ const create = defineRoute({
       if (body.status === "Published" && body.template_ids.length === 0) errors.status = ["A generator needs at least one template to be published."];
       if (Object.keys(errors).length) throw invalid(errors);
       const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
-        insert into generators (user_id, team_id, project_id, name, description, status, schema_id, "values")
-        values (${user.id}, ${body.team_id}, ${project.id}, ${body.name}, ${body.description}, ${body.status}, ${body.schema_id}, ${sql.jsonb(body.values as never)})
+        insert into generators (user_id, team_id, project_id, name, description, status, schema_id, "values", apply_adjustments)
+        values (${user.id}, ${body.team_id}, ${project.id}, ${body.name}, ${body.description}, ${body.status}, ${body.schema_id}, ${sql.jsonb(body.values as never)},
+          ${body.apply_adjustments})
         returning id`);
       await setGeneratorTemplates(tx, id, body.template_ids);
       return (await findGenerator(tx, id, user.id))!;

@@ -22,6 +22,8 @@ export const createGeneratorBody = z.object({
   template_ids: templateIds.default([]),
   values: z.record(z.string().max(64), z.json()).default({}),
   status: z.enum(["Draft", "Published"]).default("Draft"),
+  /** Every run applies the generator's active code adjustments and answers the adjusted generation. */
+  apply_adjustments: z.boolean().default(false),
 });
 
 export const updateGeneratorBody = z
@@ -33,6 +35,7 @@ export const updateGeneratorBody = z
     template_ids: templateIds.optional(),
     values: z.record(z.string().max(64), z.json()).optional(),
     status: z.enum(generatorStatuses).optional(),
+    apply_adjustments: z.boolean().optional(),
   })
   .refine((v) => Object.keys(v).length > 0, { message: "Send at least one field to change." });
 

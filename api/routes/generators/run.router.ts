@@ -52,6 +52,7 @@ const execute = defineRoute({
           schema_id: generator.schema_id,
           base_values: generator.values,
           values: body,
+          apply_adjustments: generator.apply_adjustments,
         },
         { userId: user.id, projectId: project.id },
       );

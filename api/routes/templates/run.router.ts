@@ -15,7 +15,19 @@ import { projectTemplateParams, valuesBody } from "./templates.schema.ts";
 
 const tags = ["Templates"];
 
-export const executeResult = z.object({ output: z.string(), files: z.record(z.string(), z.string()), code_generation_id: z.number() });
+export const executeResult = z.object({
+  output: z.string(),
+  files: z.record(z.string(), z.string()),
+  code_generation_id: z.number(),
+  /** A generator run with `apply_adjustments`: the generation as rendered and the results of applying its adjustments into `code_generation_id`. */
+  adjustments: z
+    .object({
+      adjusted_from_id: z.number(),
+      files: z.array(z.object({ file_path: z.string(), status: z.string(), adjustment_id: z.number().nullable(), conflicts: z.number() })),
+      conflicts: z.array(z.string()),
+    })
+    .optional(),
+});
 export const warningResource = z.object({ file: z.string().nullable(), line: z.number().nullable(), column: z.number().nullable(), message: z.string() });
 const previewResult = z.object({ preview: z.string(), warnings: z.array(warningResource) });
 

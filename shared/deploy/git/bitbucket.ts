@@ -142,7 +142,7 @@ async function findHead(api: Client, branch: string): Promise<{ hash: string; me
 }
 
 /** The `/src` form: meta fields plus one field per file named `/<path>`. */
-function commitForm(files: DeployFile[], branch: string, parent: string, message: string): FormData {
+export function commitForm(files: DeployFile[], branch: string, parent: string, message: string): FormData {
   const form = new FormData();
   form.append("message", message);
   form.append("branch", branch);

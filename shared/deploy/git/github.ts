@@ -91,10 +91,11 @@ export async function deployGithub(request: DeployRequest<GithubConfig>): Promis
   }
 }
 
-type Repo = { owner: string; repo: string };
+/** A repository by owner and name. */
+export type Repo = { owner: string; repo: string };
 
-/** Writes blobs for binary and large files and one tree over `baseTree`; returns its sha. */
-async function writeTree(octokit: Octokit, repo: Repo, baseTree: string, files: DeployFile[], runLog: RunLog): Promise<string> {
+/** Writes blobs for binary and large files and one tree over `baseTree`; returns its sha (also for commits without a pull request). */
+export async function writeTree(octokit: Octokit, repo: Repo, baseTree: string, files: DeployFile[], runLog: RunLog): Promise<string> {
   const entries: Array<{ path: string; mode: "100644"; type: "blob"; sha?: string; content?: string }> = [];
   const decoder = new TextDecoder("utf-8", { fatal: true });
   const blobs: DeployFile[] = [];
@@ -118,7 +119,7 @@ async function writeTree(octokit: Octokit, repo: Repo, baseTree: string, files: 
 }
 
 /** The sha a branch points to, or undefined when it does not exist. */
-async function findRef(octokit: Octokit, repo: Repo, branch: string): Promise<string | undefined> {
+export async function findRef(octokit: Octokit, repo: Repo, branch: string): Promise<string | undefined> {
   try {
     return (await octokit.rest.git.getRef({ ...repo, ref: `heads/${branch}` })).data.object.sha;
   } catch (error) {

@@ -7,7 +7,7 @@
 import t from "tap";
 import { z } from "zod";
 import { seal } from "../../../shared/crypto.ts";
-import { ignoredRow, sql, type DatabasePool } from "../../../shared/db/pool.ts";
+import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildGeneration } from "../../support/deploymentFactories.ts";
 import { buildWorld, content, manage, runMatrix, view, type MatrixRow, type World } from "../../support/matrix.ts";
@@ -17,6 +17,7 @@ interface DeployWorld extends World {
   generation: number;
   pending: number;
   failed: number;
+  log: number;
   older: number;
   newer: number;
   webhook: number;
@@ -59,6 +60,7 @@ const rows: MatrixRow<DeployWorld>[] = [
   { name: "execute", method: "POST", path: (w) => `/api/deployments/${w.pending}/execute`, expect: accepted(content) },
   { name: "retry", method: "POST", path: (w) => `/api/deployments/${w.failed}/retry`, expect: accepted(content) },
   { name: "rollback", method: "POST", path: (w) => `/api/deployments/${w.newer}/rollback`, body: (w) => ({ rollback_to: w.older }), expect: accepted(content) },
+  { name: "one log row", method: "GET", path: (w) => `/api/deployment-logs/${w.log}`, expect: view },
   { name: "clear logs", method: "POST", path: (w) => `/api/deployments/${w.failed}/logs/clear`, expect: manage },
   {
     name: "subscribe to the deployment channel",
@@ -101,12 +103,13 @@ t.test("deployment and webhook authorization matrix", async (t) => {
     const older = await deployment(app.pool, world, environment, generation, "succeeded");
     const newer = await deployment(app.pool, world, environment, generation, "succeeded");
     const failed = await deployment(app.pool, world, environment, generation, "failed");
-    await app.pool.query(sql.type(ignoredRow)`insert into deployment_logs (deployment_id, type, message) values (${failed}, 'error', 'It failed.')`);
+    const log = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
+      insert into deployment_logs (deployment_id, type, message) values (${failed}, 'error', 'It failed.') returning id`);
     const pending = await deployment(app.pool, world, environment, generation, "pending");
     const webhook = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
       insert into webhooks (project_id, event_type, target_url, secret_key_sealed, user_id)
       values (${world.project}, 'manual_trigger', 'https://hooks.example.com/in', ${sql.binary(seal(app.config.appKey, "secret-0123456789abcdef"))}, ${world.ids.owner})
       returning id`);
-    return { ...world, environment, generation, pending, failed, older, newer, webhook };
+    return { ...world, environment, generation, pending, failed, log, older, newer, webhook };
   });
 });

@@ -1,9 +1,13 @@
 /**
  * A stand-in for the Bitbucket Cloud REST API 2.0 endpoints the Bitbucket deployer calls,
  * for one repository: repository and branch reads, commits by multipart upload to `/src`
- * (which also creates the branch), and pull requests with the `q` filter the deployer uses.
+ * (which also creates the branch), pull requests with the `q` filter the deployer uses, and
+ * branch creation at a commit. Also Bitbucket's OAuth endpoints (`/site/oauth2/authorize`,
+ * `/site/oauth2/access_token` with the client in Basic auth, no PKCE, expiring tokens with
+ * refresh) and `GET /2.0/user`; issued tokens are sent as `Authorization: Bearer`.
  */
 import { GitRepo, type FileChange } from "./gitModel.ts";
+import { createOAuthServer, type OAuthServer } from "./oauthServer.ts";
 import { jsonBody, startHttpPeer, type HttpPeer, type PeerRequest, type PeerResponse } from "./httpPeer.ts";
 
 /** A pull request as the stand-in keeps it. */
@@ -24,6 +28,8 @@ export interface BitbucketStandIn extends HttpPeer {
   appPassword: string;
   repo: GitRepo;
   pulls: StandInBitbucketPull[];
+  /** The OAuth authorization server; its tokens are accepted as Bearer tokens. */
+  oauth: OAuthServer;
 }
 
 const META_FIELDS = new Set(["message", "branch", "parents", "author", "files"]);
@@ -37,6 +43,7 @@ export async function startBitbucketStandIn(options: { files?: Record<string, st
   const appPassword = "ATBBStandInAppPassword01";
   const repo = GitRepo.withFiles("main", options.files ?? { "README.md": "# site\n" });
   const pulls: StandInBitbucketPull[] = [];
+  const oauth = createOAuthServer({ prefix: "bbat", authorizePath: "/site/oauth2/authorize", tokenPath: "/site/oauth2/access_token", clientAuth: "basic", refresh: { expiresIn: 7200 } });
   const prefix = `/2.0/repositories/${workspace}/${slug}`;
   const at = (path: string) => new RegExp(`^${prefix}${path}$`);
   const branchJson = (name: string) => {
@@ -55,7 +62,20 @@ export async function startBitbucketStandIn(options: { files?: Record<string, st
 
   const peer = await startHttpPeer(
     [
+      ...oauth.routes,
+      { method: "GET", pattern: /^\/2\.0\/user$/, handler: () => ({ status: 200, body: { uuid: "{5f1c6b7e-0000-4000-8000-000000000042}", username: "bucket-dev", display_name: "Bucket Developer" } }) },
       { method: "GET", pattern: at(""), handler: () => ({ status: 200, body: { full_name: `${workspace}/${slug}`, mainbranch: { name: "main" } } }) },
+      {
+        method: "POST",
+        pattern: at("/refs/branches"),
+        handler: (request) => {
+          const body = jsonBody<{ name: string; target: { hash: string } }>(request);
+          if (repo.branches.has(body.name)) return error(400, `Branch "${body.name}" already exists.`);
+          if (!repo.commits.has(body.target.hash)) return error(400, "Unknown target commit.");
+          repo.branches.set(body.name, body.target.hash);
+          return { status: 201, body: branchJson(body.name) };
+        },
+      },
       { method: "GET", pattern: at("/refs/branches/(?<branch>.+)"), handler: ({ params }) => (repo.branches.has(params.branch!) ? { status: 200, body: branchJson(params.branch!) } : error(404, `Branch "${params.branch}" not found`)) },
       { method: "POST", pattern: at("/src"), handler: (request) => commitUpload(repo, request, prefix) },
       {
@@ -85,9 +105,14 @@ export async function startBitbucketStandIn(options: { files?: Record<string, st
         },
       },
     ],
-    (request: PeerRequest) => (request.headers.authorization === `Basic ${Buffer.from(`${username}:${appPassword}`).toString("base64")}` ? null : error(401, "Unauthorized")),
+    (request: PeerRequest) => {
+      if (oauth.owns(request.url.pathname)) return null;
+      const bearer = /^Bearer (.+)$/i.exec(request.headers.authorization ?? "")?.[1];
+      if (bearer !== undefined && oauth.accessTokens.has(bearer)) return null;
+      return request.headers.authorization === `Basic ${Buffer.from(`${username}:${appPassword}`).toString("base64")}` ? null : error(401, "Unauthorized");
+    },
   );
-  return Object.assign(peer, { workspace, slug, username, appPassword, repo, pulls });
+  return Object.assign(peer, { workspace, slug, username, appPassword, repo, pulls, oauth });
 }
 
 /** POST /src: a multipart commit; file fields are named by path (a leading `/` allowed). */

@@ -113,6 +113,20 @@ export class GitRepo {
     return Object.fromEntries(files.map(([path, sha]) => [path, this.blobs.get(sha)!.toString("latin1")]));
   }
 
+  /** Whether commit `ancestor` is `descendant` or one of its ancestors. */
+  isAncestor(ancestor: string, descendant: string): boolean {
+    const seen = new Set<string>();
+    const queue = [descendant];
+    while (queue.length) {
+      const sha = queue.shift()!;
+      if (sha === ancestor) return true;
+      if (seen.has(sha)) continue;
+      seen.add(sha);
+      queue.push(...(this.commits.get(sha)?.parents ?? []));
+    }
+    return false;
+  }
+
   /** Commits a set of changes on top of `parent` and returns the new commit's sha. */
   commitChanges(parent: string | null, changes: FileChange[], message: string): string {
     const base = parent ? this.commits.get(parent)!.tree : null;

@@ -1,9 +1,12 @@
 /**
  * A stand-in for the GitHub REST API endpoints the GitHub deployer calls, for one
  * repository, driven through the real @octokit/rest pointed at it with `baseUrl`: repository
- * metadata, git refs, commits, blobs and trees over an in-memory git store, and pull requests.
+ * metadata, git refs, commits, blobs and trees over an in-memory git store, and pull requests;
+ * plus GitHub's OAuth endpoints (`/login/oauth/authorize`, `/login/oauth/access_token`, errors
+ * as 200 with `{error}` as GitHub answers them) and `GET /user` for the tokens they issue.
  */
 import { GitRepo, type FileChange } from "./gitModel.ts";
+import { createOAuthServer, type OAuthServer } from "./oauthServer.ts";
 import { jsonBody, startHttpPeer, type HttpPeer, type PeerRequest, type PeerResponse } from "./httpPeer.ts";
 
 /** A pull request as the stand-in keeps it. */
@@ -23,6 +26,8 @@ export interface GithubStandIn extends HttpPeer {
   token: string;
   repo: GitRepo;
   pulls: StandInPull[];
+  /** The OAuth authorization server; its tokens are accepted like `token`. */
+  oauth: OAuthServer;
 }
 
 const notFound: PeerResponse = { status: 404, body: { message: "Not Found", documentation_url: "https://docs.github.com/rest" } };
@@ -34,6 +39,7 @@ export async function startGithubStandIn(options: { files?: Record<string, strin
   const token = options.token ?? "ghp_StandInToken0123456789";
   const repo = GitRepo.withFiles("main", options.files ?? { "README.md": "# site\n" });
   const pulls: StandInPull[] = [];
+  const oauth = createOAuthServer({ prefix: "gho", authorizePath: "/login/oauth/authorize", tokenPath: "/login/oauth/access_token", clientAuth: "post", errorsWith200: true });
   const prefix = `/repos/${owner}/${name}`;
   const at = (path: string) => new RegExp(`^${prefix}${path}$`);
   const commitJson = (sha: string) => {
@@ -53,6 +59,8 @@ export async function startGithubStandIn(options: { files?: Record<string, strin
 
   const peer = await startHttpPeer(
     [
+      ...oauth.routes,
+      { method: "GET", pattern: /^\/user$/, handler: () => ({ status: 200, body: { id: 583231, login: "octo-dev", name: "Octo Developer" } }) },
       { method: "GET", pattern: at(""), handler: () => ({ status: 200, body: { full_name: `${owner}/${name}`, default_branch: "main", permissions: { push: true } } }) },
       {
         method: "GET",
@@ -95,7 +103,9 @@ export async function startGithubStandIn(options: { files?: Record<string, strin
         handler: (request) => {
           const branch = request.params.branch!;
           if (!repo.branches.has(branch)) return { status: 422, body: { message: "Reference does not exist" } };
-          repo.branches.set(branch, jsonBody<{ sha: string }>(request).sha);
+          const { sha, force } = jsonBody<{ sha: string; force?: boolean }>(request);
+          if (!force && !repo.isAncestor(repo.branches.get(branch)!, sha)) return { status: 422, body: { message: "Update is not a fast forward" } };
+          repo.branches.set(branch, sha);
           return { status: 200, body: refJson(branch) };
         },
       },
@@ -126,11 +136,12 @@ export async function startGithubStandIn(options: { files?: Record<string, strin
       },
     ],
     (request: PeerRequest) => {
+      if (oauth.owns(request.url.pathname)) return null;
       const given = request.headers.authorization?.replace(/^(token|bearer)\s+/i, "");
-      return given === token ? null : { status: 401, body: { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" } };
+      return given === token || (given !== undefined && oauth.accessTokens.has(given)) ? null : { status: 401, body: { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" } };
     },
   );
-  return Object.assign(peer, { owner, name, token, repo, pulls });
+  return Object.assign(peer, { owner, name, token, repo, pulls, oauth });
 }
 
 /** POST /git/trees: entries with a blob sha or inline content, over an optional base tree. */

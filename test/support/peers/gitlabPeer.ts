@@ -2,9 +2,13 @@
  * A stand-in for the GitLab REST API (v4) endpoints the GitLab deployer calls, for one
  * project, driven through the real @gitbeaker/rest pointed at it with `host`: project and
  * branch reads, the recursive tree listing (paginated with Link headers, as gitbeaker
- * follows them), commits with actions (GitLab's create/update rules), merge requests.
+ * follows them), commits with actions (GitLab's create/update rules), merge requests, branch
+ * creation at a commit; the project answers to its id and its path (`acme/site`). Also
+ * GitLab's OAuth endpoints (`/oauth/authorize`, `/oauth/token`, expiring tokens with rotating
+ * refresh tokens) and `GET /api/v4/user`; issued tokens are sent as `Authorization: Bearer`.
  */
 import { GitRepo, type FileChange } from "./gitModel.ts";
+import { createOAuthServer, type OAuthServer } from "./oauthServer.ts";
 import { jsonBody, startHttpPeer, type HttpPeer, type PeerRequest, type PeerResponse } from "./httpPeer.ts";
 
 /** A merge request as the stand-in keeps it. */
@@ -23,6 +27,8 @@ export interface GitlabStandIn extends HttpPeer {
   token: string;
   repo: GitRepo;
   mergeRequests: StandInMergeRequest[];
+  /** The OAuth authorization server; its tokens are accepted like `token`. */
+  oauth: OAuthServer;
 }
 
 type Action = { action: string; file_path: string; content?: string; encoding?: string };
@@ -33,7 +39,8 @@ export async function startGitlabStandIn(options: { files?: Record<string, strin
   const token = options.token ?? "glpat-StandInToken012345";
   const repo = GitRepo.withFiles("main", options.files ?? { "README.md": "# site\n" });
   const mergeRequests: StandInMergeRequest[] = [];
-  const at = (path: string) => new RegExp(`^/api/v4/projects/${projectId}${path}$`);
+  const oauth = createOAuthServer({ prefix: "glpat", authorizePath: "/oauth/authorize", tokenPath: "/oauth/token", clientAuth: "post", refresh: { expiresIn: 7200 } });
+  const at = (path: string) => new RegExp(`^/api/v4/projects/(?:${projectId}|acme/site)${path}$`);
   const branchJson = (name: string) => {
     const commit = repo.commits.get(repo.branches.get(name)!)!;
     return { name, commit: { id: commit.sha, short_id: commit.sha.slice(0, 8), message: commit.message, parent_ids: commit.parents }, merged: false, protected: name === "main" };
@@ -43,7 +50,24 @@ export async function startGitlabStandIn(options: { files?: Record<string, strin
 
   const peer = await startHttpPeer(
     [
+      ...oauth.routes,
+      { method: "GET", pattern: /^\/api\/v4\/user$/, handler: () => ({ status: 200, body: { id: 7001, username: "lab-dev", name: "Lab Developer" } }) },
       { method: "GET", pattern: at(""), handler: () => ({ status: 200, body: { id: projectId, path_with_namespace: "acme/site", default_branch: "main" } }) },
+      {
+        method: "POST",
+        pattern: at("/repository/branches"),
+        handler: (request) => {
+          // Gitbeaker sends the fields as JSON; curl users send them as query parameters.
+          const body = jsonBody<{ branch?: string; ref?: string }>(request);
+          const branch = body.branch ?? request.url.searchParams.get("branch") ?? "";
+          const ref = body.ref ?? request.url.searchParams.get("ref") ?? "";
+          if (repo.branches.has(branch)) return message(400, "Branch already exists");
+          const sha = repo.branches.get(ref) ?? (repo.commits.has(ref) ? ref : undefined);
+          if (!sha) return message(400, "Invalid reference name");
+          repo.branches.set(branch, sha);
+          return { status: 201, body: branchJson(branch) };
+        },
+      },
       { method: "GET", pattern: at("/repository/branches/(?<branch>.+)"), handler: ({ params }) => (repo.branches.has(params.branch!) ? { status: 200, body: branchJson(params.branch!) } : message(404, "404 Branch Not Found")) },
       { method: "GET", pattern: at("/repository/tree"), handler: (request) => listTree(repo, request) },
       { method: "POST", pattern: at("/repository/commits"), handler: (request) => createCommit(repo, request) },
@@ -75,9 +99,13 @@ export async function startGitlabStandIn(options: { files?: Record<string, strin
         },
       },
     ],
-    (request: PeerRequest) => (request.headers["private-token"] === token ? null : message(401, "401 Unauthorized")),
+    (request: PeerRequest) => {
+      if (oauth.owns(request.url.pathname)) return null;
+      const bearer = /^Bearer (.+)$/i.exec(request.headers.authorization ?? "")?.[1];
+      return request.headers["private-token"] === token || (bearer !== undefined && oauth.accessTokens.has(bearer)) ? null : message(401, "401 Unauthorized");
+    },
   );
-  return Object.assign(peer, { projectId, token, repo, mergeRequests });
+  return Object.assign(peer, { projectId, token, repo, mergeRequests, oauth });
 }
 
 /** GET /repository/tree?ref&recursive&per_page&page: blobs and trees, Link header for more. */
