@@ -48,6 +48,7 @@ import { uploadRoutes } from "./deployments/upload.router.ts";
 import { webhookRoutes } from "./webhooks/webhooks.router.ts";
 import { gitConnectionRoutes } from "./git/connections.router.ts";
 import { gitOperationRoutes } from "./git/operations.router.ts";
+import { creditRoutes } from "./credits/credits.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -93,6 +94,7 @@ export const allRoutes: RouteSpec[] = [
   ...webhookRoutes,
   ...gitConnectionRoutes,
   ...gitOperationRoutes,
+  ...creditRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
