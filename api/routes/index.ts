@@ -16,6 +16,7 @@ import { sellerRoutes } from "./profile/seller.router.ts";
 import { adminUserRoutes } from "./admin/users.router.ts";
 import { adminConsoleRoutes } from "./admin/console.router.ts";
 import { adminJobRoutes } from "./admin/jobs.router.ts";
+import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -61,6 +62,7 @@ export const allRoutes: RouteSpec[] = [
   ...sellerRoutes,
   ...adminUserRoutes,
   ...adminJobRoutes,
+  ...auditLogRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
