@@ -3,7 +3,7 @@
  * process. The worker runs in this process (see
  * test/support/app.ts), so a parse on its thread would stop this event loop and the
  * worker's heartbeat timer with it; the sweeper would then take the worker for dead after
- * WORKER_STALE_AFTER_MS (1.5 s here) and hand its jobs to another worker. Parses run on
+ * WORKER_STALE_AFTER_MS and hand its jobs to another worker. Parses run on
  * parse threads instead, and a thread that outlives SCHEMA_PARSE_TIMEOUT_MS is stopped even
  * when the parser is inside one statement (where it cannot check its deadline). SQL exports
  * and comparisons of large schemas run on those threads too.
@@ -48,7 +48,7 @@ const manyStatements = Array.from({ length: 60_000 }, (_, i) => `CREATE TABLE t$
  * answer would come after the parse's, and no beat would fall inside the run.
  */
 t.test("a parse at its time limit leaves the worker's event loop and heartbeat running", async (t) => {
-  const app = await startTestApp(t, { worker: true, env: { SCHEMA_SQL_MAX_BYTES: String(8 * 1024 * 1024), SCHEMA_PARSE_TIMEOUT_MS: "800" } });
+  const app = await startTestApp(t, { worker: true, env: { SCHEMA_SQL_MAX_BYTES: String(8 * 1024 * 1024), SCHEMA_PARSE_TIMEOUT_MS: "800", WORKER_STALE_AFTER_MS: "10000" } });
   const { token } = await buildUserWithToken(app.pool);
   const api = client(app.url, token);
   const processId = app.worker!.heartbeat.processId;

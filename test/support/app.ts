@@ -33,7 +33,9 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
     WORKER_POLL_INTERVAL_MS: "200",
     WORKER_HEARTBEAT_MS: "300",
     WORKER_STALE_AFTER_MS: "1500",
-    SYNC_WAIT_MS: "10000",
+    // Long enough that a request awaiting its job gets the answer on a loaded machine too;
+    // tests of the 202 path set their own.
+    SYNC_WAIT_MS: "60000",
     SHUTDOWN_TIMEOUT_MS: "2000",
     ALLOW_PRIVATE_NETWORK_TARGETS: "true",
     OAUTH_CLIENT_ID: "test-client",

@@ -12,7 +12,7 @@ export interface Child {
 }
 
 /** Spawns `script` (a path relative to the repository root) and resolves once it prints `ready`. */
-export async function spawnReady(t: Test, script: string, env: Record<string, string>, timeoutMs = 30_000): Promise<Child> {
+export async function spawnReady(t: Test, script: string, env: Record<string, string>, timeoutMs = 120_000): Promise<Child> {
   const child = spawn(process.execPath, [new URL(`../../${script}`, import.meta.url).pathname], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
