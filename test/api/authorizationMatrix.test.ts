@@ -187,5 +187,5 @@ const table: MatrixRow[] = [
 
 t.test("authorization matrix", async (t) => {
   const app = await startTestApp(t);
-  await runMatrix(t, app.url, table, () => buildWorld(app.pool));
+  await runMatrix(t, app.url, table, () => buildWorld(app.pool), app.pool);
 });

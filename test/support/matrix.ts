@@ -12,6 +12,7 @@
 import type { Test } from "tap";
 import type { DatabasePool } from "../../shared/db/pool.ts";
 import { buildProject, buildTeam, buildUserWithToken } from "./factories.ts";
+import { changedTables, fingerprinter } from "./fuzz/fingerprint.ts";
 import { request, type ApiResponse } from "./http.ts";
 
 export const actors = ["owner", "teamAdmin", "member", "viewer", "stranger", "siteAdmin"] as const;
@@ -75,8 +76,14 @@ export async function buildWorld(pool: DatabasePool): Promise<World> {
   };
 }
 
-/** Runs every row for every actor it names, each cell in a world made by `makeWorld`. */
-export async function runMatrix<W extends World>(t: Test, baseUrl: string, rows: MatrixRow<W>[], makeWorld: () => Promise<W>): Promise<void> {
+/**
+ * Runs every row for every actor it names, each cell in a world made by `makeWorld`. With
+ * `pool` (an app without a background worker, so nothing else writes meanwhile), every
+ * refused cell (an expected status of 400 or more) also shows that it wrote nothing: the
+ * database's fingerprint (rows and newest xmin per table) is the same before and after.
+ */
+export async function runMatrix<W extends World>(t: Test, baseUrl: string, rows: MatrixRow<W>[], makeWorld: () => Promise<W>, pool?: DatabasePool): Promise<void> {
+  const fingerprint = pool ? await fingerprinter(pool) : undefined;
   for (const row of rows) {
     await t.test(row.name, async (t) => {
       const cast: AnyActor[] = [...actors, ...extraActors.filter((a) => row.expect[a] !== undefined)];
@@ -88,8 +95,10 @@ export async function runMatrix<W extends World>(t: Test, baseUrl: string, rows:
         }
         await row.before?.(world, baseUrl);
         const token = actor === "publicVisitor" ? world.tokens.stranger : world.tokens[actor];
+        const expected = row.expect[actor]!;
+        const before = fingerprint && expected >= 400 ? await fingerprint() : undefined;
         const res = await request(baseUrl, row.method, row.path(world), { token, ...(row.body ? { body: row.body(world) } : {}) });
-        const expected = row.expect[actor];
+        if (before && fingerprint) t.same(changedTables(before, await fingerprint()), [], `${actor}: the refused request wrote nothing`);
         t.equal(res.status, expected, `${actor}: ${expected}${res.status === expected ? "" : ` (got ${res.status} ${res.text.slice(0, 160)})`}`);
         if (res.status === 403) t.equal(res.body.code, "forbidden");
         if (res.status === 404) t.equal(res.body.code, "not_found");

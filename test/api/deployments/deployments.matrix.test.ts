@@ -111,5 +111,5 @@ t.test("deployment and webhook authorization matrix", async (t) => {
       values (${world.project}, 'manual_trigger', 'https://hooks.example.com/in', ${sql.binary(seal(app.config.appKey, "secret-0123456789abcdef"))}, ${world.ids.owner})
       returning id`);
     return { ...world, environment, generation, pending, failed, log, older, newer, webhook };
-  });
+  }, app.pool);
 });
