@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".data/**", "coverage/**", ".tap/**"] },
+  { ignores: ["node_modules/**", ".data/**", "coverage/**", ".tap/**", ".stryker-tmp/**", "reports/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
