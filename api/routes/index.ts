@@ -16,6 +16,7 @@ import { sellerRoutes } from "./profile/seller.router.ts";
 import { adminUserRoutes } from "./admin/users.router.ts";
 import { adminConsoleRoutes } from "./admin/console.router.ts";
 import { adminJobRoutes } from "./admin/jobs.router.ts";
+import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -48,6 +49,7 @@ import { uploadRoutes } from "./deployments/upload.router.ts";
 import { webhookRoutes } from "./webhooks/webhooks.router.ts";
 import { gitConnectionRoutes } from "./git/connections.router.ts";
 import { gitOperationRoutes } from "./git/operations.router.ts";
+import { creditRoutes } from "./credits/credits.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -60,6 +62,7 @@ export const allRoutes: RouteSpec[] = [
   ...sellerRoutes,
   ...adminUserRoutes,
   ...adminJobRoutes,
+  ...auditLogRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
@@ -93,6 +96,7 @@ export const allRoutes: RouteSpec[] = [
   ...webhookRoutes,
   ...gitConnectionRoutes,
   ...gitOperationRoutes,
+  ...creditRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
