@@ -16,6 +16,7 @@ import { sellerRoutes } from "./profile/seller.router.ts";
 import { adminUserRoutes } from "./admin/users.router.ts";
 import { adminConsoleRoutes } from "./admin/console.router.ts";
 import { adminJobRoutes } from "./admin/jobs.router.ts";
+import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -54,6 +55,7 @@ import { kanbanCardRoutes } from "./kanban/cards.router.ts";
 import { kanbanAssigneeRoutes } from "./kanban/assignees.router.ts";
 import { kanbanLabelRoutes } from "./kanban/labels.router.ts";
 import { kanbanCommentRoutes } from "./kanban/comments.router.ts";
+import { creditRoutes } from "./credits/credits.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -66,6 +68,7 @@ export const allRoutes: RouteSpec[] = [
   ...sellerRoutes,
   ...adminUserRoutes,
   ...adminJobRoutes,
+  ...auditLogRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
@@ -105,6 +108,7 @@ export const allRoutes: RouteSpec[] = [
   ...kanbanAssigneeRoutes,
   ...kanbanLabelRoutes,
   ...kanbanCommentRoutes,
+  ...creditRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
