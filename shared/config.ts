@@ -86,6 +86,7 @@ export const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
   BODY_LIMIT_BYTES: integer(1024, 100 * 1024 * 1024).default(1024 * 1024),
   UPLOAD_LIMIT_BYTES: integer(1024, 2 * 1024 * 1024 * 1024).default(20 * 1024 * 1024),
+  ATTACHMENT_LINK_TTL_MINUTES: integer(1, 7 * 24 * 60).default(15),
   LOG_LEVEL: logLevel.default("info"),
   TRUST_PROXY: booleanString.default(false),
   METRICS_TOKEN: z.string().min(16, { error: "expected at least 16 characters" }).optional(),
@@ -156,6 +157,8 @@ export interface Config {
   webhooks: { timeoutMs: number; maxAttempts: number; deactivateAfterFailures: number };
   /** Uploaded images (template media): the largest file accepted. */
   media: { maxBytes: number };
+  /** Attachments of kanban comments and messages: how long a signed download link works. */
+  attachments: { linkTtlMs: number };
   /** Git provider sign-in (OAuth apps) and the hosts' addresses; a provider without a client id is off. */
   git: {
     github: { clientId: string | undefined; clientSecret: string | undefined; oauthBase: string; apiBase: string };
@@ -257,6 +260,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       deactivateAfterFailures: e.WEBHOOK_DEACTIVATE_AFTER_FAILURES,
     },
     media: { maxBytes: e.MEDIA_MAX_BYTES },
+    attachments: { linkTtlMs: e.ATTACHMENT_LINK_TTL_MINUTES * 60_000 },
     git: {
       github: { clientId: e.GITHUB_CLIENT_ID, clientSecret: e.GITHUB_CLIENT_SECRET, oauthBase: e.GITHUB_OAUTH_BASE, apiBase: e.GITHUB_API_BASE },
       gitlab: { clientId: e.GITLAB_CLIENT_ID, clientSecret: e.GITLAB_CLIENT_SECRET, url: e.GITLAB_URL },

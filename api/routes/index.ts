@@ -49,6 +49,12 @@ import { uploadRoutes } from "./deployments/upload.router.ts";
 import { webhookRoutes } from "./webhooks/webhooks.router.ts";
 import { gitConnectionRoutes } from "./git/connections.router.ts";
 import { gitOperationRoutes } from "./git/operations.router.ts";
+import { kanbanBoardRoutes } from "./kanban/boards.router.ts";
+import { kanbanColumnRoutes } from "./kanban/columns.router.ts";
+import { kanbanCardRoutes } from "./kanban/cards.router.ts";
+import { kanbanAssigneeRoutes } from "./kanban/assignees.router.ts";
+import { kanbanLabelRoutes } from "./kanban/labels.router.ts";
+import { kanbanCommentRoutes } from "./kanban/comments.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 
 export const allRoutes: RouteSpec[] = [
@@ -96,6 +102,12 @@ export const allRoutes: RouteSpec[] = [
   ...webhookRoutes,
   ...gitConnectionRoutes,
   ...gitOperationRoutes,
+  ...kanbanBoardRoutes,
+  ...kanbanColumnRoutes,
+  ...kanbanCardRoutes,
+  ...kanbanAssigneeRoutes,
+  ...kanbanLabelRoutes,
+  ...kanbanCommentRoutes,
   ...creditRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
