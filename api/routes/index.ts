@@ -17,6 +17,8 @@ import { adminUserRoutes } from "./admin/users.router.ts";
 import { adminConsoleRoutes } from "./admin/console.router.ts";
 import { adminJobRoutes } from "./admin/jobs.router.ts";
 import { auditLogRoutes } from "./admin/auditLog.router.ts";
+import { adminSettingsRoutes } from "./admin/settings.router.ts";
+import { settingsRoutes } from "./settings/settings.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -69,6 +71,8 @@ export const allRoutes: RouteSpec[] = [
   ...adminUserRoutes,
   ...adminJobRoutes,
   ...auditLogRoutes,
+  ...adminSettingsRoutes,
+  ...settingsRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,

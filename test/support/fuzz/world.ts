@@ -86,6 +86,11 @@ export class World {
 
   /** A world with its three people. */
   static async create(pool: DatabasePool, baseUrl: string): Promise<World> {
+    // Global settings are shared by every world: a fuzzed PUT /admin/settings may have closed
+    // registration or started maintenance; each operation starts from the defaults again.
+    await pool.query(sql.type(z.object({}))`
+      update global_settings set registration_open = true, maintenance_enabled = false, upload_limit_bytes = null
+      where not registration_open or maintenance_enabled or upload_limit_bytes is not null`);
     const owner = await buildUser(pool, { roles: ["admin", "developer"] });
     const stranger = await buildUser(pool);
     const victim = await buildUser(pool);
