@@ -101,6 +101,8 @@ export const envSchema = z.object({
   WEBHOOK_MAX_ATTEMPTS: integer(1, 8).default(8),
   WEBHOOK_DEACTIVATE_AFTER_FAILURES: integer(1, 10_000).default(20),
   MEDIA_MAX_BYTES: integer(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
+  FORM_DESIGNER_TRIAL_DAYS: integer(0, 365).default(7),
+  FORM_DESIGNER_UNLOCK_COST: integer(0, 1_000_000).default(500),
   GITHUB_CLIENT_ID: z.string().min(1).max(255).optional(),
   GITHUB_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
   GITHUB_OAUTH_BASE: httpBase.default("https://github.com"),
@@ -156,6 +158,8 @@ export interface Config {
   webhooks: { timeoutMs: number; maxAttempts: number; deactivateAfterFailures: number };
   /** Uploaded images (template media): the largest file accepted. */
   media: { maxBytes: number };
+  /** Form designer access: the trial's length (0: no trial) and the one-time unlock's price in credits. */
+  formDesigner: { trialDays: number; unlockCost: number };
   /** Git provider sign-in (OAuth apps) and the hosts' addresses; a provider without a client id is off. */
   git: {
     github: { clientId: string | undefined; clientSecret: string | undefined; oauthBase: string; apiBase: string };
@@ -257,6 +261,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       deactivateAfterFailures: e.WEBHOOK_DEACTIVATE_AFTER_FAILURES,
     },
     media: { maxBytes: e.MEDIA_MAX_BYTES },
+    formDesigner: { trialDays: e.FORM_DESIGNER_TRIAL_DAYS, unlockCost: e.FORM_DESIGNER_UNLOCK_COST },
     git: {
       github: { clientId: e.GITHUB_CLIENT_ID, clientSecret: e.GITHUB_CLIENT_SECRET, oauthBase: e.GITHUB_OAUTH_BASE, apiBase: e.GITHUB_API_BASE },
       gitlab: { clientId: e.GITLAB_CLIENT_ID, clientSecret: e.GITLAB_CLIENT_SECRET, url: e.GITLAB_URL },

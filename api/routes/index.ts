@@ -48,6 +48,10 @@ import { uploadRoutes } from "./deployments/upload.router.ts";
 import { webhookRoutes } from "./webhooks/webhooks.router.ts";
 import { gitConnectionRoutes } from "./git/connections.router.ts";
 import { gitOperationRoutes } from "./git/operations.router.ts";
+import { formDesignerAccessRoutes } from "./forms/access.router.ts";
+import { formSetRoutes } from "./forms/sets.router.ts";
+import { formWindowRoutes } from "./forms/windows.router.ts";
+import { formElementRoutes } from "./forms/elements.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -93,6 +97,10 @@ export const allRoutes: RouteSpec[] = [
   ...webhookRoutes,
   ...gitConnectionRoutes,
   ...gitOperationRoutes,
+  ...formDesignerAccessRoutes,
+  ...formSetRoutes,
+  ...formWindowRoutes,
+  ...formElementRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
