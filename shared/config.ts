@@ -102,6 +102,8 @@ export const envSchema = z.object({
   WEBHOOK_MAX_ATTEMPTS: integer(1, 8).default(8),
   WEBHOOK_DEACTIVATE_AFTER_FAILURES: integer(1, 10_000).default(20),
   MEDIA_MAX_BYTES: integer(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
+  FORM_DESIGNER_TRIAL_DAYS: integer(0, 365).default(7),
+  FORM_DESIGNER_UNLOCK_COST: integer(0, 1_000_000).default(500),
   GITHUB_CLIENT_ID: z.string().min(1).max(255).optional(),
   GITHUB_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
   GITHUB_OAUTH_BASE: httpBase.default("https://github.com"),
@@ -159,6 +161,8 @@ export interface Config {
   media: { maxBytes: number };
   /** Attachments of kanban comments and messages: how long a signed download link works. */
   attachments: { linkTtlMs: number };
+  /** Form designer access: the trial's length (0: no trial) and the one-time unlock's price in credits. */
+  formDesigner: { trialDays: number; unlockCost: number };
   /** Git provider sign-in (OAuth apps) and the hosts' addresses; a provider without a client id is off. */
   git: {
     github: { clientId: string | undefined; clientSecret: string | undefined; oauthBase: string; apiBase: string };
@@ -261,6 +265,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     media: { maxBytes: e.MEDIA_MAX_BYTES },
     attachments: { linkTtlMs: e.ATTACHMENT_LINK_TTL_MINUTES * 60_000 },
+    formDesigner: { trialDays: e.FORM_DESIGNER_TRIAL_DAYS, unlockCost: e.FORM_DESIGNER_UNLOCK_COST },
     git: {
       github: { clientId: e.GITHUB_CLIENT_ID, clientSecret: e.GITHUB_CLIENT_SECRET, oauthBase: e.GITHUB_OAUTH_BASE, apiBase: e.GITHUB_API_BASE },
       gitlab: { clientId: e.GITLAB_CLIENT_ID, clientSecret: e.GITLAB_CLIENT_SECRET, url: e.GITLAB_URL },

@@ -58,6 +58,10 @@ import { kanbanAssigneeRoutes } from "./kanban/assignees.router.ts";
 import { kanbanLabelRoutes } from "./kanban/labels.router.ts";
 import { kanbanCommentRoutes } from "./kanban/comments.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
+import { formDesignerAccessRoutes } from "./forms/access.router.ts";
+import { formSetRoutes } from "./forms/sets.router.ts";
+import { formWindowRoutes } from "./forms/windows.router.ts";
+import { formElementRoutes } from "./forms/elements.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -113,6 +117,10 @@ export const allRoutes: RouteSpec[] = [
   ...kanbanLabelRoutes,
   ...kanbanCommentRoutes,
   ...creditRoutes,
+  ...formDesignerAccessRoutes,
+  ...formSetRoutes,
+  ...formWindowRoutes,
+  ...formElementRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
