@@ -101,6 +101,13 @@ export const envSchema = z.object({
   WEBHOOK_MAX_ATTEMPTS: integer(1, 8).default(8),
   WEBHOOK_DEACTIVATE_AFTER_FAILURES: integer(1, 10_000).default(20),
   MEDIA_MAX_BYTES: integer(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
+  PAYOUT_MINIMUM_EUR: integer(1, 1_000_000).default(20),
+  PAYOUT_HOLD_DAYS: integer(0, 365).default(14),
+  PAYOUT_DEBTOR_NAME: z.string().min(1).max(70).default("SchemaForge"),
+  PAYOUT_DEBTOR_IBAN: z.string().regex(/^[A-Z]{2}[0-9]{2}[A-Z0-9]{10,30}$/, { error: "expected an IBAN without spaces" }).optional(),
+  STORE_SELLER_SHARE_PERCENT: integer(0, 100).default(70),
+  STORE_CREDIT_VALUE_CENTS: integer(0, 100_000).default(10),
+  STORE_PLAGIARISM_THRESHOLD: integer(1, 100).default(80),
   GITHUB_CLIENT_ID: z.string().min(1).max(255).optional(),
   GITHUB_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
   GITHUB_OAUTH_BASE: httpBase.default("https://github.com"),
@@ -156,6 +163,20 @@ export interface Config {
   webhooks: { timeoutMs: number; maxAttempts: number; deactivateAfterFailures: number };
   /** Uploaded images (template media): the largest file accepted. */
   media: { maxBytes: number };
+  /**
+   * Template store: payouts (minimum in euro cents, refund hold in days, the debtor of SEPA
+   * transfer files), the seller's share of a sale, what one credit is worth to a seller, and
+   * the similarity (0–100) from which a publish is held as a possible duplicate.
+   */
+  store: {
+    payoutMinimumCents: number;
+    payoutHoldDays: number;
+    debtorName: string;
+    debtorIban: string | undefined;
+    sellerSharePercent: number;
+    creditValueCents: number;
+    plagiarismThreshold: number;
+  };
   /** Git provider sign-in (OAuth apps) and the hosts' addresses; a provider without a client id is off. */
   git: {
     github: { clientId: string | undefined; clientSecret: string | undefined; oauthBase: string; apiBase: string };
@@ -257,6 +278,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       deactivateAfterFailures: e.WEBHOOK_DEACTIVATE_AFTER_FAILURES,
     },
     media: { maxBytes: e.MEDIA_MAX_BYTES },
+    store: {
+      payoutMinimumCents: e.PAYOUT_MINIMUM_EUR * 100,
+      payoutHoldDays: e.PAYOUT_HOLD_DAYS,
+      debtorName: e.PAYOUT_DEBTOR_NAME,
+      debtorIban: e.PAYOUT_DEBTOR_IBAN,
+      sellerSharePercent: e.STORE_SELLER_SHARE_PERCENT,
+      creditValueCents: e.STORE_CREDIT_VALUE_CENTS,
+      plagiarismThreshold: e.STORE_PLAGIARISM_THRESHOLD,
+    },
     git: {
       github: { clientId: e.GITHUB_CLIENT_ID, clientSecret: e.GITHUB_CLIENT_SECRET, oauthBase: e.GITHUB_OAUTH_BASE, apiBase: e.GITHUB_API_BASE },
       gitlab: { clientId: e.GITLAB_CLIENT_ID, clientSecret: e.GITLAB_CLIENT_SECRET, url: e.GITLAB_URL },

@@ -48,6 +48,10 @@ import { uploadRoutes } from "./deployments/upload.router.ts";
 import { webhookRoutes } from "./webhooks/webhooks.router.ts";
 import { gitConnectionRoutes } from "./git/connections.router.ts";
 import { gitOperationRoutes } from "./git/operations.router.ts";
+import { storeManageRoutes } from "./store/manage.router.ts";
+import { storeBrowseRoutes } from "./store/browse.router.ts";
+import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
+import { storePurchaseRoutes } from "./store/purchases.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -93,6 +97,10 @@ export const allRoutes: RouteSpec[] = [
   ...webhookRoutes,
   ...gitConnectionRoutes,
   ...gitOperationRoutes,
+  ...storeBrowseRoutes,
+  ...storeManageRoutes,
+  ...storePlagiarismRoutes,
+  ...storePurchaseRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
