@@ -57,6 +57,10 @@ import { kanbanCardRoutes } from "./kanban/cards.router.ts";
 import { kanbanAssigneeRoutes } from "./kanban/assignees.router.ts";
 import { kanbanLabelRoutes } from "./kanban/labels.router.ts";
 import { kanbanCommentRoutes } from "./kanban/comments.router.ts";
+import { storeManageRoutes } from "./store/manage.router.ts";
+import { storeBrowseRoutes } from "./store/browse.router.ts";
+import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
+import { storePurchaseRoutes } from "./store/purchases.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 import { formDesignerAccessRoutes } from "./forms/access.router.ts";
 import { formSetRoutes } from "./forms/sets.router.ts";
@@ -116,6 +120,10 @@ export const allRoutes: RouteSpec[] = [
   ...kanbanAssigneeRoutes,
   ...kanbanLabelRoutes,
   ...kanbanCommentRoutes,
+  ...storeBrowseRoutes,
+  ...storeManageRoutes,
+  ...storePlagiarismRoutes,
+  ...storePurchaseRoutes,
   ...creditRoutes,
   ...formDesignerAccessRoutes,
   ...formSetRoutes,
