@@ -49,6 +49,9 @@ import { webhookRoutes } from "./webhooks/webhooks.router.ts";
 import { gitConnectionRoutes } from "./git/connections.router.ts";
 import { gitOperationRoutes } from "./git/operations.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
+import { creditPackageRoutes } from "./credits/packages.router.ts";
+import { purchaseRoutes } from "./credits/purchase.router.ts";
+import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -95,6 +98,9 @@ export const allRoutes: RouteSpec[] = [
   ...gitConnectionRoutes,
   ...gitOperationRoutes,
   ...creditRoutes,
+  ...creditPackageRoutes,
+  ...purchaseRoutes,
+  ...paymentWebhookRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
