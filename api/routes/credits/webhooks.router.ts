@@ -79,20 +79,23 @@ const walletProvider = defineRoute({
     if (!paypal.clientId || !paypal.clientSecret || !paypal.webhookId) throw providerUnavailable("walletprovider");
     const body = await rawBody(ctx);
     let parsed: z.infer<typeof paypalEvent>;
+    let event: unknown;
     try {
-      parsed = paypalEvent.parse(JSON.parse(body.toString("utf8")));
+      // The event goes to verification as sent (zod's output would reorder its keys).
+      event = JSON.parse(body.toString("utf8"));
+      parsed = paypalEvent.parse(event);
     } catch {
       throw badSignature();
     }
     let verified: boolean;
     try {
-      verified = await verifyPaypalWebhook(config, ctx.req.headers, parsed);
+      verified = await verifyPaypalWebhook(config, ctx.req.headers, event);
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw new AppError(502, "payment_provider_error", "The wallet provider could not be asked to verify the event.");
     }
     if (!verified) throw badSignature();
-    const fresh = await recordPaymentEvent(pool, "walletprovider", { id: parsed.id, type: parsed.event_type, payload: parsed });
+    const fresh = await recordPaymentEvent(pool, "walletprovider", { id: parsed.id, type: parsed.event_type, payload: event });
     ctx.body = { received: true, duplicate: !fresh };
   },
 });
