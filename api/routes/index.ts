@@ -66,6 +66,9 @@ import { formDesignerAccessRoutes } from "./forms/access.router.ts";
 import { formSetRoutes } from "./forms/sets.router.ts";
 import { formWindowRoutes } from "./forms/windows.router.ts";
 import { formElementRoutes } from "./forms/elements.router.ts";
+import { creditPackageRoutes } from "./credits/packages.router.ts";
+import { purchaseRoutes } from "./credits/purchase.router.ts";
+import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -129,6 +132,9 @@ export const allRoutes: RouteSpec[] = [
   ...formSetRoutes,
   ...formWindowRoutes,
   ...formElementRoutes,
+  ...creditPackageRoutes,
+  ...purchaseRoutes,
+  ...paymentWebhookRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
