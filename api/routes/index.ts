@@ -55,6 +55,9 @@ import { kanbanCardRoutes } from "./kanban/cards.router.ts";
 import { kanbanAssigneeRoutes } from "./kanban/assignees.router.ts";
 import { kanbanLabelRoutes } from "./kanban/labels.router.ts";
 import { kanbanCommentRoutes } from "./kanban/comments.router.ts";
+import { threadRoutes } from "./messages/threads.router.ts";
+import { messageRoutes } from "./messages/messages.router.ts";
+import { attachmentRoutes } from "./attachments/download.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 
 export const allRoutes: RouteSpec[] = [
@@ -108,6 +111,9 @@ export const allRoutes: RouteSpec[] = [
   ...kanbanAssigneeRoutes,
   ...kanbanLabelRoutes,
   ...kanbanCommentRoutes,
+  ...threadRoutes,
+  ...messageRoutes,
+  ...attachmentRoutes,
   ...creditRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
