@@ -61,6 +61,9 @@ import { storeManageRoutes } from "./store/manage.router.ts";
 import { storeBrowseRoutes } from "./store/browse.router.ts";
 import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
 import { storePurchaseRoutes } from "./store/purchases.router.ts";
+import { threadRoutes } from "./messages/threads.router.ts";
+import { messageRoutes } from "./messages/messages.router.ts";
+import { attachmentRoutes } from "./attachments/download.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 import { formDesignerAccessRoutes } from "./forms/access.router.ts";
 import { formSetRoutes } from "./forms/sets.router.ts";
@@ -127,6 +130,9 @@ export const allRoutes: RouteSpec[] = [
   ...storeManageRoutes,
   ...storePlagiarismRoutes,
   ...storePurchaseRoutes,
+  ...threadRoutes,
+  ...messageRoutes,
+  ...attachmentRoutes,
   ...creditRoutes,
   ...formDesignerAccessRoutes,
   ...formSetRoutes,
