@@ -49,7 +49,7 @@ async function resolveJwt(deps: AppDeps, token: string): Promise<Authenticated |
   const row = await deps.pool.maybeOne(sql.prepared("authenticate_jwt_user", userWithRevocation)`
     select ${userColumns}, exists (select 1 from revoked_access_tokens where jti = ${claims.jti}) as revoked
     from users u where u.id = ${Number(claims.sub)}`);
-  if (!row || row.revoked) return null;
+  if (!row || row.revoked || row.disabled_at) return null;
   if (row.tokens_revoked_at && issuedAtMs(claims) < row.tokens_revoked_at.getTime()) return null;
   const { revoked: _revoked, ...user } = row;
   const clientId = claims.client_id ?? (Array.isArray(claims.aud) ? claims.aud[0]! : claims.aud!);
@@ -67,7 +67,7 @@ export async function resolveBearer(deps: AppDeps, token: string): Promise<Authe
   const row = await verifyPersonalToken(deps.pool, token);
   if (!row) return null;
   const user = await findUserById(deps.pool, row.user_id);
-  if (!user) return null;
+  if (!user || user.disabled_at) return null;
   if (user.tokens_revoked_at && row.created_at.getTime() < user.tokens_revoked_at.getTime()) return null;
   touchPersonalToken(deps.pool, row).catch((error: unknown) => deps.log.warn({ err: error }, "could not record token use"));
   const { user: acting, ...scopes } = scoped(user, row.abilities);

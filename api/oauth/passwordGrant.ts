@@ -46,7 +46,7 @@ export function passwordGrant(deps: ProviderDeps) {
         ctx.set("Retry-After", String(result.retryAfterS));
         throw new TooManyAttempts(result.retryAfterS);
       }
-      throw new errors.InvalidGrant("invalid credentials");
+      throw new errors.InvalidGrant(result.reason === "disabled" ? "the account is disabled" : "invalid credentials");
     }
     const user = result.user;
     if (user.two_factor_confirmed_at && user.two_factor_secret) {

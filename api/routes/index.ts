@@ -16,6 +16,7 @@ import { sellerRoutes } from "./profile/seller.router.ts";
 import { adminUserRoutes } from "./admin/users.router.ts";
 import { adminConsoleRoutes } from "./admin/console.router.ts";
 import { adminJobRoutes } from "./admin/jobs.router.ts";
+import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -52,6 +53,7 @@ import { formDesignerAccessRoutes } from "./forms/access.router.ts";
 import { formSetRoutes } from "./forms/sets.router.ts";
 import { formWindowRoutes } from "./forms/windows.router.ts";
 import { formElementRoutes } from "./forms/elements.router.ts";
+import { creditRoutes } from "./credits/credits.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -64,6 +66,7 @@ export const allRoutes: RouteSpec[] = [
   ...sellerRoutes,
   ...adminUserRoutes,
   ...adminJobRoutes,
+  ...auditLogRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
@@ -101,6 +104,7 @@ export const allRoutes: RouteSpec[] = [
   ...formSetRoutes,
   ...formWindowRoutes,
   ...formElementRoutes,
+  ...creditRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

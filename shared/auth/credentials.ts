@@ -29,6 +29,7 @@ export async function findLoginUser(conn: CommonQueryMethods, where: { email: st
 export type CredentialResult =
   | { ok: true; user: LoginUser }
   | { ok: false; reason: "invalid" }
+  | { ok: false; reason: "disabled" }
   | { ok: false; reason: "locked"; retryAfterS: number };
 
 /** How many more attempts one e-mail gets across all addresses than one (e-mail, IP) pair. */
@@ -57,6 +58,8 @@ export async function checkCredentials(
   const valid = await verifyPassword(user?.password_hash ?? null, password);
   if (!user || !valid) return { ok: false, reason: "invalid" };
   await deps.attempts.reset(pair);
+  // Only after the password matched, so the answer tells a disabled account apart only to its owner.
+  if (user.disabled_at) return { ok: false, reason: "disabled" };
   await deps.attempts.giveBack(perEmail, taken.windowStart);
   if (user.password_hash && needsRehash(user.password_hash)) {
     const rehashed = await hashPassword(password);

@@ -74,6 +74,7 @@ const login = defineRoute({
   body: loginBody,
   responses: {
     200: { description: "Logged in, or the second factor is needed", schema: z.union([tokenResponse, twoFactorRequiredResponse]) },
+    403: { description: "The account is disabled by an administrator" },
     429: { description: "Too many failed attempts for this e-mail, from this address or from all addresses together" },
   },
   handler: async (ctx, { body }) => {
@@ -85,6 +86,7 @@ const login = defineRoute({
           "Retry-After": String(result.retryAfterS),
         });
       }
+      if (result.reason === "disabled") throw new AppError(403, "account_disabled", "This account is disabled; contact the administrators.");
       throw invalid({ email: ["These credentials do not match our records."] });
     }
     const user = result.user;
