@@ -53,6 +53,7 @@ import { storeManageRoutes } from "./store/manage.router.ts";
 import { storeBrowseRoutes } from "./store/browse.router.ts";
 import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
 import { storePurchaseRoutes } from "./store/purchases.router.ts";
+import { storeReviewRoutes } from "./store/reviews.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 
 export const allRoutes: RouteSpec[] = [
@@ -104,6 +105,7 @@ export const allRoutes: RouteSpec[] = [
   ...storeManageRoutes,
   ...storePlagiarismRoutes,
   ...storePurchaseRoutes,
+  ...storeReviewRoutes,
   ...creditRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
