@@ -64,6 +64,7 @@ import { storePurchaseRoutes } from "./store/purchases.router.ts";
 import { threadRoutes } from "./messages/threads.router.ts";
 import { messageRoutes } from "./messages/messages.router.ts";
 import { attachmentRoutes } from "./attachments/download.router.ts";
+import { storeReviewRoutes } from "./store/reviews.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 import { formDesignerAccessRoutes } from "./forms/access.router.ts";
 import { formSetRoutes } from "./forms/sets.router.ts";
@@ -133,6 +134,7 @@ export const allRoutes: RouteSpec[] = [
   ...threadRoutes,
   ...messageRoutes,
   ...attachmentRoutes,
+  ...storeReviewRoutes,
   ...creditRoutes,
   ...formDesignerAccessRoutes,
   ...formSetRoutes,

@@ -50,7 +50,8 @@ const buy = defineRoute({
   description: [
     "`{template_id}` (DESIGN §14; `payment_method` is for euro prices). The template must be published, not your own (403) and",
     "not bought before (409 `already_purchased`; a concurrent second purchase charges nothing). Free templates are recorded at",
-    "price 0; credit and euro prices answer 409 `payment_unavailable` until their payment flows are connected. You receive the",
+    "price 0, credit prices are spent from your balance (402 `insufficient_credits` when it is short); euro prices answer 409",
+    "`payment_unavailable` until the card and wallet flows are connected. You receive the",
     "version current at purchase time.",
   ].join(" "),
   tags,
@@ -66,7 +67,7 @@ const buy = defineRoute({
     const user = currentUser(ctx);
     const { config, pool } = ctx.deps;
     const row = await pool.transaction((tx) =>
-      purchase(tx, { buyerId: user.id, storeTemplateId: body.template_id }, {}, { sharePercent: config.store.sellerSharePercent, creditValueCents: config.store.creditValueCents }),
+      purchase(tx, { buyerId: user.id, storeTemplateId: body.template_id }, { sharePercent: config.store.sellerSharePercent, creditValueCents: config.store.creditValueCents }),
     );
     const listed = (await listPurchases(pool, user.id, { page: 1, rows: 100 })).rows.find((p) => p.id === row.id)!;
     ctx.status = 201;
