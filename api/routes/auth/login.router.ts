@@ -80,7 +80,8 @@ const login = defineRoute({
   },
   handler: async (ctx, { body }) => {
     const { pool, identity } = ctx.deps;
-    const result = await checkCredentials({ pool, attempts: identity.attempts }, body.email, body.password, ctx.ip);
+    const device = { deviceId: body.device_id ?? null, browser: body.browser ?? null };
+    const result = await checkCredentials({ pool, attempts: identity.attempts }, body.email, body.password, ctx.ip, device);
     if (!result.ok) {
       if (result.reason === "locked") {
         throw new AppError(429, "too_many_attempts", `Too many login attempts. Please try again in ${result.retryAfterS} seconds.`, undefined, {
@@ -92,7 +93,6 @@ const login = defineRoute({
     }
     const user = result.user;
     if (user.two_factor_confirmed_at) {
-      const device = { deviceId: body.device_id ?? null, browser: body.browser ?? null };
       const trust = await deviceTrust(pool, user.id, device);
       if (trust !== "trusted") {
         const token = await createChallenge(pool, user.id, device);
