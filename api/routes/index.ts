@@ -52,6 +52,7 @@ import { creditRoutes } from "./credits/credits.router.ts";
 import { creditPackageRoutes } from "./credits/packages.router.ts";
 import { purchaseRoutes } from "./credits/purchase.router.ts";
 import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
+import { patronRoutes } from "./patron/patron.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -101,6 +102,7 @@ export const allRoutes: RouteSpec[] = [
   ...creditPackageRoutes,
   ...purchaseRoutes,
   ...paymentWebhookRoutes,
+  ...patronRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
