@@ -44,7 +44,7 @@ const verify = defineRoute({
       return acceptInvitations(tx, user!);
     });
     const verified = (await findUserById(pool, user!.id))!;
-    const { has_pending_invitation: _h, monthly_credits_awarded: _m, ...session } = await loginResponse(ctx.deps, verified, "Your e-mail address has been verified.");
+    const { has_pending_invitation: _h, monthly_credits_awarded: _m, ...session } = await loginResponse(ctx.deps, verified, "Your e-mail address has been verified.", false);
     ctx.body = { ...session, invitation_auto_accepted: invitations.accepted, project_name: invitations.projectName };
   },
 });
