@@ -73,6 +73,7 @@ import { formElementRoutes } from "./forms/elements.router.ts";
 import { creditPackageRoutes } from "./credits/packages.router.ts";
 import { purchaseRoutes } from "./credits/purchase.router.ts";
 import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
+import { patronRoutes } from "./patron/patron.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -143,6 +144,7 @@ export const allRoutes: RouteSpec[] = [
   ...creditPackageRoutes,
   ...purchaseRoutes,
   ...paymentWebhookRoutes,
+  ...patronRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

@@ -93,3 +93,6 @@ export const adjustmentsApply = defineJobKind(
 
 /** Applies one recorded payment webhook event (shared/payments/events.ts); the event row makes it exactly-once. */
 export const paymentsProcess = defineJobKind("payments__process", z.object({ payment_event_id: z.number().int().positive() }), { maxAttempts: 8 });
+
+/** Daily (cron): renews project subscriptions and patron memberships that ended, or expires them; `_cron.ts` is the run's clock. */
+export const subscriptionsRenew = defineJobKind("subscriptions__renew", z.object({ _cron: z.object({ ts: z.string() }).loose().optional() }).loose(), { maxAttempts: 3 });
