@@ -17,6 +17,8 @@ import { adminUserRoutes } from "./admin/users.router.ts";
 import { adminConsoleRoutes } from "./admin/console.router.ts";
 import { adminJobRoutes } from "./admin/jobs.router.ts";
 import { auditLogRoutes } from "./admin/auditLog.router.ts";
+import { adminSettingsRoutes } from "./admin/settings.router.ts";
+import { settingsRoutes } from "./settings/settings.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -55,10 +57,22 @@ import { kanbanCardRoutes } from "./kanban/cards.router.ts";
 import { kanbanAssigneeRoutes } from "./kanban/assignees.router.ts";
 import { kanbanLabelRoutes } from "./kanban/labels.router.ts";
 import { kanbanCommentRoutes } from "./kanban/comments.router.ts";
+import { storeManageRoutes } from "./store/manage.router.ts";
+import { storeBrowseRoutes } from "./store/browse.router.ts";
+import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
+import { storePurchaseRoutes } from "./store/purchases.router.ts";
 import { threadRoutes } from "./messages/threads.router.ts";
 import { messageRoutes } from "./messages/messages.router.ts";
 import { attachmentRoutes } from "./attachments/download.router.ts";
+import { storeReviewRoutes } from "./store/reviews.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
+import { formDesignerAccessRoutes } from "./forms/access.router.ts";
+import { formSetRoutes } from "./forms/sets.router.ts";
+import { formWindowRoutes } from "./forms/windows.router.ts";
+import { formElementRoutes } from "./forms/elements.router.ts";
+import { creditPackageRoutes } from "./credits/packages.router.ts";
+import { purchaseRoutes } from "./credits/purchase.router.ts";
+import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -72,6 +86,8 @@ export const allRoutes: RouteSpec[] = [
   ...adminUserRoutes,
   ...adminJobRoutes,
   ...auditLogRoutes,
+  ...adminSettingsRoutes,
+  ...settingsRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
@@ -111,10 +127,22 @@ export const allRoutes: RouteSpec[] = [
   ...kanbanAssigneeRoutes,
   ...kanbanLabelRoutes,
   ...kanbanCommentRoutes,
+  ...storeBrowseRoutes,
+  ...storeManageRoutes,
+  ...storePlagiarismRoutes,
+  ...storePurchaseRoutes,
   ...threadRoutes,
   ...messageRoutes,
   ...attachmentRoutes,
+  ...storeReviewRoutes,
   ...creditRoutes,
+  ...formDesignerAccessRoutes,
+  ...formSetRoutes,
+  ...formWindowRoutes,
+  ...formElementRoutes,
+  ...creditPackageRoutes,
+  ...purchaseRoutes,
+  ...paymentWebhookRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

@@ -14,7 +14,7 @@ import { z } from "zod";
 import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { buildGeneration } from "../deploymentFactories.ts";
-import { buildProject, buildTeam, buildUser, tokenFor } from "../factories.ts";
+import { buildProject, buildTeam, buildUser, makePatron, tokenFor } from "../factories.ts";
 import { request } from "../http.ts";
 import { buildGenerator, buildSchema, buildTemplate } from "../templateFactories.ts";
 
@@ -63,6 +63,9 @@ const BY_SEGMENT: Record<string, string> = {
   assignees: "assignee",
   messages: "message",
   attachments: "attachment",
+  "form-sets": "formSet",
+  "form-windows": "formWindow",
+  "form-elements": "formElement",
 };
 
 /** One operation's people and resources. */
@@ -86,9 +89,15 @@ export class World {
 
   /** A world with its three people. */
   static async create(pool: DatabasePool, baseUrl: string): Promise<World> {
+    // Global settings are shared by every world: a fuzzed PUT /admin/settings may have closed
+    // registration or started maintenance; each operation starts from the defaults again.
+    await pool.query(sql.type(z.object({}))`
+      update global_settings set registration_open = true, maintenance_enabled = false, upload_limit_bytes = null
+      where not registration_open or maintenance_enabled or upload_limit_bytes is not null`);
     const owner = await buildUser(pool, { roles: ["admin", "developer"] });
     const stranger = await buildUser(pool);
     const victim = await buildUser(pool);
+    await makePatron(pool, owner.id); // the form designer is a patron feature
     return new World(pool, baseUrl, { id: owner.id, token: await tokenFor(pool, owner) }, { id: stranger.id, token: await tokenFor(pool, stranger) }, victim.id);
   }
 
@@ -165,6 +174,12 @@ export class World {
       case "deployment":
         await this.need("environment");
         return this.viaApi(kind, "/api/deployments", { project_id: await this.need("project"), code_generation_id: await this.need("generation"), deployment_method: "ftp", target_environment: "production" }, (b) => b.deployment.id);
+      case "formSet":
+        return this.viaApi(kind, "/api/form-sets", { name: "Screens", project_id: await this.need("project"), schema_id: await this.need("schema") }, (b) => b.form_set.id);
+      case "formWindow":
+        return this.viaApi(kind, "/api/form-windows", { form_set_id: await this.need("formSet"), name: "Edit", window_type: "create_edit" }, (b) => b.form_window.id);
+      case "formElement":
+        return this.viaApi(kind, "/api/form-elements", { form_window_id: await this.need("formWindow"), element_type: "field_textinput", field_name: "users.email", control_type: "text" }, (b) => b.form_element.id);
       case "job":
         return this.viaApi(kind, `/api/deployments/${await this.need("deployment")}/execute`, {}, (b) => b.job.id);
       case "board":
