@@ -19,6 +19,7 @@ import { adminJobRoutes } from "./admin/jobs.router.ts";
 import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { adminSettingsRoutes } from "./admin/settings.router.ts";
 import { settingsRoutes } from "./settings/settings.router.ts";
+import { pushRoutes } from "./push/push.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -66,6 +67,7 @@ export const allRoutes: RouteSpec[] = [
   ...auditLogRoutes,
   ...adminSettingsRoutes,
   ...settingsRoutes,
+  ...pushRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
