@@ -52,6 +52,21 @@ import { uploadRoutes } from "./deployments/upload.router.ts";
 import { webhookRoutes } from "./webhooks/webhooks.router.ts";
 import { gitConnectionRoutes } from "./git/connections.router.ts";
 import { gitOperationRoutes } from "./git/operations.router.ts";
+import { kanbanBoardRoutes } from "./kanban/boards.router.ts";
+import { kanbanColumnRoutes } from "./kanban/columns.router.ts";
+import { kanbanCardRoutes } from "./kanban/cards.router.ts";
+import { kanbanAssigneeRoutes } from "./kanban/assignees.router.ts";
+import { kanbanLabelRoutes } from "./kanban/labels.router.ts";
+import { kanbanCommentRoutes } from "./kanban/comments.router.ts";
+import { storeManageRoutes } from "./store/manage.router.ts";
+import { storeBrowseRoutes } from "./store/browse.router.ts";
+import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
+import { storePurchaseRoutes } from "./store/purchases.router.ts";
+import { creditRoutes } from "./credits/credits.router.ts";
+import { formDesignerAccessRoutes } from "./forms/access.router.ts";
+import { formSetRoutes } from "./forms/sets.router.ts";
+import { formWindowRoutes } from "./forms/windows.router.ts";
+import { formElementRoutes } from "./forms/elements.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -101,6 +116,21 @@ export const allRoutes: RouteSpec[] = [
   ...webhookRoutes,
   ...gitConnectionRoutes,
   ...gitOperationRoutes,
+  ...kanbanBoardRoutes,
+  ...kanbanColumnRoutes,
+  ...kanbanCardRoutes,
+  ...kanbanAssigneeRoutes,
+  ...kanbanLabelRoutes,
+  ...kanbanCommentRoutes,
+  ...storeBrowseRoutes,
+  ...storeManageRoutes,
+  ...storePlagiarismRoutes,
+  ...storePurchaseRoutes,
+  ...creditRoutes,
+  ...formDesignerAccessRoutes,
+  ...formSetRoutes,
+  ...formWindowRoutes,
+  ...formElementRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

@@ -11,6 +11,8 @@
  * - trusted devices 90 days after they expired, so a login from a device whose trust has
  *   lapsed still answers `needs_reverification` for a while;
  * - password reset tokens once expired;
+ * - used e-mail links once the link would have expired anyway (its signature refuses it then);
+ * - e-mail changes once they can no longer be cancelled;
  * - personal API tokens 30 days after they expired: they stopped authenticating at their
  *   expiry, and GET /api-tokens shows them as expired meanwhile, so a script that starts
  *   failing can be traced to its token.
@@ -38,6 +40,8 @@ export interface IdentityPurge {
   trusted_devices: number;
   password_resets: number;
   personal_access_tokens: number;
+  used_email_links: number;
+  email_changes: number;
 }
 
 /** Deletes expired identity rows; `longestWindowS` is the longest rate-limit or login window in use. */
@@ -63,5 +67,7 @@ export async function purgeIdentityRows(pool: DatabasePool, longestWindowS: numb
     password_resets: await purge(sql.fragment`delete from password_resets where expires_at < now()`),
     personal_access_tokens: await purge(sql.fragment`
       delete from personal_access_tokens where expires_at < now() - make_interval(days => ${EXPIRED_TOKEN_MEMORY_DAYS})`),
+    used_email_links: await purge(sql.fragment`delete from used_email_links where expires_at < now()`),
+    email_changes: await purge(sql.fragment`delete from email_changes where cancel_expires_at < now()`),
   };
 }

@@ -28,14 +28,16 @@ t.test("profile, seller profile, API tokens and admin listing", async (t) => {
     t.notOk("password" in res.body || "password_hash" in res.body || "roles" in res.body);
   });
 
-  t.test("PUT /profile updates details; a new e-mail must be verified again", async (t) => {
+  t.test("PUT /profile updates details; a new e-mail (password required) stays pending until verified", async (t) => {
     const res = await me.put("/api/profile", { name: "Linus T.", kanban_initials: "LT", kanban_color: "#12ab9f", language: "de" });
     t.equal(res.status, 200, res.text);
     t.match(res.body.user, { name: "Linus T.", kanban_initials: "LT", kanban_color: "#12ab9f", language: "de" });
     t.ok(res.body.user.email_verified_at);
-    const moved = await me.put("/api/profile", { email: "linus.new@example.test" });
-    t.equal(moved.body.user.email, "linus.new@example.test");
-    t.equal(moved.body.user.email_verified_at, null);
+    t.ok((await me.put("/api/profile", { email: "linus.new@example.test" })).body.errors.current_password, "the password is required");
+    const moved = await me.put("/api/profile", { email: "linus.new@example.test", current_password: password });
+    t.equal(moved.body.user.email, user.email, "the old address stays until the new one is confirmed");
+    t.equal(moved.body.pending_email, "linus.new@example.test");
+    t.ok(moved.body.user.email_verified_at);
     const taken = await buildUser(app.pool);
     const clash = await me.put("/api/profile", { email: taken.email.toUpperCase() });
     t.equal(clash.status, 422);
