@@ -20,6 +20,8 @@ import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { adminSettingsRoutes } from "./admin/settings.router.ts";
 import { settingsRoutes } from "./settings/settings.router.ts";
 import { pushRoutes } from "./push/push.router.ts";
+import { performanceRoutes } from "./usage/performance.router.ts";
+import { visitRoutes } from "./usage/visits.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -83,6 +85,8 @@ export const allRoutes: RouteSpec[] = [
   ...adminSettingsRoutes,
   ...settingsRoutes,
   ...pushRoutes,
+  ...performanceRoutes,
+  ...visitRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,

@@ -107,3 +107,6 @@ export const pushSend = defineJobKind(
   }),
   { maxAttempts: 3 },
 );
+
+/** Scheduled hourly: raw page views past VISITS_RETENTION_DAYS rolled up into daily figures and deleted; past days' salts deleted. */
+export const visitsRollup = defineJobKind("visits__rollup", z.object({}).loose(), { maxAttempts: 3 });
