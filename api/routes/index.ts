@@ -22,6 +22,8 @@ import { settingsRoutes } from "./settings/settings.router.ts";
 import { pushRoutes } from "./push/push.router.ts";
 import { performanceRoutes } from "./usage/performance.router.ts";
 import { visitRoutes } from "./usage/visits.router.ts";
+import { supportTicketRoutes } from "./support/tickets.router.ts";
+import { adminSupportTicketRoutes } from "./support/adminTickets.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -87,6 +89,8 @@ export const allRoutes: RouteSpec[] = [
   ...pushRoutes,
   ...performanceRoutes,
   ...visitRoutes,
+  ...supportTicketRoutes,
+  ...adminSupportTicketRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,

@@ -3,7 +3,7 @@
  * few paragraphs with `{name}` placeholders; links are given separately and rendered as a
  * button in HTML and as a bare line in text.
  */
-export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing"] as const;
+export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "support_ticket_reply"] as const;
 export type MailKind = (typeof mailKinds)[number];
 export type Locale = "en" | "de";
 
@@ -49,6 +49,11 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       paragraphs: ["Hello,", "{inviter} invited you to join the team {team}. Sign in to accept or decline the invitation:"],
       action: "Open your invitations",
     },
+    support_ticket_reply: {
+      subject: "New reply to your support ticket #{ticket}: {subject}",
+      paragraphs: ["Hello {name},", "our support team replied to your ticket #{ticket} ({subject}):", "{reply}"],
+      action: "Open the ticket",
+    },
   },
   de: {
     verify_email: {
@@ -84,6 +89,11 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       subject: "{inviter} hat dich in das Team {team} eingeladen",
       paragraphs: ["Hallo,", "{inviter} hat dich eingeladen, dem Team {team} beizutreten. Melde dich an, um die Einladung anzunehmen oder abzulehnen:"],
       action: "Einladungen öffnen",
+    },
+    support_ticket_reply: {
+      subject: "Neue Antwort auf dein Support-Ticket #{ticket}: {subject}",
+      paragraphs: ["Hallo {name},", "unser Support-Team hat auf dein Ticket #{ticket} ({subject}) geantwortet:", "{reply}"],
+      action: "Ticket öffnen",
     },
   },
 };
