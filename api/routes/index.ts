@@ -19,6 +19,11 @@ import { adminJobRoutes } from "./admin/jobs.router.ts";
 import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { adminSettingsRoutes } from "./admin/settings.router.ts";
 import { settingsRoutes } from "./settings/settings.router.ts";
+import { pushRoutes } from "./push/push.router.ts";
+import { performanceRoutes } from "./usage/performance.router.ts";
+import { visitRoutes } from "./usage/visits.router.ts";
+import { supportTicketRoutes } from "./support/tickets.router.ts";
+import { adminSupportTicketRoutes } from "./support/adminTickets.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -89,6 +94,11 @@ export const allRoutes: RouteSpec[] = [
   ...auditLogRoutes,
   ...adminSettingsRoutes,
   ...settingsRoutes,
+  ...pushRoutes,
+  ...performanceRoutes,
+  ...visitRoutes,
+  ...supportTicketRoutes,
+  ...adminSupportTicketRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
