@@ -53,6 +53,8 @@ import { formDesignerAccessRoutes } from "./forms/access.router.ts";
 import { formSetRoutes } from "./forms/sets.router.ts";
 import { formWindowRoutes } from "./forms/windows.router.ts";
 import { formElementRoutes } from "./forms/elements.router.ts";
+import { projectFormRoutes } from "./projectForms/forms.router.ts";
+import { projectReportRoutes } from "./projectForms/reports.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 
 export const allRoutes: RouteSpec[] = [
@@ -104,6 +106,8 @@ export const allRoutes: RouteSpec[] = [
   ...formSetRoutes,
   ...formWindowRoutes,
   ...formElementRoutes,
+  ...projectFormRoutes,
+  ...projectReportRoutes,
   ...creditRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
