@@ -90,3 +90,6 @@ export const adjustmentsApply = defineJobKind(
   z.object({ code_generation_id: z.number().int().positive(), user_id: z.number().int().positive() }),
   { maxAttempts: 3 },
 );
+
+/** Applies one recorded payment webhook event (shared/payments/events.ts); the event row makes it exactly-once. */
+export const paymentsProcess = defineJobKind("payments__process", z.object({ payment_event_id: z.number().int().positive() }), { maxAttempts: 8 });

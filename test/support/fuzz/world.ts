@@ -40,6 +40,9 @@ const BY_NAME: Record<string, string> = {
   fieldId: "projectFormField",
   reportId: "projectReport",
   imageId: "reportImage",
+  cardId: "card",
+  threadId: "thread",
+  messageId: "message",
 };
 
 /** World kinds of an `{id}` by the path segment before it. */
@@ -56,6 +59,14 @@ const BY_SEGMENT: Record<string, string> = {
   "sql-parse": "sqlParse",
   verify: "owner",
   users: "victim",
+  "kanban-boards": "board",
+  "kanban-columns": "column",
+  "kanban-cards": "card",
+  "kanban-labels": "label",
+  comments: "comment",
+  assignees: "assignee",
+  messages: "message",
+  attachments: "attachment",
   "form-sets": "formSet",
   "form-windows": "formWindow",
   "form-elements": "formElement",
@@ -82,6 +93,11 @@ export class World {
 
   /** A world with its three people. */
   static async create(pool: DatabasePool, baseUrl: string): Promise<World> {
+    // Global settings are shared by every world: a fuzzed PUT /admin/settings may have closed
+    // registration or started maintenance; each operation starts from the defaults again.
+    await pool.query(sql.type(z.object({}))`
+      update global_settings set registration_open = true, maintenance_enabled = false, upload_limit_bytes = null
+      where not registration_open or maintenance_enabled or upload_limit_bytes is not null`);
     const owner = await buildUser(pool, { roles: ["admin", "developer"] });
     const stranger = await buildUser(pool);
     const victim = await buildUser(pool);
@@ -180,6 +196,26 @@ export class World {
           values (${await this.need("projectReport")}, 'media/reports/fuzz.png', 'image/png', 1, 1, 1, '00') returning id`);
       case "job":
         return this.viaApi(kind, `/api/deployments/${await this.need("deployment")}/execute`, {}, (b) => b.job.id);
+      case "board":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/kanban`, { name: "Board", columns: ["To do", "Done"] }, (b) => b.board.id);
+      case "column":
+        return pool.oneFirst(sql.type(idRow)`select id from kanban_columns where board_id = ${await this.need("board")} order by position limit 1`);
+      case "card":
+        return this.viaApi(kind, "/api/kanban-cards", { column_id: await this.need("column"), title: "Card" }, (b) => b.card.id);
+      case "label":
+        return this.viaApi(kind, `/api/kanban-boards/${await this.need("board")}/labels`, { name: "bug", color: "#ff0000" }, (b) => b.label.id);
+      case "comment":
+        return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/comments`, { body: "A comment" }, (b) => b.comment.id);
+      case "assignee":
+        return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/assignees`, { user_id: owner }, (b) => b.assignee.id);
+      case "thread":
+        return this.viaApi(kind, "/api/messages/threads", { subject: "Hello", project_id: await this.need("project"), body: "First" }, (b) => b.thread.id);
+      case "message":
+        return pool.oneFirst(sql.type(idRow)`select id from messages where thread_id = ${await this.need("thread")} order by id limit 1`);
+      case "attachment":
+        return pool.oneFirst(sql.type(idRow)`
+          insert into attachments (message_id, user_id, file_name, content_type, byte_size, storage_key)
+          values (${await this.need("message")}, ${owner}, 'a.txt', 'text/plain; charset=utf-8', 0, ${`attachments/fuzz/${await this.need("message")}`}) returning id`);
       default:
         return undefined;
     }
