@@ -79,6 +79,8 @@ import { creditPackageRoutes } from "./credits/packages.router.ts";
 import { purchaseRoutes } from "./credits/purchase.router.ts";
 import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
 import { patronRoutes } from "./patron/patron.router.ts";
+import { projectFormRoutes } from "./projectForms/forms.router.ts";
+import { projectReportRoutes } from "./projectForms/reports.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -155,6 +157,8 @@ export const allRoutes: RouteSpec[] = [
   ...purchaseRoutes,
   ...paymentWebhookRoutes,
   ...patronRoutes,
+  ...projectFormRoutes,
+  ...projectReportRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
