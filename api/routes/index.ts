@@ -54,6 +54,7 @@ import { storeBrowseRoutes } from "./store/browse.router.ts";
 import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
 import { storePurchaseRoutes } from "./store/purchases.router.ts";
 import { storeReviewRoutes } from "./store/reviews.router.ts";
+import { storeSellerRoutes } from "./store/seller.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 
 export const allRoutes: RouteSpec[] = [
@@ -106,6 +107,7 @@ export const allRoutes: RouteSpec[] = [
   ...storePlagiarismRoutes,
   ...storePurchaseRoutes,
   ...storeReviewRoutes,
+  ...storeSellerRoutes,
   ...creditRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,

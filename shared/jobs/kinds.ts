@@ -90,3 +90,6 @@ export const adjustmentsApply = defineJobKind(
   z.object({ code_generation_id: z.number().int().positive(), user_id: z.number().int().positive() }),
   { maxAttempts: 3 },
 );
+
+/** Processes one seller payout: attaches earnings past the refund hold, writes the SEPA transfer file, marks it sent. */
+export const payoutsProcess = defineJobKind("payouts__process", z.object({ payout_id: z.number().int().positive() }), { maxAttempts: 5 });
