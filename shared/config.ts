@@ -86,6 +86,7 @@ export const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
   BODY_LIMIT_BYTES: integer(1024, 100 * 1024 * 1024).default(1024 * 1024),
   UPLOAD_LIMIT_BYTES: integer(1024, 2 * 1024 * 1024 * 1024).default(20 * 1024 * 1024),
+  ATTACHMENT_LINK_TTL_MINUTES: integer(1, 7 * 24 * 60).default(15),
   LOG_LEVEL: logLevel.default("info"),
   TRUST_PROXY: booleanString.default(false),
   METRICS_TOKEN: z.string().min(16, { error: "expected at least 16 characters" }).optional(),
@@ -101,6 +102,8 @@ export const envSchema = z.object({
   WEBHOOK_MAX_ATTEMPTS: integer(1, 8).default(8),
   WEBHOOK_DEACTIVATE_AFTER_FAILURES: integer(1, 10_000).default(20),
   MEDIA_MAX_BYTES: integer(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
+  FORM_DESIGNER_TRIAL_DAYS: integer(0, 365).default(7),
+  FORM_DESIGNER_UNLOCK_COST: integer(0, 1_000_000).default(500),
   PAYOUT_MINIMUM_EUR: integer(1, 1_000_000).default(20),
   PAYOUT_HOLD_DAYS: integer(0, 365).default(14),
   PAYOUT_DEBTOR_NAME: z.string().min(1).max(70).default("SchemaForge"),
@@ -122,6 +125,13 @@ export const envSchema = z.object({
   GIT_OAUTH_REDIRECT_URL: z
     .url({ error: "expected an absolute URL such as https://app.example.com/git/{provider}/callback" })
     .optional(),
+  STRIPE_SECRET_KEY: z.string().min(8).max(1024).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(8).max(1024).optional(),
+  STRIPE_API_BASE: httpBase.default("https://api.stripe.com"),
+  PAYPAL_CLIENT_ID: z.string().min(1).max(1024).optional(),
+  PAYPAL_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
+  PAYPAL_WEBHOOK_ID: z.string().min(1).max(255).optional(),
+  PAYPAL_API_BASE: httpBase.default("https://api-m.paypal.com"),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -163,6 +173,10 @@ export interface Config {
   webhooks: { timeoutMs: number; maxAttempts: number; deactivateAfterFailures: number };
   /** Uploaded images (template media): the largest file accepted. */
   media: { maxBytes: number };
+  /** Attachments of kanban comments and messages: how long a signed download link works. */
+  attachments: { linkTtlMs: number };
+  /** Form designer access: the trial's length (0: no trial) and the one-time unlock's price in credits. */
+  formDesigner: { trialDays: number; unlockCost: number };
   /**
    * Template store: payouts (minimum in euro cents, refund hold in days, the debtor of SEPA
    * transfer files), the seller's share of a sale, what one credit is worth to a seller, and
@@ -184,6 +198,11 @@ export interface Config {
     bitbucket: { clientId: string | undefined; clientSecret: string | undefined; oauthBase: string; apiBase: string };
     /** Where providers send the browser back; `{provider}` is replaced. */
     redirectUrl: string;
+  };
+  /** Payment providers; one whose keys are unset is off (its routes answer 503). */
+  payments: {
+    stripe: { secretKey: string | undefined; webhookSecret: string | undefined; apiBase: string };
+    paypal: { clientId: string | undefined; clientSecret: string | undefined; webhookId: string | undefined; apiBase: string };
   };
 }
 
@@ -278,6 +297,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       deactivateAfterFailures: e.WEBHOOK_DEACTIVATE_AFTER_FAILURES,
     },
     media: { maxBytes: e.MEDIA_MAX_BYTES },
+    attachments: { linkTtlMs: e.ATTACHMENT_LINK_TTL_MINUTES * 60_000 },
+    formDesigner: { trialDays: e.FORM_DESIGNER_TRIAL_DAYS, unlockCost: e.FORM_DESIGNER_UNLOCK_COST },
     store: {
       payoutMinimumCents: e.PAYOUT_MINIMUM_EUR * 100,
       payoutHoldDays: e.PAYOUT_HOLD_DAYS,
@@ -292,6 +313,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       gitlab: { clientId: e.GITLAB_CLIENT_ID, clientSecret: e.GITLAB_CLIENT_SECRET, url: e.GITLAB_URL },
       bitbucket: { clientId: e.BITBUCKET_CLIENT_ID, clientSecret: e.BITBUCKET_CLIENT_SECRET, oauthBase: e.BITBUCKET_OAUTH_BASE, apiBase: e.BITBUCKET_API_BASE },
       redirectUrl: e.GIT_OAUTH_REDIRECT_URL ?? `${(e.FRONTEND_URL ?? e.APP_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "")}/git/{provider}/callback`,
+    },
+    payments: {
+      stripe: { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE },
+      paypal: { clientId: e.PAYPAL_CLIENT_ID, clientSecret: e.PAYPAL_CLIENT_SECRET, webhookId: e.PAYPAL_WEBHOOK_ID, apiBase: e.PAYPAL_API_BASE },
     },
   };
 }

@@ -5,3 +5,4 @@
  */
 import "../schemas/projectArea.ts";
 import "../templates/projectArea.ts";
+import "../kanban/projectArea.ts";
