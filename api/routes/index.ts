@@ -63,6 +63,7 @@ import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
 import { storePurchaseRoutes } from "./store/purchases.router.ts";
 import { storeReviewRoutes } from "./store/reviews.router.ts";
 import { storeSellerRoutes } from "./store/seller.router.ts";
+import { storeMediaRoutes } from "./store/media.router.ts";
 import { threadRoutes } from "./messages/threads.router.ts";
 import { messageRoutes } from "./messages/messages.router.ts";
 import { attachmentRoutes } from "./attachments/download.router.ts";
@@ -134,6 +135,7 @@ export const allRoutes: RouteSpec[] = [
   ...storePurchaseRoutes,
   ...storeReviewRoutes,
   ...storeSellerRoutes,
+  ...storeMediaRoutes,
   ...threadRoutes,
   ...messageRoutes,
   ...attachmentRoutes,
