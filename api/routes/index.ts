@@ -66,6 +66,9 @@ import { storeManageRoutes } from "./store/manage.router.ts";
 import { storeBrowseRoutes } from "./store/browse.router.ts";
 import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
 import { storePurchaseRoutes } from "./store/purchases.router.ts";
+import { storeReviewRoutes } from "./store/reviews.router.ts";
+import { storeSellerRoutes } from "./store/seller.router.ts";
+import { storeMediaRoutes } from "./store/media.router.ts";
 import { threadRoutes } from "./messages/threads.router.ts";
 import { messageRoutes } from "./messages/messages.router.ts";
 import { attachmentRoutes } from "./attachments/download.router.ts";
@@ -144,6 +147,9 @@ export const allRoutes: RouteSpec[] = [
   ...storeManageRoutes,
   ...storePlagiarismRoutes,
   ...storePurchaseRoutes,
+  ...storeReviewRoutes,
+  ...storeSellerRoutes,
+  ...storeMediaRoutes,
   ...threadRoutes,
   ...messageRoutes,
   ...attachmentRoutes,

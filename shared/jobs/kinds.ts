@@ -92,6 +92,9 @@ export const adjustmentsApply = defineJobKind(
   { maxAttempts: 3 },
 );
 
+/** Processes one seller payout: attaches earnings past the refund hold, writes the SEPA transfer file, marks it sent. */
+export const payoutsProcess = defineJobKind("payouts__process", z.object({ payout_id: z.number().int().positive() }), { maxAttempts: 5 });
+
 /** Applies one recorded payment webhook event (shared/payments/events.ts); the event row makes it exactly-once. */
 export const paymentsProcess = defineJobKind("payments__process", z.object({ payment_event_id: z.number().int().positive() }), { maxAttempts: 8 });
 
