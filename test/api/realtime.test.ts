@@ -108,10 +108,12 @@ t.test("realtime (Pusher protocol)", async (t) => {
     const onSecond = await connectPusher(t, second.url, KEY, owner.token);
     const c1 = await onFirst.subscribe(`private-job.${job.id}`);
     const c2 = await onSecond.subscribe(`private-job.${job.id}`);
-    const first = onFirst.next(c1, "Hello", 60_000);
-    const secondEvent = onSecond.next(c2, "Hello", 60_000);
     const worker = await spawnReady(t, "test/support/workerProcess.ts", { DATABASE_URL: app.db.url });
     await app.worker?.stop(); // only the separate process may run the job
+    // Listening starts once the worker is up (its start is no part of the wait); the event is
+    // published only after this, so it cannot come earlier.
+    const first = onFirst.next(c1, "Hello", 60_000);
+    const secondEvent = onSecond.next(c2, "Hello", 60_000);
     await app.pool.transaction((tx) =>
       enqueue(tx, publishKind, { channel: `private-job.${job.id}`, event: "Hello", data: { text: "from afar" } }, { userId: owner.user.id }),
     );
