@@ -43,7 +43,7 @@ export interface SellerShare {
 
 /**
  * Buys the current version of store template `storeTemplateId` for `buyerId`.
- * @throws 404 unknown or unpublished, 403 own template, 409 already bought or not payable here, 402 from the spend
+ * @throws 404 unknown or unpublished, 403 own template, 409 already bought, 422 a euro price (see euroPurchases.ts), 402 from the spend
  */
 export async function purchase(
   tx: CommonQueryMethods,
@@ -56,7 +56,7 @@ export async function purchase(
   if (!template || template.status !== "published" || template.current_version_id === null) throw notFound("Store template");
   if (template.seller_id === input.buyerId) throw forbidden("You cannot buy your own template.");
   if (template.price_type === "euros") {
-    throw new AppError(409, "payment_unavailable", `Templates priced in ${template.price_type} cannot be bought here yet.`);
+    throw new AppError(422, "validation_failed", "Euro prices are paid by card or wallet.", { payment_method: ["The payment method field is required for euro prices."] });
   }
   // The unique key serialises a double purchase: the second waits for the first and then finds it.
   const row = await tx.maybeOne(sql.type(purchaseRow)`

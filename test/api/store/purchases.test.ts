@@ -51,7 +51,7 @@ t.test("store purchases", async (t) => {
     t.match(await buy(buyer.token, free), { status: 409, body: { code: "already_purchased" } });
     t.match(await buy(seller.token, free), { status: 403 });
     t.match(await buy(buyer.token, 987654), { status: 404 });
-    t.match(await buy(buyer.token, euro), { status: 409, body: { code: "payment_unavailable" } });
+    t.match(await buy(buyer.token, euro), { status: 422, body: { errors: { payment_method: [/required/] } } });
     t.match(await request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: "x" } }), { status: 422 });
     t.same(await counts(), before, "nothing written by refused purchases");
     const shown = await request(app.url, "GET", `/api/store/templates/${free}`, { token: buyer.token });
