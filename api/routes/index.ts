@@ -19,6 +19,11 @@ import { adminJobRoutes } from "./admin/jobs.router.ts";
 import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { adminSettingsRoutes } from "./admin/settings.router.ts";
 import { settingsRoutes } from "./settings/settings.router.ts";
+import { pushRoutes } from "./push/push.router.ts";
+import { performanceRoutes } from "./usage/performance.router.ts";
+import { visitRoutes } from "./usage/visits.router.ts";
+import { supportTicketRoutes } from "./support/tickets.router.ts";
+import { adminSupportTicketRoutes } from "./support/adminTickets.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -61,6 +66,9 @@ import { storeManageRoutes } from "./store/manage.router.ts";
 import { storeBrowseRoutes } from "./store/browse.router.ts";
 import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
 import { storePurchaseRoutes } from "./store/purchases.router.ts";
+import { storeReviewRoutes } from "./store/reviews.router.ts";
+import { storeSellerRoutes } from "./store/seller.router.ts";
+import { storeMediaRoutes } from "./store/media.router.ts";
 import { threadRoutes } from "./messages/threads.router.ts";
 import { messageRoutes } from "./messages/messages.router.ts";
 import { attachmentRoutes } from "./attachments/download.router.ts";
@@ -72,6 +80,7 @@ import { formElementRoutes } from "./forms/elements.router.ts";
 import { creditPackageRoutes } from "./credits/packages.router.ts";
 import { purchaseRoutes } from "./credits/purchase.router.ts";
 import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
+import { patronRoutes } from "./patron/patron.router.ts";
 import { projectFormRoutes } from "./projectForms/forms.router.ts";
 import { projectReportRoutes } from "./projectForms/reports.router.ts";
 
@@ -89,6 +98,11 @@ export const allRoutes: RouteSpec[] = [
   ...auditLogRoutes,
   ...adminSettingsRoutes,
   ...settingsRoutes,
+  ...pushRoutes,
+  ...performanceRoutes,
+  ...visitRoutes,
+  ...supportTicketRoutes,
+  ...adminSupportTicketRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
@@ -132,6 +146,9 @@ export const allRoutes: RouteSpec[] = [
   ...storeManageRoutes,
   ...storePlagiarismRoutes,
   ...storePurchaseRoutes,
+  ...storeReviewRoutes,
+  ...storeSellerRoutes,
+  ...storeMediaRoutes,
   ...threadRoutes,
   ...messageRoutes,
   ...attachmentRoutes,
@@ -143,6 +160,7 @@ export const allRoutes: RouteSpec[] = [
   ...creditPackageRoutes,
   ...purchaseRoutes,
   ...paymentWebhookRoutes,
+  ...patronRoutes,
   ...projectFormRoutes,
   ...projectReportRoutes,
   ...jobRoutes,

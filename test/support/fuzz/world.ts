@@ -207,7 +207,7 @@ export class World {
       case "comment":
         return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/comments`, { body: "A comment" }, (b) => b.comment.id);
       case "assignee":
-        return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/assignees`, { user_id: owner }, (b) => b.assignee.id);
+        return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/assignees`, { user_id: owner }, (b) => b.assignee.assignment_id);
       case "thread":
         return this.viaApi(kind, "/api/messages/threads", { subject: "Hello", project_id: await this.need("project"), body: "First" }, (b) => b.thread.id);
       case "message":
