@@ -53,6 +53,8 @@ import { creditPackageRoutes } from "./credits/packages.router.ts";
 import { purchaseRoutes } from "./credits/purchase.router.ts";
 import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
 import { patronRoutes } from "./patron/patron.router.ts";
+import { billingRoutes } from "./billing/billing.router.ts";
+import { adminBillingRoutes } from "./admin/billing.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -103,6 +105,8 @@ export const allRoutes: RouteSpec[] = [
   ...purchaseRoutes,
   ...paymentWebhookRoutes,
   ...patronRoutes,
+  ...billingRoutes,
+  ...adminBillingRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];
