@@ -50,7 +50,8 @@ export function createProvider(deps: ProviderDeps): Provider {
     jwks: { keys: keys.privateJwks },
     async findAccount(_ctx, sub) {
       const user = /^\d{1,18}$/.test(sub) ? await findUserById(pool, Number(sub)) : null;
-      if (!user) return undefined;
+      // A disabled account has no account here, so its refresh tokens stop working too.
+      if (!user || user.disabled_at) return undefined;
       return { accountId: sub, claims: async () => ({ sub }) };
     },
     scopes: [...API_SCOPES],

@@ -32,7 +32,7 @@ export const presentAdminCreditPackage = (row: CreditPackageRow): z.infer<typeof
 
 export const transactionResource = z.object({
   id: z.number(),
-  kind: z.enum(["credit_package", "subscription", "patron"]),
+  kind: z.enum(["credit_package", "subscription", "patron", "store_template"]),
   package_id: z.number().nullable(),
   payment_method: z.enum(["cardprocessor", "walletprovider"]),
   status: z.enum(["pending", "succeeded", "failed", "refunded"]),

@@ -35,6 +35,6 @@ export function presentUser(user: UserRow): z.infer<typeof userResource> {
 }
 
 /** A user as site administrators see them: the resource plus roles and 2FA state. */
-export const adminUserResource = userResource.extend({ roles: z.array(z.string()) });
+export const adminUserResource = userResource.extend({ roles: z.array(z.string()), disabled_at: z.string().nullable() });
 
-export const presentAdminUser = (user: UserRow) => ({ ...presentUser(user), roles: [...user.roles] });
+export const presentAdminUser = (user: UserRow) => ({ ...presentUser(user), roles: [...user.roles], disabled_at: user.disabled_at?.toISOString() ?? null });

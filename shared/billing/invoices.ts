@@ -36,7 +36,8 @@ const buyerRow = z.object({ name: z.string(), email: z.string(), company: z.stri
 function describe(transaction: TransactionRow): string {
   if (transaction.kind === "credit_package") return `${transaction.credits} credits`;
   if (transaction.kind === "subscription") return "Project subscription";
-  return "Patron membership";
+  if (transaction.kind === "patron") return "Patron membership";
+  return "Template purchase";
 }
 
 /** Issues the invoice of a succeeded transaction, once (in the caller's transaction). */

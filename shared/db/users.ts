@@ -19,6 +19,8 @@ export const userRow = z.object({
   kanban_initials: z.string().nullable(),
   kanban_color: z.string().nullable(),
   tokens_revoked_at: z.date().nullable(),
+  /** Set by an administrator: the account may not sign in and its tokens are refused. */
+  disabled_at: z.date().nullable(),
   created_at: z.date(),
   roles: z.array(z.enum(roles)),
 });
@@ -26,7 +28,7 @@ export type UserRow = z.infer<typeof userRow>;
 
 /** Column list of `userRow` for a query over `users u`. */
 export const userColumns = sql.fragment`u.id, u.name, u.username, u.email, u.language, u.theme, u.email_verified_at,
-  u.is_seller, u.kanban_initials, u.kanban_color, u.tokens_revoked_at, u.created_at,
+  u.is_seller, u.kanban_initials, u.kanban_color, u.tokens_revoked_at, u.disabled_at, u.created_at,
   coalesce((select array_agg(r.role order by r.role) from user_roles r where r.user_id = u.id), '{}') as roles`;
 
 export async function findUserById(conn: CommonQueryMethods, id: number): Promise<UserRow | null> {

@@ -6,7 +6,11 @@
  * Update rules: a config that is omitted stays as it is; `null` removes it with its
  * secrets; a config that is given replaces the stored one, except that a secret it omits
  * keeps its stored value (so clients can edit a host without re-typing the password) and a
- * secret given as `null` is removed.
+ * secret given as `null` is removed. A stored secret is only kept for the target it was
+ * entered for: when a field that decides where it is sent changes (`host`, `port`,
+ * `username`; a git config's provider, `gitlab_url` or `api_url`), the request must give the
+ * secret again, else 422 "required when the target changes" (SSH: giving one of password
+ * and key drops the other).
  */
 import { z } from "zod";
 import {
@@ -72,6 +76,26 @@ export interface PrepareResult {
 const asObject = (value: unknown): Record<string, unknown> | null =>
   value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 
+/** Fields of each method whose change sends a stored secret somewhere else, with their defaults. */
+const targetFields: Record<DeploymentMethod, Record<string, unknown>> = {
+  ftp: { host: undefined, port: 21, username: undefined },
+  ssh: { host: undefined, port: 22, username: undefined },
+  git: { gitlab_url: undefined, api_url: undefined },
+};
+
+const targetValue = (value: unknown, fallback: unknown) => {
+  const given = value === undefined || value === null || value === "" ? fallback : value;
+  return typeof given === "string" ? given.trim().toLowerCase().replace(/\/+$/, "") : typeof given === "number" ? String(given) : given;
+};
+
+/** Whether `input` points a stored config's secrets at another target. */
+export function targetMoved(method: DeploymentMethod, stored: Record<string, unknown> | null, input: Record<string, unknown>): boolean {
+  if (!stored) return false;
+  return Object.entries(targetFields[method]).some(([field, fallback]) => targetValue(stored[field], fallback) !== targetValue(input[field], fallback));
+}
+
+const requiredAgain = (field: string) => `The ${field.replace(/_/g, " ")} field is required when the target changes: a stored secret is only sent to the target it was entered for.`;
+
 /** Takes a secret from the input, or the stored one when the input omits it. */
 function secretValue(input: Record<string, unknown>, field: string, stored: StoredConfig | null): unknown {
   if (field in input) return input[field];
@@ -90,13 +114,23 @@ export function prepareConfig(method: DeploymentMethod, input: unknown, stored: 
   if (method === "git") return prepareGit(object, stored);
 
   const secretFields = Object.keys(secretColumns[method]);
+  const errors: FieldErrors = {};
+  // Secrets stored for another target are not carried over: given again, or refused.
+  const moved = targetMoved(method, stored?.public ?? null, object);
+  const carried = moved ? null : stored;
+  if (moved) {
+    const givenOne = secretFields.some((field) => typeof object[field] === "string" && object[field] !== "");
+    for (const field of secretFields) {
+      if (!(field in object) && stored?.secrets[field] !== undefined && !givenOne) errors[`${key}.${field}`] = [requiredAgain(field)];
+    }
+    if (Object.keys(errors).length) return { prepared: null, errors };
+  }
   const merged: Record<string, unknown> = { ...object };
   for (const field of secretFields) {
-    const value = secretValue(object, field, stored);
+    const value = secretValue(object, field, carried);
     if (value === undefined || value === null) delete merged[field];
     else merged[field] = value;
   }
-  const errors: FieldErrors = {};
   let hostKeyFingerprint: string | null | undefined;
   if (method === "ssh") {
     delete merged.host_key_fingerprint;
@@ -137,8 +171,12 @@ function prepareGit(object: Record<string, unknown>, stored: StoredConfig | null
   }
   const secretField = gitSecretOf[provider];
   const storedProvider = stored?.public ? detectGitProvider(stored.public) : null;
-  // A token kept across a change of provider would be sent to the wrong host.
-  const usable = storedProvider === provider ? stored : null;
+  // A token kept across a change of provider or host would be sent to the wrong host.
+  const moved = storedProvider !== null && (storedProvider !== provider || targetMoved("git", stored!.public, object));
+  if (moved && !(secretField in object) && stored?.secrets[secretField] !== undefined) {
+    return { prepared: null, errors: { [`git_config.${secretField}`]: [requiredAgain(secretField)] } };
+  }
+  const usable = moved ? null : stored;
   const merged: Record<string, unknown> = { ...object, provider };
   delete merged.access_token;
   delete merged.app_password;

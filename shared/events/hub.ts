@@ -58,6 +58,11 @@ export class EventHub {
     return () => this.#all.delete(handler);
   }
 
+  /** Calls `handler` with each raw payload NOTIFYed on `channel` (caches, not realtime events); returns the unsubscribe function. */
+  listen(channel: string, handler: (payload: string) => void): () => void {
+    return this.#listener.subscribe(channel, handler);
+  }
+
   /** Registers a callback for listener reconnects (events may have been missed). */
   onReconnect(handler: () => void): () => void {
     return this.#listener.onReconnect(handler);

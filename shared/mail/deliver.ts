@@ -1,6 +1,6 @@
 /**
  * Delivering an e-mail: through SMTP_URL when configured, otherwise into the storage
- * outbox (`outbox/<time>-<id>.eml`, a complete RFC 5322 message) with its links logged, so
+ * outbox (`outbox/<time>-<id>.eml`, a complete RFC 5322 message) with its links logged at debug level, so
  * development works without a mail server and nothing is silently dropped. Outbox messages
  * expire after OUTBOX_TTL_DAYS (the storage sweep removes them), since they hold sign-in and
  * password-reset links and would otherwise pile up for as long as the service runs.
@@ -54,6 +54,8 @@ export async function deliverMail(deps: { config: Config; storage: Storage; log:
     contentType: "message/rfc822",
     expiresAt: new Date(Date.now() + OUTBOX_TTL_DAYS * 86_400_000),
   });
-  deps.log.info({ to: mail.to, subject: mail.subject, outbox: key, link: mail.link }, "e-mail stored in the outbox (SMTP_URL is not set)");
+  // Links sign in, verify or reset: only debug logging (a developer's own machine) shows them.
+  deps.log.info({ to: mail.to, subject: mail.subject, outbox: key }, "e-mail stored in the outbox (SMTP_URL is not set)");
+  if (mail.link) deps.log.debug({ outbox: key, link: mail.link }, "link of the e-mail stored in the outbox");
   return { via: "outbox", key };
 }

@@ -3,7 +3,7 @@
  * few paragraphs with `{name}` placeholders; links are given separately and rendered as a
  * button in HTML and as a bare line in text.
  */
-export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "subscription_expired", "subscription_renewal_failed"] as const;
+export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "subscription_expired", "subscription_renewal_failed", "support_ticket_reply"] as const;
 export type MailKind = (typeof mailKinds)[number];
 export type Locale = "en" | "de";
 
@@ -34,6 +34,21 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       paragraphs: ["Hello,", "{inviter} invited you to join the team {team}. Create your account to accept:"],
       action: "Accept the invitation",
     },
+    confirm_new_email: {
+      subject: "Confirm your new e-mail address",
+      paragraphs: ["Hello {name},", "please confirm that this is the new e-mail address of your account. Until you do, your account keeps its old address.", "The link is valid for 24 hours and can be used once."],
+      action: "Confirm new e-mail address",
+    },
+    email_change_requested: {
+      subject: "Your e-mail address is being changed",
+      paragraphs: ["Hello {name},", "someone asked to change the e-mail address of your account to {new_email}. If that was not you, cancel the change: your address is restored and every session is signed out.", "The link is valid for 7 days. Then change your password."],
+      action: "Cancel the change",
+    },
+    team_invitation_existing: {
+      subject: "{inviter} invited you to the team {team}",
+      paragraphs: ["Hello,", "{inviter} invited you to join the team {team}. Sign in to accept or decline the invitation:"],
+      action: "Open your invitations",
+    },
     subscription_expired: {
       subject: "The subscription of {project} has ended",
       paragraphs: ["Hello {name},", "the {plan} subscription of your project {project} has ended, so the project is read-only now.", "Renew the subscription to make changes again."],
@@ -41,6 +56,11 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
     subscription_renewal_failed: {
       subject: "We could not renew the subscription of {project}",
       paragraphs: ["Hello {name},", "renewing the {plan} subscription of your project {project} needs {price} credits, and your balance holds {balance}.", "The project is read-only until you buy credits and renew it."],
+    },
+    support_ticket_reply: {
+      subject: "New reply to your support ticket #{ticket}: {subject}",
+      paragraphs: ["Hello {name},", "our support team replied to your ticket #{ticket} ({subject}):", "{reply}"],
+      action: "Open the ticket",
     },
   },
   de: {
@@ -63,6 +83,21 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       paragraphs: ["Hallo,", "{inviter} hat dich eingeladen, dem Team {team} beizutreten. Lege dein Konto an, um die Einladung anzunehmen:"],
       action: "Einladung annehmen",
     },
+    confirm_new_email: {
+      subject: "Bestätige deine neue E-Mail-Adresse",
+      paragraphs: ["Hallo {name},", "bitte bestätige, dass dies die neue E-Mail-Adresse deines Kontos ist. Bis dahin behält dein Konto die alte Adresse.", "Der Link ist 24 Stunden gültig und nur einmal verwendbar."],
+      action: "Neue E-Mail-Adresse bestätigen",
+    },
+    email_change_requested: {
+      subject: "Deine E-Mail-Adresse wird geändert",
+      paragraphs: ["Hallo {name},", "jemand möchte die E-Mail-Adresse deines Kontos in {new_email} ändern. Wenn du das nicht warst, brich die Änderung ab: deine Adresse wird wiederhergestellt und alle Sitzungen werden abgemeldet.", "Der Link ist 7 Tage gültig. Ändere danach dein Passwort."],
+      action: "Änderung abbrechen",
+    },
+    team_invitation_existing: {
+      subject: "{inviter} hat dich in das Team {team} eingeladen",
+      paragraphs: ["Hallo,", "{inviter} hat dich eingeladen, dem Team {team} beizutreten. Melde dich an, um die Einladung anzunehmen oder abzulehnen:"],
+      action: "Einladungen öffnen",
+    },
     subscription_expired: {
       subject: "Das Abonnement von {project} ist abgelaufen",
       paragraphs: ["Hallo {name},", "das {plan}-Abonnement deines Projekts {project} ist abgelaufen; das Projekt ist jetzt schreibgeschützt.", "Verlängere das Abonnement, um wieder Änderungen vorzunehmen."],
@@ -70,6 +105,11 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
     subscription_renewal_failed: {
       subject: "Das Abonnement von {project} konnte nicht verlängert werden",
       paragraphs: ["Hallo {name},", "die Verlängerung des {plan}-Abonnements deines Projekts {project} kostet {price} Credits, dein Guthaben beträgt {balance}.", "Das Projekt ist schreibgeschützt, bis du Credits kaufst und es verlängerst."],
+    },
+    support_ticket_reply: {
+      subject: "Neue Antwort auf dein Support-Ticket #{ticket}: {subject}",
+      paragraphs: ["Hallo {name},", "unser Support-Team hat auf dein Ticket #{ticket} ({subject}) geantwortet:", "{reply}"],
+      action: "Ticket öffnen",
     },
   },
 };

@@ -20,7 +20,7 @@ import type { Logger } from "../logger.ts";
 import { captureOrder } from "./paypal.ts";
 import type { PaymentMethod } from "./providers.ts";
 import { findTransactionForEvent, type TransactionRow } from "./store.ts";
-import { afterPaymentSucceeded } from "./succeeded.ts";
+import { afterPaymentRefunded, afterPaymentSucceeded } from "./succeeded.ts";
 
 /** Records a verified event and enqueues its processing; false when it was seen before. */
 export async function recordPaymentEvent(pool: DatabasePool, provider: PaymentMethod, event: { id: string; type: string; payload: unknown }): Promise<boolean> {
@@ -160,5 +160,6 @@ async function refund(tx: CommonQueryMethods, transaction: TransactionRow): Prom
   }
   await tx.query(sql.type(ignoredRow)`
     update credit_transactions set status = 'refunded', refunded_at = now(), refund_shortfall = ${shortfall}, updated_at = now() where id = ${transaction.id}`);
+  await afterPaymentRefunded(tx, transaction);
   return "refunded";
 }

@@ -73,7 +73,7 @@ export const transactionStatuses = ["pending", "succeeded", "failed", "refunded"
 export const transactionRow = z.object({
   id: z.number(),
   user_id: z.number(),
-  kind: z.enum(["credit_package", "subscription", "patron"]),
+  kind: z.enum(["credit_package", "subscription", "patron", "store_template"]),
   package_id: z.number().nullable(),
   item_id: z.number().nullable(),
   project_id: z.number().nullable(),

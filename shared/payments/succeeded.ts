@@ -8,6 +8,7 @@ import { issueInvoice } from "../billing/invoices.ts";
 import { addPatronPeriod, findPatronLevel } from "../patrons/renewal.ts";
 import { findPlan, insertSubscription } from "../subscriptions/store.ts";
 import { z } from "zod";
+import { completeEuroPurchase, refundEuroPurchase } from "../store/euroPurchases.ts";
 import type { TransactionRow } from "./store.ts";
 
 /** Runs in the transaction that marks `transaction` succeeded. */
@@ -22,4 +23,10 @@ export async function afterPaymentSucceeded(tx: CommonQueryMethods, transaction:
     const level = await findPatronLevel(tx, transaction.item_id);
     if (level) await addPatronPeriod(tx, transaction.user_id, level);
   }
+  if (transaction.kind === "store_template") await completeEuroPurchase(tx, transaction);
+}
+
+/** Runs in the transaction that marks `transaction` refunded. */
+export async function afterPaymentRefunded(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
+  if (transaction.kind === "store_template") await refundEuroPurchase(tx, transaction);
 }

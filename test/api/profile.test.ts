@@ -28,14 +28,16 @@ t.test("profile, seller profile, API tokens and admin listing", async (t) => {
     t.notOk("password" in res.body || "password_hash" in res.body || "roles" in res.body);
   });
 
-  t.test("PUT /profile updates details; a new e-mail must be verified again", async (t) => {
+  t.test("PUT /profile updates details; a new e-mail (password required) stays pending until verified", async (t) => {
     const res = await me.put("/api/profile", { name: "Linus T.", kanban_initials: "LT", kanban_color: "#12ab9f", language: "de" });
     t.equal(res.status, 200, res.text);
     t.match(res.body.user, { name: "Linus T.", kanban_initials: "LT", kanban_color: "#12ab9f", language: "de" });
     t.ok(res.body.user.email_verified_at);
-    const moved = await me.put("/api/profile", { email: "linus.new@example.test" });
-    t.equal(moved.body.user.email, "linus.new@example.test");
-    t.equal(moved.body.user.email_verified_at, null);
+    t.ok((await me.put("/api/profile", { email: "linus.new@example.test" })).body.errors.current_password, "the password is required");
+    const moved = await me.put("/api/profile", { email: "linus.new@example.test", current_password: password });
+    t.equal(moved.body.user.email, user.email, "the old address stays until the new one is confirmed");
+    t.equal(moved.body.pending_email, "linus.new@example.test");
+    t.ok(moved.body.user.email_verified_at);
     const taken = await buildUser(app.pool);
     const clash = await me.put("/api/profile", { email: taken.email.toUpperCase() });
     t.equal(clash.status, 422);
@@ -174,11 +176,17 @@ t.test("profile, seller profile, API tokens and admin listing", async (t) => {
   });
 
   t.test("DELETE /profile needs the password and removes the account", async (t) => {
-    const token = (await request(app.url, "POST", "/api/auth/login", { body: { email: user.email, password: "brand new pass" } })).body.access_token as string;
+    // Its own user: the test does not lean on the password an earlier subtest set.
+    const password = "profile to delete";
+    const leaving = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+    const token = (await request(app.url, "POST", "/api/auth/login", { body: { email: leaving.email, password } })).body.access_token as string;
     const api = client(app.url, token);
+    const before = await written(leaving.id);
     t.equal((await api.delete("/api/profile", { password: "wrong" })).status, 422);
-    t.equal((await api.delete("/api/profile", { password: "brand new pass" })).status, 200);
+    t.same(await written(leaving.id), before, "nothing written by the refused delete");
+    t.equal((await api.delete("/api/profile", { password })).status, 200);
+    t.equal((await written(leaving.id)).user, null, "the row is gone");
     t.equal((await api.get("/api/user")).status, 401);
-    t.equal((await request(app.url, "POST", "/api/auth/login", { body: { email: user.email, password: "brand new pass" } })).status, 422);
+    t.equal((await request(app.url, "POST", "/api/auth/login", { body: { email: leaving.email, password } })).status, 422);
   });
 });

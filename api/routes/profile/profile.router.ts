@@ -3,9 +3,10 @@
  * password, language, theme, closing the account).
  */
 import { z } from "zod";
-import { findLoginUser } from "../../../shared/auth/credentials.ts";
+import { pendingEmailOf, requestEmailChange } from "../../../shared/auth/emailChanges.ts";
 import { verificationLink } from "../../../shared/auth/emailVerification.ts";
-import { hashPassword, verifyPassword } from "../../../shared/auth/passwords.ts";
+import { hashPassword } from "../../../shared/auth/passwords.ts";
+import { reauthenticate } from "../../../shared/auth/reauthenticate.ts";
 import { revokeOAuthGrantsOfAccount } from "../../../shared/db/oauth.ts";
 import { deleteUser, emailTaken, setPassword, updateProfile, usernameTaken, type ProfileChanges } from "../../../shared/db/users.ts";
 import { invalid } from "../../../shared/errors.ts";
@@ -17,37 +18,69 @@ import { messageResponse } from "../auth/auth.schema.ts";
 import { LOGIN_TOKEN_TTL_S } from "../auth/session.ts";
 import { deleteAccountBody, languageBody, passwordChangeBody, profileBody, themeBody, themes } from "./profile.schema.ts";
 
-const userEnvelope = z.object({ message: z.string(), user: userResource });
+/** `pending_email`: the address an e-mail change waits to have confirmed (the account keeps `user.email` until then). */
+const userEnvelope = z.object({ message: z.string(), user: userResource, pending_email: z.string().nullable() });
 
-async function applyProfile(ctx: AppContext, changes: ProfileChanges) {
+type ProfileInput = ProfileChanges & { current_password?: string | undefined; two_factor_code?: string | undefined };
+
+/**
+ * Applies profile changes. A new e-mail address needs the current password (and second
+ * factor) and only becomes pending: it is mailed a confirmation link, and the old address a
+ * notice with a cancel link (shared/auth/emailChanges.ts).
+ */
+async function applyProfile(ctx: AppContext, input: ProfileInput) {
+  const { current_password: password, two_factor_code: code, ...changes } = input;
   const me = currentUser(ctx);
-  const { pool, config } = ctx.deps;
+  const { pool, config, identity } = ctx.deps;
   const errors: Record<string, string[]> = {};
   if (changes.email && (await emailTaken(pool, changes.email, me.id))) errors.email = ["The email has already been taken."];
   if (changes.username && (await usernameTaken(pool, changes.username, me.id))) errors.username = ["The username has already been taken."];
   if (Object.keys(errors).length) throw invalid(errors);
-  const emailChanged = changes.email !== undefined && changes.email.toLowerCase() !== me.email.toLowerCase();
+  const { email: newEmail, ...others } = changes;
+  const emailChanged = newEmail !== undefined && newEmail.toLowerCase() !== me.email.toLowerCase();
+  if (emailChanged) {
+    await reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, me, ctx.ip, {
+      password,
+      passwordField: "current_password",
+      code,
+      codeField: "two_factor_code",
+    });
+  }
   const user = await pool.transaction(async (tx) => {
-    const updated = await updateProfile(tx, me.id, changes);
+    // A change of letter case only is no change of address.
+    const updated = await updateProfile(tx, me.id, emailChanged || newEmail === undefined ? others : changes);
     if (emailChanged) {
+      const cancelToken = await requestEmailChange(tx, me, newEmail);
       await enqueueMail(tx, {
-        to: updated.email,
-        kind: "verify_email",
+        to: newEmail,
+        kind: "confirm_new_email",
         locale: updated.language,
         params: { name: updated.name },
-        link: verificationLink(config.frontendUrl, config.appKey, updated),
+        link: verificationLink(config.frontendUrl, config.appKey, { id: me.id, email: newEmail }),
+        userId: updated.id,
+      });
+      await enqueueMail(tx, {
+        to: me.email,
+        kind: "email_change_requested",
+        locale: updated.language,
+        params: { name: updated.name, new_email: newEmail },
+        link: `${config.frontendUrl}/cancel-email-change?token=${encodeURIComponent(cancelToken)}`,
         userId: updated.id,
       });
     }
     return updated;
   });
-  ctx.body = { message: emailChanged ? "Profile updated. Please verify your new e-mail address." : "Profile updated.", user: presentUser(user) };
+  ctx.body = {
+    message: emailChanged ? "Profile updated. Confirm your new e-mail address with the link we sent to it; until then your account keeps its current address." : "Profile updated.",
+    user: presentUser(user),
+    pending_email: await pendingEmailOf(pool, me.id),
+  };
 }
 
 async function closeAccount(ctx: AppContext, password: string) {
-  const user = await findLoginUser(ctx.deps.pool, { id: currentUser(ctx).id });
-  if (!user || !(await verifyPassword(user.password_hash, password))) throw invalid({ password: ["The password is incorrect."] });
-  await deleteUser(ctx.deps.pool, user.id);
+  const { pool, identity, config } = ctx.deps;
+  const user = await reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, { password, passwordField: "password" });
+  await deleteUser(pool, user.id);
   ctx.body = { message: "Your account has been deleted." };
 }
 
@@ -88,7 +121,7 @@ const updateProfileRoute = defineRoute({
 const changePassword = defineRoute({
   method: "put",
   path: "/profile/password",
-  summary: "Change the password; every other session is signed out",
+  summary: "Change the password (current password, and second factor when on); every other session is signed out",
   description: "Tokens issued before the change stop working; the response carries a fresh access token for this client.",
   tags: ["Account"],
   auth: "bearer",
@@ -97,11 +130,13 @@ const changePassword = defineRoute({
     200: { description: "Changed", schema: messageResponse.extend({ access_token: z.string(), token_type: z.literal("Bearer"), expires_in: z.number() }) },
   },
   handler: async (ctx, { body }) => {
-    const { pool, identity } = ctx.deps;
-    const user = await findLoginUser(pool, { id: currentUser(ctx).id });
-    if (!user || !(await verifyPassword(user.password_hash, body.current_password))) {
-      throw invalid({ current_password: ["The current password is incorrect."] });
-    }
+    const { pool, identity, config } = ctx.deps;
+    const user = await reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, {
+      password: body.current_password,
+      passwordField: "current_password",
+      code: body.two_factor_code,
+      codeField: "two_factor_code",
+    });
     const passwordHash = await hashPassword(body.password);
     await pool.transaction(async (tx) => {
       await setPassword(tx, user.id, passwordHash);

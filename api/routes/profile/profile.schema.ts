@@ -12,10 +12,20 @@ export const profileBody = z.object({
   theme: z.enum(themes).optional(),
   kanban_initials: z.string().trim().min(1).max(4).nullable().optional(),
   kanban_color: z.string().regex(/^#[0-9A-Fa-f]{6}$/, { error: "The kanban color field must be a hex color such as #1a2b3c." }).nullable().optional(),
+  /** Required when `email` changes: the account's password, checked like a login. */
+  current_password: z.string().max(1024).optional(),
+  /** Required when `email` changes on an account with two-factor authentication: a current TOTP code or a recovery code. */
+  two_factor_code: z.string().trim().max(32).optional(),
 });
 
 export const passwordChangeBody = z
-  .object({ current_password: z.string().min(1).max(1024), password, password_confirmation: z.string().max(1024) })
+  .object({
+    current_password: z.string().min(1).max(1024),
+    password,
+    password_confirmation: z.string().max(1024),
+    /** Required when the account uses two-factor authentication: a current TOTP code or a recovery code. */
+    two_factor_code: z.string().trim().max(32).optional(),
+  })
   .refine((v) => v.password === v.password_confirmation, { path: ["password"], message: "The password field confirmation does not match." });
 
 export const languageBody = z.object({ language });

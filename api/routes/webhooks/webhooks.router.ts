@@ -172,11 +172,20 @@ const show = defineRoute({
   },
 });
 
+/** Scheme, host and port of a URL (what decides who receives the signed deliveries). */
+const urlOrigin = (url: string) => {
+  try {
+    return new URL(url).origin.toLowerCase();
+  } catch {
+    return url;
+  }
+};
+
 const update = defineRoute({
   method: "put",
   path: "/webhooks/{id}",
   summary: "Update an outbound webhook",
-  description: "Omitted fields keep their values; a new `secret_key` replaces the old one (rotation; never answered). Setting `is_active` to true reactivates a deactivated webhook and resets its failure count.",
+  description: "Omitted fields keep their values; a new `secret_key` replaces the old one (rotation; never answered) and is required when `target_url` moves to another host. Setting `is_active` to true reactivates a deactivated webhook and resets its failure count.",
   tags,
   auth: "bearer",
   params: idParams,
@@ -192,6 +201,10 @@ const update = defineRoute({
     const errors = {
       ...scheduleErrors(eventType, cron, timezone),
       ...(body.target_url ? await checkTargets({ target_url: body.target_url }, config) : {}),
+      // The secret signs what the receiver trusts: it is not handed to another host unasked.
+      ...(body.target_url && body.secret_key === undefined && urlOrigin(body.target_url) !== urlOrigin(current.target_url)
+        ? { secret_key: ["The secret key field is required when the target changes: a stored secret is only used for the host it was entered for."] }
+        : {}),
     };
     if (Object.keys(errors).length) throw invalid(errors);
     const hook = await pool.transaction(async (tx) => {

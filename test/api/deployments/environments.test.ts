@@ -73,9 +73,9 @@ t.test("environments and deployment creation", async (t) => {
     t.match(second.body.environment.git_config, { provider: "github", has_access_token: true });
     const list = await api.get(`/api/projects/${project}/environments`);
     t.same(list.body.environments.map((e: { is_default: boolean }) => e.is_default), [true, false], "the new default replaced the old one");
-    const renamed = await api.put(`/api/environments/${env.id}`, { name: "Live 2", ftp_config: { ...ftpConfig, password: undefined, host: "ftp2.example.com" } });
+    const renamed = await api.put(`/api/environments/${env.id}`, { name: "Live 2", ftp_config: { ...ftpConfig, password: undefined, remote_path: "/www2" } });
     t.equal(renamed.status, 200, renamed.text);
-    t.match(renamed.body.environment, { name: "Live 2", ftp_config: { host: "ftp2.example.com", has_password: true } });
+    t.match(renamed.body.environment, { name: "Live 2", ftp_config: { remote_path: "/www2", has_password: true } });
     const sealed = await app.pool.oneFirst(sql.type(z.object({ s: z.instanceof(Buffer) }))`select ftp_password_sealed as s from environments where id = ${env.id}`);
     t.equal(openText(app.config.appKey, sealed), ftpConfig.password, "the password was kept");
     const switched = await api.put(`/api/environments/${second.body.environment.id}`, { git_config: { project_id: 7, branch: "main" } });
