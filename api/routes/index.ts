@@ -81,6 +81,8 @@ import { creditPackageRoutes } from "./credits/packages.router.ts";
 import { purchaseRoutes } from "./credits/purchase.router.ts";
 import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
 import { patronRoutes } from "./patron/patron.router.ts";
+import { billingRoutes } from "./billing/billing.router.ts";
+import { adminBillingRoutes } from "./admin/billing.router.ts";
 import { projectFormRoutes } from "./projectForms/forms.router.ts";
 import { projectReportRoutes } from "./projectForms/reports.router.ts";
 
@@ -161,6 +163,8 @@ export const allRoutes: RouteSpec[] = [
   ...purchaseRoutes,
   ...paymentWebhookRoutes,
   ...patronRoutes,
+  ...billingRoutes,
+  ...adminBillingRoutes,
   ...projectFormRoutes,
   ...projectReportRoutes,
   ...jobRoutes,
