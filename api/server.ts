@@ -7,6 +7,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
+import { ConfigError, type Config } from "../shared/config.ts";
 import type { AppDeps } from "./context.ts";
 import { makeApp, type MakeAppOptions } from "./app.ts";
 import { RealtimeServer } from "./realtime/socketServer.ts";
@@ -29,7 +30,19 @@ const badRequest = rawResponse("400 Bad Request", "The request could not be unde
 const headersTooLarge = rawResponse("431 Request Header Fields Too Large", "The request headers are too large.", "headers_too_large");
 
 /** Starts the HTTP and WebSocket server on `port` (0: any free port). */
+/**
+ * Refuses an open /metrics in production: its numbers describe the installation (routes,
+ * jobs, users), so it needs METRICS_TOKEN unless METRICS_PUBLIC says it may be public.
+ * @throws ConfigError
+ */
+export function assertMetricsProtected(config: Config): void {
+  if (config.env === "production" && !config.metricsToken && !config.metricsPublic) {
+    throw new ConfigError(["METRICS_TOKEN is missing: required in production to protect /metrics (or set METRICS_PUBLIC=true to serve it openly)"]);
+  }
+}
+
 export async function startWeb(deps: AppDeps, port: number, host: string, options: MakeAppOptions = {}): Promise<RunningWeb> {
+  assertMetricsProtected(deps.config);
   const app = makeApp(deps, options);
   const realtime = new RealtimeServer(deps);
   const server = http.createServer({ requestTimeout: 120_000, headersTimeout: 30_000, maxHeaderSize: 32 * 1024 }, app.callback());

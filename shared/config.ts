@@ -89,6 +89,8 @@ export const envSchema = z.object({
   LOG_LEVEL: logLevel.default("info"),
   TRUST_PROXY: booleanString.default(false),
   METRICS_TOKEN: z.string().min(16, { error: "expected at least 16 characters" }).optional(),
+  /** In production /metrics needs METRICS_TOKEN unless this says, explicitly, that it is public. */
+  METRICS_PUBLIC: booleanString.default(false),
   ALLOW_PRIVATE_NETWORK_TARGETS: booleanString.default(false),
   SCHEMA_SQL_MAX_BYTES: integer(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
   SCHEMA_PARSE_TIMEOUT_MS: integer(100, 600_000).default(20_000),
@@ -145,6 +147,8 @@ export interface Config {
   logLevel: z.infer<typeof logLevel>;
   trustProxy: boolean;
   metricsToken: string | undefined;
+  /** /metrics may be open in production (METRICS_PUBLIC); without it a production web process needs METRICS_TOKEN. */
+  metricsPublic: boolean;
   allowPrivateNetworkTargets: boolean;
   /** Largest SQL text a schema or a stand-alone parse accepts, and how long one parse may run. */
   schemas: { sqlMaxBytes: number; parseTimeoutMs: number };
@@ -243,6 +247,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
+    metricsPublic: e.METRICS_PUBLIC,
     allowPrivateNetworkTargets: e.ALLOW_PRIVATE_NETWORK_TARGETS,
     schemas: { sqlMaxBytes: e.SCHEMA_SQL_MAX_BYTES, parseTimeoutMs: e.SCHEMA_PARSE_TIMEOUT_MS },
     templates: {

@@ -58,6 +58,11 @@ export class EventHub {
     return () => this.#all.delete(handler);
   }
 
+  /** Calls `handler` with each payload NOTIFYed on `pgChannel`: an internal signal between processes, not a realtime event. */
+  onSignal(pgChannel: string, handler: (payload: string) => void): () => void {
+    return this.#listener.subscribe(pgChannel, handler);
+  }
+
   /** Registers a callback for listener reconnects (events may have been missed). */
   onReconnect(handler: () => void): () => void {
     return this.#listener.onReconnect(handler);
