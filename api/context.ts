@@ -9,8 +9,10 @@ import type { DatabasePool } from "../shared/db/pool.ts";
 import type { Role, UserRow } from "../shared/db/users.ts";
 import type { EventHub } from "../shared/events/hub.ts";
 import type { Logger } from "../shared/logger.ts";
+import type { SettingsCache } from "../shared/settings/cache.ts";
 import type { Storage } from "../shared/storage/storage.ts";
 import type { Identity } from "./identity.ts";
+import type { ServerTimings } from "./serverTimings.ts";
 import type { AppMetrics } from "./metrics.ts";
 
 /** Process-wide resources of a web process. */
@@ -22,6 +24,10 @@ export interface AppDeps {
   metrics: AppMetrics;
   storage: Storage;
   identity: Identity;
+  /** The global settings, cached and invalidated across processes (shared/settings/cache.ts). */
+  settings: SettingsCache;
+  /** Sampled request durations, flushed to performance_measures (api/serverTimings.ts). */
+  timings: ServerTimings;
 }
 
 /** What the presented token may do (shared/auth/scopes.ts). */

@@ -3,6 +3,7 @@
  * JSON Schema 2020-12, which zod renders natively.
  */
 import { z, type ZodType } from "zod";
+import { maintenanceExempt } from "./middleware/maintenance.ts";
 import type { RouteSpec } from "./routes/route.ts";
 
 type JsonSchema = Record<string, unknown>;
@@ -125,6 +126,7 @@ function responses(route: RouteSpec, components: Components) {
   }
   if (route.body || route.bodyKind || route.query) out["422"] ??= error("Validation failed.", validationBody);
   out["429"] ??= error("Rate limit exceeded; see Retry-After.");
+  if (!maintenanceExempt(route)) out["503"] ??= error("Maintenance mode (`maintenance`): only site administrators are served; see Retry-After.");
   return out;
 }
 

@@ -29,7 +29,17 @@ function rawResponse(status: string, message: string, code: string): string {
 const badRequest = rawResponse("400 Bad Request", "The request could not be understood.", "bad_request");
 const headersTooLarge = rawResponse("431 Request Header Fields Too Large", "The request headers are too large.", "headers_too_large");
 
-/** Starts the HTTP and WebSocket server on `port` (0: any free port). */
+/** The HTTP server with the web process's limits, not yet handling requests. */
+export const createHttpServer = () => http.createServer({ requestTimeout: 120_000, headersTimeout: 30_000, maxHeaderSize: 32 * 1024 });
+
+export interface StartWebOptions extends MakeAppOptions {
+  /**
+   * A server from `createHttpServer` that is already listening (tests bind port 0 first,
+   * since the configuration names the URL); `port` and `host` then only name it.
+   */
+  server?: http.Server;
+}
+
 /**
  * Refuses an open /metrics in production: its numbers describe the installation (routes,
  * jobs, users), so it needs METRICS_TOKEN unless METRICS_PUBLIC says it may be public.
@@ -41,11 +51,13 @@ export function assertMetricsProtected(config: Config): void {
   }
 }
 
-export async function startWeb(deps: AppDeps, port: number, host: string, options: MakeAppOptions = {}): Promise<RunningWeb> {
+/** Starts the HTTP and WebSocket server on `port` (0: any free port). */
+export async function startWeb(deps: AppDeps, port: number, host: string, options: StartWebOptions = {}): Promise<RunningWeb> {
   assertMetricsProtected(deps.config);
   const app = makeApp(deps, options);
   const realtime = new RealtimeServer(deps);
-  const server = http.createServer({ requestTimeout: 120_000, headersTimeout: 30_000, maxHeaderSize: 32 * 1024 }, app.callback());
+  const server = options.server ?? createHttpServer();
+  server.on("request", app.callback());
   server.keepAliveTimeout = 65_000;
   // Upgraded sockets leave the HTTP server's bookkeeping (closeAllConnections does not
   // reach them), so shutdown keeps its own list to cut the ones still open at its deadline.
@@ -61,10 +73,12 @@ export async function startWeb(deps: AppDeps, port: number, host: string, option
     if (!socket.writable) return socket.destroy();
     socket.end(error.code === "HPE_HEADER_OVERFLOW" ? headersTooLarge : badRequest);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
+  if (!server.listening) {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, host, () => resolve());
+    });
+  }
   const address = server.address() as AddressInfo;
   const shownHost = host === "0.0.0.0" || host === "::" ? "localhost" : host;
   let stopping: Promise<void> | undefined;
@@ -86,6 +100,7 @@ export async function startWeb(deps: AppDeps, port: number, host: string, option
         }, deps.config.shutdownTimeoutMs);
         await realtime.close();
         await closed;
+        await deps.timings.stop();
         clearTimeout(timer);
       })()),
   };

@@ -86,6 +86,7 @@ export const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
   BODY_LIMIT_BYTES: integer(1024, 100 * 1024 * 1024).default(1024 * 1024),
   UPLOAD_LIMIT_BYTES: integer(1024, 2 * 1024 * 1024 * 1024).default(20 * 1024 * 1024),
+  ATTACHMENT_LINK_TTL_MINUTES: integer(1, 7 * 24 * 60).default(15),
   LOG_LEVEL: logLevel.default("info"),
   TRUST_PROXY: booleanString.default(false),
   METRICS_TOKEN: z.string().min(16, { error: "expected at least 16 characters" }).optional(),
@@ -104,6 +105,15 @@ export const envSchema = z.object({
   WEBHOOK_MAX_ATTEMPTS: integer(1, 8).default(8),
   WEBHOOK_DEACTIVATE_AFTER_FAILURES: integer(1, 10_000).default(20),
   MEDIA_MAX_BYTES: integer(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
+  FORM_DESIGNER_TRIAL_DAYS: integer(0, 365).default(7),
+  FORM_DESIGNER_UNLOCK_COST: integer(0, 1_000_000).default(500),
+  PAYOUT_MINIMUM_EUR: integer(1, 1_000_000).default(20),
+  PAYOUT_HOLD_DAYS: integer(0, 365).default(14),
+  PAYOUT_DEBTOR_NAME: z.string().min(1).max(70).default("SchemaForge"),
+  PAYOUT_DEBTOR_IBAN: z.string().regex(/^[A-Z]{2}[0-9]{2}[A-Z0-9]{10,30}$/, { error: "expected an IBAN without spaces" }).optional(),
+  STORE_SELLER_SHARE_PERCENT: integer(0, 100).default(70),
+  STORE_CREDIT_VALUE_CENTS: integer(0, 100_000).default(10),
+  STORE_PLAGIARISM_THRESHOLD: integer(1, 100).default(80),
   GITHUB_CLIENT_ID: z.string().min(1).max(255).optional(),
   GITHUB_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
   GITHUB_OAUTH_BASE: httpBase.default("https://github.com"),
@@ -115,9 +125,23 @@ export const envSchema = z.object({
   BITBUCKET_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
   BITBUCKET_OAUTH_BASE: httpBase.default("https://bitbucket.org"),
   BITBUCKET_API_BASE: httpBase.default("https://api.bitbucket.org/2.0"),
+  VAPID_PUBLIC_KEY: z.string().regex(/^[A-Za-z0-9_-]{87}$/, { error: "expected an uncompressed P-256 public key, base64url (87 characters)" }).optional(),
+  VAPID_PRIVATE_KEY: z.string().regex(/^[A-Za-z0-9_-]{43}$/, { error: "expected a P-256 private key, base64url (43 characters)" }).optional(),
+  VAPID_SUBJECT: z.string().regex(/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/, { error: "expected a mailto: address or an https: URL" }).default("mailto:webmaster@localhost"),
+  PUSH_TIMEOUT_MS: integer(100, 120_000).default(10_000),
+  TRANSLATION_API_URL: httpBase.optional(),
+  TRANSLATION_API_KEY: z.string().min(1).max(1024).optional(),
+  VISITS_RETENTION_DAYS: integer(1, 3650).default(30),
   GIT_OAUTH_REDIRECT_URL: z
     .url({ error: "expected an absolute URL such as https://app.example.com/git/{provider}/callback" })
     .optional(),
+  STRIPE_SECRET_KEY: z.string().min(8).max(1024).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(8).max(1024).optional(),
+  STRIPE_API_BASE: httpBase.default("https://api.stripe.com"),
+  PAYPAL_CLIENT_ID: z.string().min(1).max(1024).optional(),
+  PAYPAL_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
+  PAYPAL_WEBHOOK_ID: z.string().min(1).max(255).optional(),
+  PAYPAL_API_BASE: httpBase.default("https://api-m.paypal.com"),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -161,6 +185,30 @@ export interface Config {
   webhooks: { timeoutMs: number; maxAttempts: number; deactivateAfterFailures: number };
   /** Uploaded images (template media): the largest file accepted. */
   media: { maxBytes: number };
+  /** Web Push (VAPID); without both keys push notifications are off. */
+  push: { vapidPublicKey: string | undefined; vapidPrivateKey: string | undefined; vapidSubject: string; timeoutMs: number };
+  /** Automatic translation through a DeepL-shaped API; off without both. */
+  translation: { apiUrl: string | undefined; apiKey: string | undefined };
+  /** Raw page views older than this are rolled up into daily figures and deleted. */
+  visits: { retentionDays: number };
+  /** Attachments of kanban comments and messages: how long a signed download link works. */
+  attachments: { linkTtlMs: number };
+  /** Form designer access: the trial's length (0: no trial) and the one-time unlock's price in credits. */
+  formDesigner: { trialDays: number; unlockCost: number };
+  /**
+   * Template store: payouts (minimum in euro cents, refund hold in days, the debtor of SEPA
+   * transfer files), the seller's share of a sale, what one credit is worth to a seller, and
+   * the similarity (0–100) from which a publish is held as a possible duplicate.
+   */
+  store: {
+    payoutMinimumCents: number;
+    payoutHoldDays: number;
+    debtorName: string;
+    debtorIban: string | undefined;
+    sellerSharePercent: number;
+    creditValueCents: number;
+    plagiarismThreshold: number;
+  };
   /** Git provider sign-in (OAuth apps) and the hosts' addresses; a provider without a client id is off. */
   git: {
     github: { clientId: string | undefined; clientSecret: string | undefined; oauthBase: string; apiBase: string };
@@ -168,6 +216,11 @@ export interface Config {
     bitbucket: { clientId: string | undefined; clientSecret: string | undefined; oauthBase: string; apiBase: string };
     /** Where providers send the browser back; `{provider}` is replaced. */
     redirectUrl: string;
+  };
+  /** Payment providers; one whose keys are unset is off (its routes answer 503). */
+  payments: {
+    stripe: { secretKey: string | undefined; webhookSecret: string | undefined; apiBase: string };
+    paypal: { clientId: string | undefined; clientSecret: string | undefined; webhookId: string | undefined; apiBase: string };
   };
 }
 
@@ -194,6 +247,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (cleaned.OAUTH_CLIENT_SECRET && !cleaned.OAUTH_CLIENT_ID) {
     pairProblems.push("OAUTH_CLIENT_ID is missing: required when OAUTH_CLIENT_SECRET is set (set both, or neither)");
+  }
+  if (Boolean(cleaned.VAPID_PUBLIC_KEY) !== Boolean(cleaned.VAPID_PRIVATE_KEY)) {
+    pairProblems.push(`${cleaned.VAPID_PUBLIC_KEY ? "VAPID_PRIVATE_KEY" : "VAPID_PUBLIC_KEY"} is missing: push notifications need both VAPID keys (set both, or neither)`);
   }
   for (const provider of ["GITHUB", "GITLAB", "BITBUCKET"]) {
     const [id, secret] = [`${provider}_CLIENT_ID`, `${provider}_CLIENT_SECRET`];
@@ -264,11 +320,29 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       deactivateAfterFailures: e.WEBHOOK_DEACTIVATE_AFTER_FAILURES,
     },
     media: { maxBytes: e.MEDIA_MAX_BYTES },
+    push: { vapidPublicKey: e.VAPID_PUBLIC_KEY, vapidPrivateKey: e.VAPID_PRIVATE_KEY, vapidSubject: e.VAPID_SUBJECT, timeoutMs: e.PUSH_TIMEOUT_MS },
+    translation: { apiUrl: e.TRANSLATION_API_URL, apiKey: e.TRANSLATION_API_KEY },
+    visits: { retentionDays: e.VISITS_RETENTION_DAYS },
+    attachments: { linkTtlMs: e.ATTACHMENT_LINK_TTL_MINUTES * 60_000 },
+    formDesigner: { trialDays: e.FORM_DESIGNER_TRIAL_DAYS, unlockCost: e.FORM_DESIGNER_UNLOCK_COST },
+    store: {
+      payoutMinimumCents: e.PAYOUT_MINIMUM_EUR * 100,
+      payoutHoldDays: e.PAYOUT_HOLD_DAYS,
+      debtorName: e.PAYOUT_DEBTOR_NAME,
+      debtorIban: e.PAYOUT_DEBTOR_IBAN,
+      sellerSharePercent: e.STORE_SELLER_SHARE_PERCENT,
+      creditValueCents: e.STORE_CREDIT_VALUE_CENTS,
+      plagiarismThreshold: e.STORE_PLAGIARISM_THRESHOLD,
+    },
     git: {
       github: { clientId: e.GITHUB_CLIENT_ID, clientSecret: e.GITHUB_CLIENT_SECRET, oauthBase: e.GITHUB_OAUTH_BASE, apiBase: e.GITHUB_API_BASE },
       gitlab: { clientId: e.GITLAB_CLIENT_ID, clientSecret: e.GITLAB_CLIENT_SECRET, url: e.GITLAB_URL },
       bitbucket: { clientId: e.BITBUCKET_CLIENT_ID, clientSecret: e.BITBUCKET_CLIENT_SECRET, oauthBase: e.BITBUCKET_OAUTH_BASE, apiBase: e.BITBUCKET_API_BASE },
       redirectUrl: e.GIT_OAUTH_REDIRECT_URL ?? `${(e.FRONTEND_URL ?? e.APP_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "")}/git/{provider}/callback`,
+    },
+    payments: {
+      stripe: { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE },
+      paypal: { clientId: e.PAYPAL_CLIENT_ID, clientSecret: e.PAYPAL_CLIENT_SECRET, webhookId: e.PAYPAL_WEBHOOK_ID, apiBase: e.PAYPAL_API_BASE },
     },
   };
 }

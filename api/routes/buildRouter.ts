@@ -14,6 +14,7 @@ import type { AppContext, AppState, AppDeps } from "../context.ts";
 import { authenticate, requireScope } from "../middleware/authenticate.ts";
 import { refuseDeepBody } from "../middleware/bodyDepth.ts";
 import { withMultipart } from "../middleware/multipart.ts";
+import { maintenanceExempt, maintenanceGate } from "../middleware/maintenance.ts";
 import { limitByIp, limitByUser } from "../middleware/rateLimit.ts";
 import { routeScope, toRouterPath, type BodyKind, type RouteSpec } from "./route.ts";
 
@@ -59,7 +60,9 @@ function bodyReader(kind: BodyKind, config: Config, limit = config.bodyLimitByte
       }
     }
     if (acceptsMultipart && ctx.is("multipart/form-data") && parsedMethods.includes(ctx.method as HttpMethodEnum)) {
-      return withMultipart(ctx, uploadLimits, next);
+      // Administrators may lower the upload limit below the configured ceiling at run time.
+      const lowered = (await ctx.deps.settings.get()).upload_limit_bytes;
+      return withMultipart(ctx, lowered !== null && lowered < uploadLimits.fileBytes ? { ...uploadLimits, fileBytes: lowered } : uploadLimits, next);
     }
     await parse(ctx, async () => {});
     refuseDeepBody(ctx.request.body);
@@ -113,6 +116,7 @@ export function buildRouter(routes: RouteSpec[], deps: AppDeps, prefix: string):
     const stack: AppMiddleware[] = [];
     if (route.auth === "bearer") stack.push(authenticate as AppMiddleware, limitByUser as AppMiddleware, requireScope(routeScope(route)) as AppMiddleware);
     else if (!route.unlimited) stack.push(limitByIp as AppMiddleware);
+    if (!maintenanceExempt(route)) stack.push(maintenanceGate as AppMiddleware);
     if (route.body || route.bodyKind) stack.push(bodyReader(route.bodyKind ?? "json", deps.config, typeof route.bodyLimitBytes === "function" ? route.bodyLimitBytes(deps.config) : route.bodyLimitBytes));
     stack.push(validator(route, deps));
     router[route.method](toRouterPath(route.path), ...(stack as [AppMiddleware]));

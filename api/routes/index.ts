@@ -17,6 +17,13 @@ import { adminUserRoutes } from "./admin/users.router.ts";
 import { adminConsoleRoutes } from "./admin/console.router.ts";
 import { adminJobRoutes } from "./admin/jobs.router.ts";
 import { auditLogRoutes } from "./admin/auditLog.router.ts";
+import { adminSettingsRoutes } from "./admin/settings.router.ts";
+import { settingsRoutes } from "./settings/settings.router.ts";
+import { pushRoutes } from "./push/push.router.ts";
+import { performanceRoutes } from "./usage/performance.router.ts";
+import { visitRoutes } from "./usage/visits.router.ts";
+import { supportTicketRoutes } from "./support/tickets.router.ts";
+import { adminSupportTicketRoutes } from "./support/adminTickets.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -50,7 +57,33 @@ import { uploadRoutes } from "./deployments/upload.router.ts";
 import { webhookRoutes } from "./webhooks/webhooks.router.ts";
 import { gitConnectionRoutes } from "./git/connections.router.ts";
 import { gitOperationRoutes } from "./git/operations.router.ts";
+import { kanbanBoardRoutes } from "./kanban/boards.router.ts";
+import { kanbanColumnRoutes } from "./kanban/columns.router.ts";
+import { kanbanCardRoutes } from "./kanban/cards.router.ts";
+import { kanbanAssigneeRoutes } from "./kanban/assignees.router.ts";
+import { kanbanLabelRoutes } from "./kanban/labels.router.ts";
+import { kanbanCommentRoutes } from "./kanban/comments.router.ts";
+import { storeManageRoutes } from "./store/manage.router.ts";
+import { storeBrowseRoutes } from "./store/browse.router.ts";
+import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
+import { storePurchaseRoutes } from "./store/purchases.router.ts";
+import { storeReviewRoutes } from "./store/reviews.router.ts";
+import { storeSellerRoutes } from "./store/seller.router.ts";
+import { storeMediaRoutes } from "./store/media.router.ts";
+import { threadRoutes } from "./messages/threads.router.ts";
+import { messageRoutes } from "./messages/messages.router.ts";
+import { attachmentRoutes } from "./attachments/download.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
+import { formDesignerAccessRoutes } from "./forms/access.router.ts";
+import { formSetRoutes } from "./forms/sets.router.ts";
+import { formWindowRoutes } from "./forms/windows.router.ts";
+import { formElementRoutes } from "./forms/elements.router.ts";
+import { creditPackageRoutes } from "./credits/packages.router.ts";
+import { purchaseRoutes } from "./credits/purchase.router.ts";
+import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
+import { patronRoutes } from "./patron/patron.router.ts";
+import { projectFormRoutes } from "./projectForms/forms.router.ts";
+import { projectReportRoutes } from "./projectForms/reports.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -64,6 +97,13 @@ export const allRoutes: RouteSpec[] = [
   ...adminUserRoutes,
   ...adminJobRoutes,
   ...auditLogRoutes,
+  ...adminSettingsRoutes,
+  ...settingsRoutes,
+  ...pushRoutes,
+  ...performanceRoutes,
+  ...visitRoutes,
+  ...supportTicketRoutes,
+  ...adminSupportTicketRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
@@ -98,7 +138,33 @@ export const allRoutes: RouteSpec[] = [
   ...webhookRoutes,
   ...gitConnectionRoutes,
   ...gitOperationRoutes,
+  ...kanbanBoardRoutes,
+  ...kanbanColumnRoutes,
+  ...kanbanCardRoutes,
+  ...kanbanAssigneeRoutes,
+  ...kanbanLabelRoutes,
+  ...kanbanCommentRoutes,
+  ...storeBrowseRoutes,
+  ...storeManageRoutes,
+  ...storePlagiarismRoutes,
+  ...storePurchaseRoutes,
+  ...storeReviewRoutes,
+  ...storeSellerRoutes,
+  ...storeMediaRoutes,
+  ...threadRoutes,
+  ...messageRoutes,
+  ...attachmentRoutes,
   ...creditRoutes,
+  ...formDesignerAccessRoutes,
+  ...formSetRoutes,
+  ...formWindowRoutes,
+  ...formElementRoutes,
+  ...creditPackageRoutes,
+  ...purchaseRoutes,
+  ...paymentWebhookRoutes,
+  ...patronRoutes,
+  ...projectFormRoutes,
+  ...projectReportRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

@@ -58,9 +58,9 @@ export class EventHub {
     return () => this.#all.delete(handler);
   }
 
-  /** Calls `handler` with each payload NOTIFYed on `pgChannel`: an internal signal between processes, not a realtime event. */
-  onSignal(pgChannel: string, handler: (payload: string) => void): () => void {
-    return this.#listener.subscribe(pgChannel, handler);
+  /** Calls `handler` with each raw payload NOTIFYed on `channel` (caches, not realtime events); returns the unsubscribe function. */
+  listen(channel: string, handler: (payload: string) => void): () => void {
+    return this.#listener.subscribe(channel, handler);
   }
 
   /** Registers a callback for listener reconnects (events may have been missed). */

@@ -5,3 +5,5 @@
  */
 import "../schemas/projectArea.ts";
 import "../templates/projectArea.ts";
+import "../kanban/projectArea.ts";
+import "../forms/projectArea.ts";

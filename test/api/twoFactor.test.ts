@@ -2,52 +2,108 @@ import t from "tap";
 import { Secret, TOTP } from "otpauth";
 import { z } from "zod";
 import { hashPassword } from "../../shared/auth/passwords.ts";
+import { consumeTotpStep, matchTotp } from "../../shared/auth/twoFactor.ts";
 import { sql } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
 import { buildUser } from "../support/factories.ts";
 import { client } from "../support/http.ts";
+import { until } from "../support/wait.ts";
 
-const codeAt = (secret: string, offsetSteps = 0) =>
-  new TOTP({ secret: Secret.fromBase32(secret), period: 30 }).generate({ timestamp: Date.now() + offsetSteps * 30_000 });
+/*
+ * Every subtest enrolls its own user, and every TOTP code is chosen from the step the server
+ * recorded last (never from where in a 30 s step the test happens to run): a step boundary
+ * passing mid-test, or a slow machine, changes nothing. The step rules themselves are
+ * checked at fixed instants in the first subtest.
+ */
+const STEP_MS = 30_000;
+const stepNow = () => Math.floor(Date.now() / STEP_MS);
+const codeFor = (secret: string, step: number) => new TOTP({ secret: Secret.fromBase32(secret), period: 30 }).generate({ timestamp: step * STEP_MS });
 
 t.test("two-factor authentication", async (t) => {
   const app = await startTestApp(t);
   const password = "second factor please";
-  const user = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+  const passwordHash = await hashPassword(password);
   const api = client(app.url);
-  const login = () => api.post("/api/auth/login", { email: user.email, password, device_id: "device-0001" });
-  const first = await login();
-  const me = client(app.url, first.body.access_token);
-  let secret = "";
-  let recovery: string[] = [];
+
+  const lastStep = (userId: number) =>
+    app.pool.oneFirst(sql.type(z.object({ s: z.number().nullable() }))`select two_factor_last_step::int as s from users where id = ${userId}`);
+  /** A code the server accepts now: the current step, or the step after the last one used (±1 step is accepted). */
+  const freshCode = async (userId: number, secret: string) => {
+    const last = await lastStep(userId);
+    const step = Math.max(stepNow(), last === null ? 0 : last + 1);
+    // Only after a code of the next step was used: wait until that step is inside the window.
+    await until(() => stepNow() + 1 >= step, { timeoutMs: 2 * STEP_MS, message: `step ${step} to be inside the window` });
+    return { step, code: codeFor(secret, step) };
+  };
+  /** A user with a password, 2FA enabled through the API; `login` as them with extra fields. */
+  const enrolled = async () => {
+    const user = await buildUser(app.pool, { passwordHash });
+    const login = (extra: Record<string, unknown> = {}) => api.post("/api/auth/login", { email: user.email, password, ...extra });
+    const me = client(app.url, (await login()).body.access_token);
+    const secret: string = (await me.post("/api/auth/2fa/enable")).body.secret;
+    const confirm = await me.post("/api/auth/2fa/confirm", { code: (await freshCode(user.id, secret)).code });
+    if (confirm.status !== 200) throw new Error(`enrollment failed: ${confirm.text}`);
+    const recovery: string[] = confirm.body.recovery_codes;
+    return { user, login, me, secret, recovery };
+  };
   /** The user's row and recovery codes: what a refused 2FA request must leave alone. */
-  const written = async () => ({
-    user: await app.pool.oneFirst(sql.type(z.object({ v: z.string() }))`select row_to_json(u)::text as v from users u where id = ${user.id}`),
+  const written = async (userId: number) => ({
+    user: await app.pool.oneFirst(sql.type(z.object({ v: z.string() }))`select row_to_json(u)::text as v from users u where id = ${userId}`),
     codes: await app.pool.anyFirst(sql.type(z.object({ v: z.string() }))`
-      select encode(code_hash, 'hex') || ':' || coalesce(used_at::text, '') as v from two_factor_recovery_codes where user_id = ${user.id} order by id`),
+      select encode(code_hash, 'hex') || ':' || coalesce(used_at::text, '') as v from two_factor_recovery_codes where user_id = ${userId} order by id`),
+  });
+  const attempts = (token: string) =>
+    app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select attempts as n from two_factor_challenges where token_hash = sha256(convert_to(${token}, 'UTF8'))`);
+
+  t.test("steps at fixed instants: ±1 step matches, a step equal to or older than the last used is refused", async (t) => {
+    const user = await buildUser(app.pool, { passwordHash });
+    const secret = new Secret({ size: 20 }).base32;
+    const s = 60_000_000; // a fixed step, so no boundary of the real clock matters
+    const endOf = (step: number) => (step + 1) * STEP_MS - 1;
+    t.equal(matchTotp(secret, codeFor(secret, s), s * STEP_MS), s, "the current step, at its first millisecond");
+    t.equal(matchTotp(secret, codeFor(secret, s), endOf(s)), s, "the current step, at its last millisecond");
+    t.equal(matchTotp(secret, codeFor(secret, s), (s + 1) * STEP_MS), s, "one step late");
+    t.equal(matchTotp(secret, codeFor(secret, s + 1), endOf(s)), s + 1, "one step early");
+    t.equal(matchTotp(secret, codeFor(secret, s), (s + 2) * STEP_MS), null, "two steps late");
+    t.equal(matchTotp(secret, codeFor(secret, s + 2), endOf(s)), null, "two steps early");
+    t.equal(matchTotp(secret, "12345", s * STEP_MS), null, "not six digits");
+    t.equal(await consumeTotpStep(app.pool, user.id, s), true, "first use");
+    t.equal(await consumeTotpStep(app.pool, user.id, s), false, "the same step again");
+    t.equal(await consumeTotpStep(app.pool, user.id, s - 1), false, "an older step");
+    t.equal(await lastStep(user.id), s);
+    t.equal(await consumeTotpStep(app.pool, user.id, s + 1), true, "a later step");
+    t.equal(await lastStep(user.id), s + 1);
   });
 
   t.test("enrollment: enable gives a secret, confirm needs a valid code and returns ten recovery codes", async (t) => {
+    const user = await buildUser(app.pool, { passwordHash });
+    const me = client(app.url, (await api.post("/api/auth/login", { email: user.email, password })).body.access_token);
     const enable = await me.post("/api/auth/2fa/enable");
     t.equal(enable.status, 200);
-    secret = enable.body.secret;
+    const secret: string = enable.body.secret;
     t.match(enable.body.otpauth_url, /^otpauth:\/\/totp\/SchemaForge:/);
-    const before = await written();
-    t.equal((await me.post("/api/auth/2fa/confirm", { code: "000000" })).status, 422);
+    const before = await written(user.id);
+    const wrong = codeFor(secret, stepNow() + 3) === "000000" ? "000001" : "000000";
+    t.equal((await me.post("/api/auth/2fa/confirm", { code: wrong })).status, 422);
+    t.equal((await me.post("/api/auth/2fa/confirm", { code: codeFor(secret, stepNow() + 3) })).status, 422, "three steps ahead is outside the window");
     t.equal((await me.post("/api/auth/2fa/confirm", { code: "12" })).status, 422);
     t.equal((await me.post("/api/auth/2fa/confirm", {})).status, 422);
-    t.same(await written(), before, "nothing written: not confirmed, no recovery codes");
+    t.same(await written(user.id), before, "nothing written: not confirmed, no recovery codes");
     t.same(before.codes, []);
-    const confirm = await me.post("/api/auth/2fa/confirm", { code: codeAt(secret) });
+    const { step, code } = await freshCode(user.id, secret);
+    const confirm = await me.post("/api/auth/2fa/confirm", { code });
     t.equal(confirm.status, 200, confirm.text);
-    recovery = confirm.body.recovery_codes;
+    t.equal(await lastStep(user.id), step, "the confirming code's step is recorded as used");
+    const recovery: string[] = confirm.body.recovery_codes;
     t.equal(recovery.length, 10);
     t.equal(new Set(recovery).size, 10);
     t.equal((await me.post("/api/auth/2fa/enable")).status, 409, "already enabled");
   });
 
   t.test("login now asks for the second factor; a TOTP code completes it once", async (t) => {
-    const challenge = await login();
+    const { user, login, secret } = await enrolled();
+    const challenge = await login({ device_id: "device-0001" });
     t.equal(challenge.status, 200);
     t.equal(challenge.body.two_factor_required, true);
     t.equal(challenge.body.needs_reverification, false);
@@ -57,18 +113,25 @@ t.test("two-factor authentication", async (t) => {
     const wrong = await api.post("/api/auth/login-2fa", { two_factor_token: token, code: "123456" });
     t.equal(wrong.status, 422);
     t.ok(wrong.body.errors.code);
-    const next = codeAt(secret, 1); // ±1 step is accepted
-    const ok = await api.post("/api/auth/login-2fa", { two_factor_token: token, code: next, trust_device: true, device_id: "device-0001", browser: "Firefox" });
+    // The next step's code is accepted (±1 step); the confirmation used at most the current one.
+    const next = stepNow() + 1;
+    const ok = await api.post("/api/auth/login-2fa", { two_factor_token: token, code: codeFor(secret, next) });
     t.equal(ok.status, 200, ok.text);
+    t.equal(await lastStep(user.id), next);
     t.equal(ok.body.recovery_code_used, false);
     t.equal(ok.body.recovery_codes_remaining, 10);
     t.equal((await client(app.url, ok.body.access_token).get("/api/user")).status, 200);
-    const reused = await api.post("/api/auth/login-2fa", { two_factor_token: token, code: next });
+    const reused = await api.post("/api/auth/login-2fa", { two_factor_token: token, code: codeFor(secret, next) });
     t.equal(reused.status, 422, "a challenge completes once");
+    t.ok(reused.body.errors.two_factor_token);
   });
 
   t.test("a trusted device skips the second factor only with the browser it was trusted with", async (t) => {
-    const as = (device_id: string, browser?: string) => api.post("/api/auth/login", { email: user.email, password, device_id, ...(browser === undefined ? {} : { browser }) });
+    const { user, login, secret } = await enrolled();
+    const challenge = (await login({ device_id: "device-0001", browser: "Firefox" })).body.two_factor_token;
+    const trust = await api.post("/api/auth/login-2fa", { two_factor_token: challenge, code: (await freshCode(user.id, secret)).code, trust_device: true });
+    t.equal(trust.status, 200, trust.text);
+    const as = (device_id: string, browser?: string) => login({ device_id, ...(browser === undefined ? {} : { browser }) });
     const trusted = await as("device-0001", "Firefox");
     t.ok(trusted.body.access_token, "device-0001 with Firefox is trusted for 30 days");
     t.notOk(trusted.body.two_factor_required);
@@ -87,26 +150,45 @@ t.test("two-factor authentication", async (t) => {
   });
 
   t.test("a recovery code works once, and replayed TOTP codes are refused", async (t) => {
-    const challenge = (await api.post("/api/auth/login", { email: user.email, password })).body.two_factor_token;
+    const { user, login, secret, recovery } = await enrolled();
+    const challenge = (await login()).body.two_factor_token;
     const used = await api.post("/api/auth/login-2fa", { two_factor_token: challenge, code: recovery[0] });
     t.equal(used.status, 200, used.text);
     t.equal(used.body.recovery_code_used, true);
     t.equal(used.body.recovery_codes_remaining, 9);
-    const again = (await api.post("/api/auth/login", { email: user.email, password })).body.two_factor_token;
+    const again = (await login()).body.two_factor_token;
     t.equal((await api.post("/api/auth/login-2fa", { two_factor_token: again, code: recovery[0] })).status, 422, "recovery code used up");
-    t.equal((await api.post("/api/auth/login-2fa", { two_factor_token: again, code: codeAt(secret, 1) })).status, 422, "the code of an already used step is refused");
+
+    const { step, code } = await freshCode(user.id, secret);
+    t.equal((await api.post("/api/auth/login-2fa", { two_factor_token: again, code })).status, 200, "a fresh code");
+    const third = (await login()).body.two_factor_token;
+    const before = await written(user.id);
+    const replay = await api.post("/api/auth/login-2fa", { two_factor_token: third, code });
+    t.equal(replay.status, 422, "the code of an already used step is refused");
+    t.ok(replay.body.errors.code);
+    const older = await api.post("/api/auth/login-2fa", { two_factor_token: third, code: codeFor(secret, step - 1) });
+    t.equal(older.status, 422, "so is the code of an older step");
+    t.same(await written(user.id), before, "nothing written: the used step stays, no recovery code spent");
+    t.equal(await lastStep(user.id), step);
+    t.equal(await attempts(third), 2, "both count as wrong codes on the challenge");
   });
 
   t.test("five wrong codes spend the challenge", async (t) => {
-    const challenge = (await api.post("/api/auth/login", { email: user.email, password })).body.two_factor_token;
-    for (let i = 0; i < 5; i += 1) await api.post("/api/auth/login-2fa", { two_factor_token: challenge, code: "999999" });
-    const late = await api.post("/api/auth/login-2fa", { two_factor_token: challenge, code: codeAt(secret) });
-    t.equal(late.status, 422);
+    const { user, login, secret } = await enrolled();
+    const challenge = (await login()).body.two_factor_token;
+    for (let i = 0; i < 5; i += 1) {
+      t.equal((await api.post("/api/auth/login-2fa", { two_factor_token: challenge, code: "999999" })).status, 422);
+    }
+    const before = await written(user.id);
+    const late = await api.post("/api/auth/login-2fa", { two_factor_token: challenge, code: (await freshCode(user.id, secret)).code });
+    t.equal(late.status, 422, "a valid code no longer helps");
     t.ok(late.body.errors.two_factor_token, "must log in again");
+    t.same(await written(user.id), before, "the valid code's step was not spent");
   });
 
   t.test("trust records the browser the login named; a device trusted without one matches only without one", async (t) => {
-    const as = (device_id: string, browser?: string) => api.post("/api/auth/login", { email: user.email, password, device_id, ...(browser === undefined ? {} : { browser }) });
+    const { user, login, recovery } = await enrolled();
+    const as = (device_id: string, browser?: string) => login({ device_id, ...(browser === undefined ? {} : { browser }) });
     const complete = async (res: Awaited<ReturnType<typeof as>>, code: string, extra: Record<string, unknown> = {}) => {
       t.equal(res.body.two_factor_required, true);
       const done = await api.post("/api/auth/login-2fa", { two_factor_token: res.body.two_factor_token, code, trust_device: true, ...extra });
@@ -134,23 +216,28 @@ t.test("two-factor authentication", async (t) => {
   });
 
   t.test("the password grant needs the code too", async (t) => {
+    const { user } = await enrolled();
     const base = { grant_type: "password", client_id: "test-client", client_secret: "test-client-secret-0123456789", username: user.email, password };
-    t.equal((await api.post("/api/oauth/token", base)).body.error, "invalid_grant");
+    const grant = await api.post("/api/oauth/token", base);
+    t.equal(grant.body.error, "invalid_grant");
+    t.notOk(grant.body.access_token);
   });
 
   t.test("recovery codes can be regenerated and 2FA disabled, with the password", async (t) => {
-    const before = await written();
+    const { user, login, me } = await enrolled();
+    const before = await written(user.id);
     t.equal(before.codes.length, 10);
     t.equal((await me.post("/api/auth/2fa/recovery-codes", { password: "wrong" })).status, 422);
     t.equal((await me.post("/api/auth/2fa/recovery-codes", {})).status, 422);
     t.equal((await me.post("/api/auth/2fa/disable", { password: "wrong" })).status, 422);
     t.equal((await me.post("/api/auth/2fa/disable", {})).status, 422);
-    t.same(await written(), before, "nothing written: same codes, still enabled");
+    t.same(await written(user.id), before, "nothing written: same codes, still enabled");
     const fresh = await me.post("/api/auth/2fa/recovery-codes", { password });
     t.equal(fresh.body.recovery_codes.length, 10);
     t.equal((await me.post("/api/auth/2fa/disable", { password: "wrong" })).status, 422);
     t.equal((await me.post("/api/auth/2fa/disable", { password })).status, 200);
-    const plain = await api.post("/api/auth/login", { email: user.email, password });
+    const plain = await login();
     t.ok(plain.body.access_token, "no second factor any more");
   });
+
 });

@@ -5,9 +5,9 @@
  */
 import type { Test } from "tap";
 import { buildAppDeps } from "../../api/appDeps.ts";
-import { freePort } from "../../shared/db/embedded.ts";
+import type { AddressInfo } from "node:net";
 import type { RouteSpec } from "../../api/routes/route.ts";
-import { startWeb, type RunningWeb } from "../../api/server.ts";
+import { createHttpServer, startWeb, type RunningWeb } from "../../api/server.ts";
 import type { AppDeps } from "../../api/context.ts";
 import { loadConfig, type Config } from "../../shared/config.ts";
 import type { DatabasePool } from "../../shared/db/pool.ts";
@@ -68,8 +68,14 @@ export interface TestAppOptions {
 
 export async function startTestApp(t: Test, options: TestAppOptions = {}): Promise<TestApp> {
   const db = options.db ?? (await freshDatabase(t));
-  // The OAuth issuer is this server's URL, so the port is chosen before the config.
-  const port = await freePort();
+  // The OAuth issuer is this server's URL, so the socket is bound (to any free port) before
+  // the config names it: no other process can take the port in between.
+  const server = createHttpServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
   const config = testConfig(db.url, { APP_URL: `http://127.0.0.1:${port}`, ...options.env });
   const lines = options.logLines;
   const log = lines ? createLogger("trace", undefined, { write: (line: string) => void lines.push(line) }) : createLogger(config.logLevel);
@@ -78,7 +84,7 @@ export async function startTestApp(t: Test, options: TestAppOptions = {}): Promi
   const hub = new EventHub(listener, db.pool, log);
   hub.start();
   const deps: AppDeps = await buildAppDeps({ config, pool: db.pool, log, hub });
-  const web = await startWeb(deps, port, "127.0.0.1", { extraRoutes: options.extraRoutes ?? [] });
+  const web = await startWeb(deps, port, "127.0.0.1", { extraRoutes: options.extraRoutes ?? [], server });
   const worker = options.worker
     ? await startWorker({ config, pool: db.pool, log }, { databaseUrl: db.url, extraTasks: options.extraTasks ?? [], crontab: "" })
     : undefined;

@@ -31,9 +31,12 @@ const register = defineRoute({
       description: "Registered",
       schema: z.object({ message: z.string(), user: userResource, email_verification_required: z.boolean(), has_pending_invitation: z.boolean() }),
     },
+    403: { description: "Registration is closed by the administrators (`registration_closed`)" },
   },
   handler: async (ctx, { body }) => {
     const { pool, config } = ctx.deps;
+    const settings = await ctx.deps.settings.get();
+    if (!settings.registration_open) throw new AppError(403, "registration_closed", "Registration is closed at the moment.");
     const errors: Record<string, string[]> = {};
     if (await emailTaken(pool, body.email)) errors.email = ["The email has already been taken."];
     if (body.username && (await usernameTaken(pool, body.username))) errors.username = ["The username has already been taken."];
@@ -44,7 +47,7 @@ const register = defineRoute({
     const passwordHash = await hashPassword(body.password);
     const user = await pool.transaction(async (tx) => {
       const username = body.username ?? (await freeUsername(tx, body.email.split("@")[0]!));
-      const created = await insertUser(tx, { name: body.name, username, email: body.email, passwordHash, language: body.language ?? "en" });
+      const created = await insertUser(tx, { name: body.name, username, email: body.email, passwordHash, language: body.language ?? settings.default_language });
       if (body.invitation_token) await claimInvitation(tx, body.invitation_token, created.email, created.id);
       await enqueueMail(tx, {
         to: created.email,

@@ -14,7 +14,7 @@ import { z } from "zod";
 import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { buildGeneration } from "../deploymentFactories.ts";
-import { buildProject, buildTeam, buildUser, tokenFor } from "../factories.ts";
+import { buildProject, buildTeam, buildUser, makePatron, tokenFor } from "../factories.ts";
 import { request } from "../http.ts";
 import { buildGenerator, buildSchema, buildTemplate } from "../templateFactories.ts";
 
@@ -36,6 +36,13 @@ const BY_NAME: Record<string, string> = {
   translationId: "translation",
   teamId: "team",
   userId: "victim",
+  formId: "projectForm",
+  fieldId: "projectFormField",
+  reportId: "projectReport",
+  imageId: "reportImage",
+  cardId: "card",
+  threadId: "thread",
+  messageId: "message",
 };
 
 /** World kinds of an `{id}` by the path segment before it. */
@@ -52,6 +59,17 @@ const BY_SEGMENT: Record<string, string> = {
   "sql-parse": "sqlParse",
   verify: "owner",
   users: "victim",
+  "kanban-boards": "board",
+  "kanban-columns": "column",
+  "kanban-cards": "card",
+  "kanban-labels": "label",
+  comments: "comment",
+  assignees: "assignee",
+  messages: "message",
+  attachments: "attachment",
+  "form-sets": "formSet",
+  "form-windows": "formWindow",
+  "form-elements": "formElement",
 };
 
 /** One operation's people and resources. */
@@ -75,9 +93,15 @@ export class World {
 
   /** A world with its three people. */
   static async create(pool: DatabasePool, baseUrl: string): Promise<World> {
+    // Global settings are shared by every world: a fuzzed PUT /admin/settings may have closed
+    // registration or started maintenance; each operation starts from the defaults again.
+    await pool.query(sql.type(z.object({}))`
+      update global_settings set registration_open = true, maintenance_enabled = false, upload_limit_bytes = null
+      where not registration_open or maintenance_enabled or upload_limit_bytes is not null`);
     const owner = await buildUser(pool, { roles: ["admin", "developer"] });
     const stranger = await buildUser(pool);
     const victim = await buildUser(pool);
+    await makePatron(pool, owner.id); // the form designer is a patron feature
     return new World(pool, baseUrl, { id: owner.id, token: await tokenFor(pool, owner) }, { id: stranger.id, token: await tokenFor(pool, stranger) }, victim.id);
   }
 
@@ -154,8 +178,44 @@ export class World {
       case "deployment":
         await this.need("environment");
         return this.viaApi(kind, "/api/deployments", { project_id: await this.need("project"), code_generation_id: await this.need("generation"), deployment_method: "ftp", target_environment: "production" }, (b) => b.deployment.id);
+      case "formSet":
+        return this.viaApi(kind, "/api/form-sets", { name: "Screens", project_id: await this.need("project"), schema_id: await this.need("schema") }, (b) => b.form_set.id);
+      case "formWindow":
+        return this.viaApi(kind, "/api/form-windows", { form_set_id: await this.need("formSet"), name: "Edit", window_type: "create_edit" }, (b) => b.form_window.id);
+      case "formElement":
+        return this.viaApi(kind, "/api/form-elements", { form_window_id: await this.need("formWindow"), element_type: "field_textinput", field_name: "users.email", control_type: "text" }, (b) => b.form_element.id);
+      case "projectForm":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/forms`, { name: "Users", schema_id: await this.need("schema"), table_name: "users" }, (b) => b.form.id);
+      case "projectFormField":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/forms/${await this.need("projectForm")}/fields`, { field_name: "email" }, (b) => b.field.id);
+      case "projectReport":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/reports`, { name: "Posts", schema_id: await this.need("schema"), table_name: "posts" }, (b) => b.report.id);
+      case "reportImage":
+        return pool.oneFirst(sql.type(idRow)`
+          insert into project_report_images (report_id, storage_key, content_type, byte_size, width, height, sha256)
+          values (${await this.need("projectReport")}, 'media/reports/fuzz.png', 'image/png', 1, 1, 1, '00') returning id`);
       case "job":
         return this.viaApi(kind, `/api/deployments/${await this.need("deployment")}/execute`, {}, (b) => b.job.id);
+      case "board":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/kanban`, { name: "Board", columns: ["To do", "Done"] }, (b) => b.board.id);
+      case "column":
+        return pool.oneFirst(sql.type(idRow)`select id from kanban_columns where board_id = ${await this.need("board")} order by position limit 1`);
+      case "card":
+        return this.viaApi(kind, "/api/kanban-cards", { column_id: await this.need("column"), title: "Card" }, (b) => b.card.id);
+      case "label":
+        return this.viaApi(kind, `/api/kanban-boards/${await this.need("board")}/labels`, { name: "bug", color: "#ff0000" }, (b) => b.label.id);
+      case "comment":
+        return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/comments`, { body: "A comment" }, (b) => b.comment.id);
+      case "assignee":
+        return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/assignees`, { user_id: owner }, (b) => b.assignee.assignment_id);
+      case "thread":
+        return this.viaApi(kind, "/api/messages/threads", { subject: "Hello", project_id: await this.need("project"), body: "First" }, (b) => b.thread.id);
+      case "message":
+        return pool.oneFirst(sql.type(idRow)`select id from messages where thread_id = ${await this.need("thread")} order by id limit 1`);
+      case "attachment":
+        return pool.oneFirst(sql.type(idRow)`
+          insert into attachments (message_id, user_id, file_name, content_type, byte_size, storage_key)
+          values (${await this.need("message")}, ${owner}, 'a.txt', 'text/plain; charset=utf-8', 0, ${`attachments/fuzz/${await this.need("message")}`}) returning id`);
       default:
         return undefined;
     }

@@ -1,0 +1,108 @@
+/**
+ * Form designer resources (spec "Form designer resources"): form set, window (with its
+ * `version` for layout writes), element with its kind-specific fields. An element shows
+ * the fields of its kind; every element shows the common fields and the anchors.
+ */
+import { z } from "zod";
+import { kindColumns } from "../../shared/forms/elementInput.ts";
+import type { FormElementRow, FormSetRow, FormWindowRow } from "../../shared/forms/rows.ts";
+import { windowTypes } from "../../shared/forms/windowSizes.ts";
+
+const nullableNumber = z.number().nullable();
+export const formElementResource = z
+  .object({
+    id: z.number(),
+    form_window_id: z.number(),
+    element_type: z.string(),
+    x_position: z.number(),
+    y_position: z.number(),
+    width: z.number(),
+    height: z.number(),
+    sort_order: z.number(),
+    is_visible: z.boolean(),
+    tab_order: z.number(),
+    background_color: z.string().nullable(),
+    border_width: z.number(),
+    border_color: z.string().nullable(),
+    anchor_right: nullableNumber,
+    anchor_bottom: nullableNumber,
+    anchor_width: nullableNumber,
+    anchor_height: nullableNumber,
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .extend(Object.fromEntries(kindColumns.map((c) => [c, z.union([z.string(), z.number()]).optional()])) as Record<(typeof kindColumns)[number], z.ZodOptional<z.ZodUnion<[z.ZodString, z.ZodNumber]>>>);
+export type FormElementResource = z.infer<typeof formElementResource>;
+
+export function presentElement(row: FormElementRow): FormElementResource {
+  const { created_at, updated_at, ...rest } = row;
+  const out: Record<string, unknown> = { ...rest, created_at: created_at.toISOString(), updated_at: updated_at.toISOString() };
+  for (const column of kindColumns) if (out[column] === null) delete out[column];
+  return out as FormElementResource;
+}
+
+export const formWindowResource = z.object({
+  id: z.number(),
+  form_set_id: z.number(),
+  name: z.string(),
+  display_name: z.string().nullable(),
+  window_type: z.enum(windowTypes),
+  min_width: z.number(),
+  min_height: z.number(),
+  default_width: z.number(),
+  default_height: z.number(),
+  background_color: z.string(),
+  window_color: z.string(),
+  text_color: z.string().nullable(),
+  is_active: z.boolean(),
+  sort_order: z.number(),
+  version: z.number(),
+  elements_count: z.number().optional(),
+  elements: z.array(formElementResource).optional(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type FormWindowResource = z.infer<typeof formWindowResource>;
+
+export function presentWindow(row: FormWindowRow, elements?: readonly FormElementRow[]): FormWindowResource {
+  return {
+    ...row,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    ...(elements ? { elements_count: elements.length, elements: elements.map(presentElement) } : {}),
+  };
+}
+
+export const formSetResource = z.object({
+  id: z.number(),
+  name: z.string(),
+  description: z.string().nullable(),
+  creator_user_id: z.number(),
+  project_id: z.number().nullable(),
+  schema_id: z.number().nullable(),
+  visibility: z.enum(["private", "team", "public"]),
+  cloned_from_id: z.number().nullable(),
+  default_background_color: z.string(),
+  default_window_color: z.string(),
+  default_text_color: z.string(),
+  default_button_color: z.string(),
+  default_button_text_color: z.string(),
+  is_active: z.boolean(),
+  is_own: z.boolean(),
+  windows_count: z.number().optional(),
+  windows: z.array(formWindowResource).optional(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type FormSetResource = z.infer<typeof formSetResource>;
+
+export function presentFormSet(row: FormSetRow, userId: number, extra: { windowsCount?: number; windows?: FormWindowResource[] } = {}): FormSetResource {
+  return {
+    ...row,
+    is_own: row.creator_user_id === userId,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    ...(extra.windows ? { windows: extra.windows, windows_count: extra.windows.length } : {}),
+    ...(extra.windowsCount !== undefined ? { windows_count: extra.windowsCount } : {}),
+  };
+}

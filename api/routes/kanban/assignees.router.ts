@@ -1,0 +1,75 @@
+/**
+ * Assignees of a card (`POST /kanban-cards/{id}/assignees` `{user_id, kanban_role}`,
+ * `DELETE /assignees/{id}`): only people of the project (422 otherwise); an assignment
+ * records an `assigned` activity and both publish `CardUpdated` with the assignees' change.
+ */
+import { z } from "zod";
+import { invalid, notFound } from "../../../shared/errors.ts";
+import { recordActivity } from "../../../shared/kanban/activities.ts";
+import { assignUser, cardLinks, findAssignment, projectPeople, unassign } from "../../../shared/kanban/cards.ts";
+import { loadCardDetails } from "../../../shared/kanban/details.ts";
+import { cardUpdated } from "../../../shared/kanban/events.ts";
+import { currentUser } from "../../context.ts";
+import { assigneeResource, presentAssignee } from "../../presenters/kanban.ts";
+import { messageResponse } from "../auth/auth.schema.ts";
+import { idParams } from "../jobs/jobs.schema.ts";
+import { defineRoute } from "../route.ts";
+import { assigneeBody } from "./kanban.schema.ts";
+import { cardForWrite, hiddenAs } from "./load.ts";
+
+const tags = ["Kanban"];
+
+const add = defineRoute({
+  method: "post",
+  path: "/kanban-cards/{id}/assignees",
+  summary: "Assign a member of the project to a card, with an optional kanban role (SRM, SDM, Flow Manager)",
+  tags,
+  auth: "bearer",
+  params: idParams,
+  body: assigneeBody,
+  responses: { 201: { description: "Assigned", schema: z.object({ message: z.string(), assignee: assigneeResource }) } },
+  handler: async (ctx, { params, body }) => {
+    const user = currentUser(ctx);
+    const assignee = await ctx.deps.pool.transaction(async (tx) => {
+      const { card, project } = await cardForWrite(tx, params.id, user);
+      if (!(await projectPeople(tx, project.id, [body.user_id])).has(body.user_id)) throw invalid({ user_id: ["The user is not a member of the project."] });
+      const before = await cardLinks(tx, card.id);
+      const { id, created } = await assignUser(tx, card.id, body.user_id, body.kanban_role ?? null);
+      if (created) {
+        const after = [...before.assignees, body.user_id].sort((a, b) => a - b);
+        const changes = { assignees: { old: before.assignees, new: after } };
+        await recordActivity(tx, card.id, user.id, "assigned", "assigned 1 person", changes);
+        await cardUpdated(tx, card.board_id, card.id, changes);
+      }
+      const details = await loadCardDetails(tx, [card.id], false);
+      return details.assignees.get(card.id)!.find((a) => a.id === id)!;
+    });
+    ctx.status = 201;
+    ctx.body = { message: "Assigned.", assignee: presentAssignee(assignee) };
+  },
+});
+
+const remove = defineRoute({
+  method: "delete",
+  path: "/assignees/{id}",
+  summary: "Remove an assignment (an assignee's `assignment_id`)",
+  tags,
+  auth: "bearer",
+  params: idParams,
+  responses: { 200: { description: "Removed", schema: messageResponse } },
+  handler: async (ctx, { params }) => {
+    const user = currentUser(ctx);
+    await ctx.deps.pool.transaction(async (tx) => {
+      const found = await findAssignment(tx, params.id);
+      if (!found) throw notFound("Assignee");
+      const { card } = await hiddenAs("Assignee", () => cardForWrite(tx, found.card_id, user));
+      const before = await cardLinks(tx, card.id);
+      if (!before.assignees.includes(found.user_id)) throw notFound("Assignee");
+      await unassign(tx, found.id);
+      await cardUpdated(tx, card.board_id, card.id, { assignees: { old: before.assignees, new: before.assignees.filter((u) => u !== found.user_id) } });
+    });
+    ctx.body = { message: "Assignee removed." };
+  },
+});
+
+export const kanbanAssigneeRoutes = [add, remove];

@@ -1,0 +1,13 @@
+import { z } from "zod";
+
+/** A colour as the designer stores it: `#rgb`, `#rrggbb` or `#rrggbbaa`. */
+export const hexColor = z.string().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, { error: "Use a hex colour such as #1a2b3c." });
+
+/** A new form set's colours when it names none. */
+export const defaultSetColors = {
+  default_background_color: "#f0f0f0",
+  default_window_color: "#ffffff",
+  default_text_color: "#000000",
+  default_button_color: "#0078d4",
+  default_button_text_color: "#ffffff",
+} as const;

@@ -1,0 +1,7 @@
+/**
+ * Kanban boards as a part of a project: the `kanban_boards_count` of the project resource.
+ */
+import { sql } from "../db/pool.ts";
+import { registerProjectCounter } from "../db/projects.ts";
+
+registerProjectCounter("kanban_boards_count", sql.fragment`(select count(*)::int from kanban_boards b where b.project_id = p.id)`);
