@@ -30,6 +30,7 @@ import { bundleRoutes } from "./projects/bundle.router.ts";
 import { subscriptionRoutes } from "./projects/subscriptions.router.ts";
 import { teamRoutes } from "./teams/teams.router.ts";
 import { memberRoutes } from "./teams/members.router.ts";
+import { invitationRoutes } from "./teams/invitations.router.ts";
 import { schemaRoutes } from "./schemas/schemas.router.ts";
 import { schemaExchangeRoutes } from "./schemas/exchange.router.ts";
 import { sqlParseRoutes } from "./schemas/sqlParse.router.ts";
@@ -112,6 +113,7 @@ export const allRoutes: RouteSpec[] = [
   ...subscriptionRoutes,
   ...teamRoutes,
   ...memberRoutes,
+  ...invitationRoutes,
   ...schemaExchangeRoutes,
   ...schemaRoutes,
   ...translationRoutes,
