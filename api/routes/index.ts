@@ -34,6 +34,7 @@ import { schemaRoutes } from "./schemas/schemas.router.ts";
 import { schemaExchangeRoutes } from "./schemas/exchange.router.ts";
 import { sqlParseRoutes } from "./schemas/sqlParse.router.ts";
 import { translationRoutes } from "./schemas/translations.router.ts";
+import { autoTranslateRoutes } from "./schemas/autoTranslate.router.ts";
 import { templateRoutes } from "./templates/templates.router.ts";
 import { topLevelTemplateRoutes } from "./templates/topLevel.router.ts";
 import { variableRoutes } from "./templates/variables.router.ts";
@@ -100,6 +101,7 @@ export const allRoutes: RouteSpec[] = [
   ...memberRoutes,
   ...schemaExchangeRoutes,
   ...schemaRoutes,
+  ...autoTranslateRoutes,
   ...translationRoutes,
   ...sqlParseRoutes,
   ...templateRoutes,
