@@ -20,6 +20,7 @@ import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { adminSettingsRoutes } from "./admin/settings.router.ts";
 import { settingsRoutes } from "./settings/settings.router.ts";
 import { pushRoutes } from "./push/push.router.ts";
+import { languageRoutes } from "./languages/languages.router.ts";
 import { performanceRoutes } from "./usage/performance.router.ts";
 import { visitRoutes } from "./usage/visits.router.ts";
 import { supportTicketRoutes } from "./support/tickets.router.ts";
@@ -88,6 +89,7 @@ export const allRoutes: RouteSpec[] = [
   ...adminSettingsRoutes,
   ...settingsRoutes,
   ...pushRoutes,
+  ...languageRoutes,
   ...performanceRoutes,
   ...visitRoutes,
   ...supportTicketRoutes,
