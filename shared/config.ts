@@ -132,6 +132,13 @@ export const envSchema = z.object({
   GIT_OAUTH_REDIRECT_URL: z
     .url({ error: "expected an absolute URL such as https://app.example.com/git/{provider}/callback" })
     .optional(),
+  STRIPE_SECRET_KEY: z.string().min(8).max(1024).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(8).max(1024).optional(),
+  STRIPE_API_BASE: httpBase.default("https://api.stripe.com"),
+  PAYPAL_CLIENT_ID: z.string().min(1).max(1024).optional(),
+  PAYPAL_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
+  PAYPAL_WEBHOOK_ID: z.string().min(1).max(255).optional(),
+  PAYPAL_API_BASE: httpBase.default("https://api-m.paypal.com"),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -204,6 +211,11 @@ export interface Config {
     bitbucket: { clientId: string | undefined; clientSecret: string | undefined; oauthBase: string; apiBase: string };
     /** Where providers send the browser back; `{provider}` is replaced. */
     redirectUrl: string;
+  };
+  /** Payment providers; one whose keys are unset is off (its routes answer 503). */
+  payments: {
+    stripe: { secretKey: string | undefined; webhookSecret: string | undefined; apiBase: string };
+    paypal: { clientId: string | undefined; clientSecret: string | undefined; webhookId: string | undefined; apiBase: string };
   };
 }
 
@@ -320,6 +332,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       gitlab: { clientId: e.GITLAB_CLIENT_ID, clientSecret: e.GITLAB_CLIENT_SECRET, url: e.GITLAB_URL },
       bitbucket: { clientId: e.BITBUCKET_CLIENT_ID, clientSecret: e.BITBUCKET_CLIENT_SECRET, oauthBase: e.BITBUCKET_OAUTH_BASE, apiBase: e.BITBUCKET_API_BASE },
       redirectUrl: e.GIT_OAUTH_REDIRECT_URL ?? `${(e.FRONTEND_URL ?? e.APP_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "")}/git/{provider}/callback`,
+    },
+    payments: {
+      stripe: { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE },
+      paypal: { clientId: e.PAYPAL_CLIENT_ID, clientSecret: e.PAYPAL_CLIENT_SECRET, webhookId: e.PAYPAL_WEBHOOK_ID, apiBase: e.PAYPAL_API_BASE },
     },
   };
 }

@@ -46,8 +46,7 @@ export function presentStoreTemplate(row: StoreTemplateRow, viewerId: number | n
     media: media.filter((item) => item.media_type !== "logo"),
     is_purchased: row.is_purchased,
     is_own: row.seller_id === viewerId,
-    // Euro payments need the card processor or wallet flow, which this service does not take yet.
-    can_purchase: row.status === "published" && row.current_version_id !== null && row.price_type !== "euros",
+    can_purchase: row.status === "published" && row.current_version_id !== null,
     created_at: row.created_at.toISOString(),
     published_at: row.published_at?.toISOString() ?? null,
   };

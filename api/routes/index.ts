@@ -68,11 +68,23 @@ import { storeManageRoutes } from "./store/manage.router.ts";
 import { storeBrowseRoutes } from "./store/browse.router.ts";
 import { storePlagiarismRoutes } from "./store/plagiarism.router.ts";
 import { storePurchaseRoutes } from "./store/purchases.router.ts";
+import { storeReviewRoutes } from "./store/reviews.router.ts";
+import { storeSellerRoutes } from "./store/seller.router.ts";
+import { storeMediaRoutes } from "./store/media.router.ts";
+import { threadRoutes } from "./messages/threads.router.ts";
+import { messageRoutes } from "./messages/messages.router.ts";
+import { attachmentRoutes } from "./attachments/download.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 import { formDesignerAccessRoutes } from "./forms/access.router.ts";
 import { formSetRoutes } from "./forms/sets.router.ts";
 import { formWindowRoutes } from "./forms/windows.router.ts";
 import { formElementRoutes } from "./forms/elements.router.ts";
+import { creditPackageRoutes } from "./credits/packages.router.ts";
+import { purchaseRoutes } from "./credits/purchase.router.ts";
+import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
+import { patronRoutes } from "./patron/patron.router.ts";
+import { projectFormRoutes } from "./projectForms/forms.router.ts";
+import { projectReportRoutes } from "./projectForms/reports.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -138,11 +150,23 @@ export const allRoutes: RouteSpec[] = [
   ...storeManageRoutes,
   ...storePlagiarismRoutes,
   ...storePurchaseRoutes,
+  ...storeReviewRoutes,
+  ...storeSellerRoutes,
+  ...storeMediaRoutes,
+  ...threadRoutes,
+  ...messageRoutes,
+  ...attachmentRoutes,
   ...creditRoutes,
   ...formDesignerAccessRoutes,
   ...formSetRoutes,
   ...formWindowRoutes,
   ...formElementRoutes,
+  ...creditPackageRoutes,
+  ...purchaseRoutes,
+  ...paymentWebhookRoutes,
+  ...patronRoutes,
+  ...projectFormRoutes,
+  ...projectReportRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

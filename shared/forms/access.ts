@@ -11,6 +11,8 @@ import { z } from "zod";
 import type { Config } from "../config.ts";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import { AppError } from "../errors.ts";
+import { spendCredits } from "../credits/ledger.ts";
+import { findCreditAccount } from "../credits/store.ts";
 import { currentPatronPeriod } from "../patrons/membership.ts";
 
 const grantRow = z.object({
@@ -36,7 +38,7 @@ export const accessStatusSchema = z.object({
   is_expired: z.boolean(),
   can_renew: z.boolean(),
   unlock_cost: z.number(),
-  user_credits: z.number().nullable(),
+  user_credits: z.number(),
 });
 export type AccessStatus = z.infer<typeof accessStatusSchema>;
 
@@ -55,9 +57,10 @@ async function hadPatronPeriod(conn: CommonQueryMethods, userId: number): Promis
   return conn.exists(sql.type(z.object({}))`select 1 from patron_memberships where user_id = ${userId} and expires_at <= now()`);
 }
 
-/** The access status of `userId`; `balance` is the credit balance when the caller knows it. */
-export async function accessStatus(conn: CommonQueryMethods, userId: number, config: Config, balance: number | null = null): Promise<AccessStatus> {
-  const [patron, grants] = await Promise.all([currentPatronPeriod(conn, userId), grantsOf(conn, userId)]);
+/** The access status of `userId`, with the credit balance (`user_credits`). */
+export async function accessStatus(conn: CommonQueryMethods, userId: number, config: Config): Promise<AccessStatus> {
+  const [patron, grants, account] = await Promise.all([currentPatronPeriod(conn, userId), grantsOf(conn, userId), findCreditAccount(conn, userId)]);
+  const balance = account.balance;
   const credits = grants.find((g) => g.access_type === "credits");
   const trial = grants.find((g) => g.access_type === "trial");
   const base = {
@@ -150,4 +153,31 @@ export async function startTrial(tx: CommonQueryMethods, userId: number, config:
 /** Serialises grant changes of one user (two unlocks at once pay once). */
 export async function lockUser(tx: CommonQueryMethods, userId: number): Promise<void> {
   await tx.query(sql.type(z.object({}))`select 1 from users where id = ${userId} for no key update`);
+}
+
+/**
+ * Buys the one-time unlock: FORM_DESIGNER_UNLOCK_COST credits through the ledger, in the
+ * caller's transaction, for access that does not expire (also while a trial or membership
+ * runs, which end). @throws 402 `insufficient_credits` (nothing written), 409
+ * `already_unlocked` when bought before
+ */
+export async function unlockWithCredits(tx: CommonQueryMethods, userId: number, config: Config): Promise<void> {
+  await lockUser(tx, userId);
+  const bought = await tx.exists(sql.type(z.object({}))`select 1 from form_designer_grants where user_id = ${userId} and access_type = 'credits'`);
+  if (bought) throw new AppError(409, "already_unlocked", "You already unlocked the form designer.");
+  const cost = config.formDesigner.unlockCost;
+  const entry =
+    cost > 0
+      ? await spendCredits(tx, {
+          userId,
+          amount: cost,
+          reason: "form_designer_unlock",
+          referenceType: "form_designer_unlock",
+          referenceId: String(userId),
+          idempotencyKey: `form_designer_unlock:${userId}`,
+        })
+      : null;
+  await tx.query(sql.type(z.object({}))`
+    insert into form_designer_grants (user_id, access_type, credits_paid, ledger_entry_id)
+    values (${userId}, 'credits', ${cost}, ${entry?.entryId ?? null})`);
 }

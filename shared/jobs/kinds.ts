@@ -92,6 +92,14 @@ export const adjustmentsApply = defineJobKind(
   { maxAttempts: 3 },
 );
 
+/** Processes one seller payout: attaches earnings past the refund hold, writes the SEPA transfer file, marks it sent. */
+export const payoutsProcess = defineJobKind("payouts__process", z.object({ payout_id: z.number().int().positive() }), { maxAttempts: 5 });
+
+/** Applies one recorded payment webhook event (shared/payments/events.ts); the event row makes it exactly-once. */
+export const paymentsProcess = defineJobKind("payments__process", z.object({ payment_event_id: z.number().int().positive() }), { maxAttempts: 8 });
+
+/** Daily (cron): renews project subscriptions and patron memberships that ended, or expires them; `_cron.ts` is the run's clock. */
+export const subscriptionsRenew = defineJobKind("subscriptions__renew", z.object({ _cron: z.object({ ts: z.string() }).loose().optional() }).loose(), { maxAttempts: 3 });
 /** One notification pushed to a user's browsers (the subscriptions that failed transiently, on a later round). */
 export const pushSend = defineJobKind(
   "push__send",

@@ -2,10 +2,12 @@
  * Purchases of store templates (spec purchase rules): one per buyer and template (a
  * concurrent double purchase meets the unique key and charges once), of the template's
  * current version; the seller's share is recorded as a `pending` earning in the same
- * transaction. A refund reverses the earning while it is still pending.
+ * transaction; credits are spent through the ledger in that transaction too. A refund gives
+ * credits back and reverses the earning while it is still pending.
  */
 import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
+import { grantCredits, spendCredits } from "../credits/ledger.ts";
 import { AppError, conflict, forbidden, notFound } from "../errors.ts";
 
 export const purchaseRow = z.object({
@@ -33,12 +35,6 @@ const buyable = z.object({
   current_version_id: z.number().nullable(),
 });
 
-/** How a purchase is paid: the ledger spend for credits (returns the ledger entry id). */
-export interface PurchasePayment {
-  /** Charges `amount` credits to the buyer for purchase `purchaseId`; throws 402 when the balance is short. */
-  spendCredits?: (tx: CommonQueryMethods, input: { userId: number; amount: number; purchaseId: number }) => Promise<number>;
-}
-
 /** Shares of a sale: the seller's euro cents and credits. */
 export interface SellerShare {
   sharePercent: number;
@@ -47,12 +43,11 @@ export interface SellerShare {
 
 /**
  * Buys the current version of store template `storeTemplateId` for `buyerId`.
- * @throws 404 unknown or unpublished, 403 own template, 409 already bought or not payable here, 402 from the spend
+ * @throws 404 unknown or unpublished, 403 own template, 409 already bought, 422 a euro price (see euroPurchases.ts), 402 from the spend
  */
 export async function purchase(
   tx: CommonQueryMethods,
   input: { buyerId: number; storeTemplateId: number },
-  payment: PurchasePayment,
   share: SellerShare,
 ): Promise<PurchaseRow> {
   const template = await tx.maybeOne(sql.type(buyable)`
@@ -60,8 +55,8 @@ export async function purchase(
     from store_templates where id = ${input.storeTemplateId}`);
   if (!template || template.status !== "published" || template.current_version_id === null) throw notFound("Store template");
   if (template.seller_id === input.buyerId) throw forbidden("You cannot buy your own template.");
-  if (template.price_type === "euros" || (template.price_type === "credits" && !payment.spendCredits)) {
-    throw new AppError(409, "payment_unavailable", `Templates priced in ${template.price_type} cannot be bought here yet.`);
+  if (template.price_type === "euros") {
+    throw new AppError(422, "validation_failed", "Euro prices are paid by card or wallet.", { payment_method: ["The payment method field is required for euro prices."] });
   }
   // The unique key serialises a double purchase: the second waits for the first and then finds it.
   const row = await tx.maybeOne(sql.type(purchaseRow)`
@@ -72,7 +67,14 @@ export async function purchase(
     returning ${purchaseColumns}`);
   if (!row) throw conflict("You already bought this template.", "already_purchased");
   if (template.price_type === "credits") {
-    const entryId = await payment.spendCredits!(tx, { userId: input.buyerId, amount: template.price_credits, purchaseId: row.id });
+    const { entryId } = await spendCredits(tx, {
+      userId: input.buyerId,
+      amount: template.price_credits,
+      reason: "store_purchase",
+      referenceType: "store_purchase",
+      referenceId: String(row.id),
+      idempotencyKey: `store_purchase:${row.id}`,
+    });
     await tx.query(sql.type(z.object({}))`update store_purchases set ledger_entry_id = ${entryId} where id = ${row.id}`);
     const cents = Math.floor((template.price_credits * share.creditValueCents * share.sharePercent) / 100);
     await tx.query(sql.type(z.object({}))`
@@ -89,10 +91,20 @@ export async function purchase(
  * was refunded before.
  */
 export async function refundPurchase(tx: CommonQueryMethods, purchaseId: number): Promise<boolean> {
-  const row = await tx.maybeOne(sql.type(z.object({ store_template_id: z.number() }))`
+  const row = await tx.maybeOne(sql.type(z.object({ store_template_id: z.number(), buyer_id: z.number(), price_credits: z.number(), payment_type: z.string() }))`
     update store_purchases set status = 'refunded', refunded_at = now()
-    where id = ${purchaseId} and status = 'completed' returning store_template_id`);
+    where id = ${purchaseId} and status = 'completed' returning store_template_id, buyer_id, price_credits, payment_type`);
   if (!row) return false;
+  if (row.payment_type === "credits" && row.price_credits > 0) {
+    await grantCredits(tx, {
+      userId: row.buyer_id,
+      amount: row.price_credits,
+      reason: "store_refund",
+      referenceType: "store_purchase",
+      referenceId: String(purchaseId),
+      idempotencyKey: `store_refund:${purchaseId}`,
+    });
+  }
   await tx.query(sql.type(z.object({}))`update store_templates set sales_count = greatest(sales_count - 1, 0) where id = ${row.store_template_id}`);
   await tx.query(sql.type(z.object({}))`update seller_earnings set status = 'reversed' where purchase_id = ${purchaseId} and status = 'pending'`);
   return true;

@@ -14,8 +14,9 @@ import { sql } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
 import { buildProject, buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
+import { until } from "../support/wait.ts";
 
-/** The longest pause of this event loop while `work` runs, in ms. */
+/** The longest pause of this event loop while `work` runs, in ms (reported, never a bound). */
 async function longestPause<T>(work: () => Promise<T>): Promise<{ result: T; pauseMs: number }> {
   let last = performance.now();
   let pauseMs = 0;
@@ -33,54 +34,68 @@ async function longestPause<T>(work: () => Promise<T>): Promise<{ result: T; pau
   }
 }
 
-// One T-SQL batch of 10,000 CREATE TABLEs with neither GO nor semicolons: one statement to
-// the splitter, so the parser checks its deadline only before it, and modelling the batch
-// statement by statement takes seconds (each one re-slices the rest of the batch).
-const oneHugeStatement = Array.from({ length: 10_000 }, (_, i) => `CREATE TABLE t${i} (id int PRIMARY KEY, name varchar(100) NOT NULL DEFAULT 'x', at datetime)`).join("\n");
+// One T-SQL batch of 16,000 CREATE TABLEs (about 350,000 tokens, under the 400,000 a statement
+// may have to be modelled) with neither GO nor semicolons: one statement to the splitter, so
+// the parser checks its deadline only before it, and the thread is stopped from outside.
+const oneHugeStatement = Array.from({ length: 16_000 }, (_, i) => `CREATE TABLE t${i} (id int PRIMARY KEY, name varchar(100) NOT NULL DEFAULT 'x', at datetime)`).join("\n");
 // Many small statements: the parser stops itself at the deadline and names where.
 const manyStatements = Array.from({ length: 60_000 }, (_, i) => `CREATE TABLE t${i} (id int PRIMARY KEY, name varchar(100) NOT NULL DEFAULT 'x', at timestamp);`).join("\n");
 
+/*
+ * No clock decides these tests. While a parse job runs (seen in the jobs table), this event
+ * loop (the worker's and the web process's) must serve /api/health and keep the worker's
+ * heartbeat advancing; a parse on this thread would block both until it ended, so the health
+ * answer would come after the parse's, and no beat would fall inside the run.
+ */
 t.test("a parse at its time limit leaves the worker's event loop and heartbeat running", async (t) => {
-  const app = await startTestApp(t, { worker: true, env: { SCHEMA_SQL_MAX_BYTES: String(8 * 1024 * 1024), SCHEMA_PARSE_TIMEOUT_MS: "300" } });
+  const app = await startTestApp(t, { worker: true, env: { SCHEMA_SQL_MAX_BYTES: String(8 * 1024 * 1024), SCHEMA_PARSE_TIMEOUT_MS: "800" } });
   const { token } = await buildUserWithToken(app.pool);
   const api = client(app.url, token);
   const processId = app.worker!.heartbeat.processId;
   const beat = () => app.pool.oneFirst(sql.type(z.object({ beat_at: z.date() }))`select beat_at from worker_processes where id = ${processId}`);
+  const parseJob = () =>
+    app.pool.maybeOne(sql.type(z.object({ id: z.number(), status: z.string(), attempts: z.number() }))`
+      select id, status, attempts from jobs where kind = 'schemas__parse' order by id desc limit 1`);
+
+  /** Sends a parse; once its job runs, asks /api/health and reads the heartbeat until it moves. */
+  const parseWhileWatching = async (sqlText: string, databaseType: string) => {
+    const seen = (await parseJob())?.id ?? 0;
+    let pending = true;
+    const parse = api.post("/api/sql-parse", { sql_text: sqlText, database_type: databaseType }).finally(() => (pending = false));
+    const running = await until(async () => {
+      const job = await parseJob();
+      return job && job.id > seen && job.status === "running" ? job : null;
+    }, { message: "the parse job to run" });
+    const beatBefore = (await beat()).getTime();
+    const health = await client(app.url).get("/api/health");
+    const healthWhilePending = pending;
+    const beatMoved = await until(async () => !pending || (await beat()).getTime() > beatBefore, { message: "the heartbeat or the parse" }) && pending;
+    return { running, health, healthWhilePending, beatMoved, res: await parse };
+  };
 
   t.test("inside one long statement: the thread is stopped at the limit, 422", async (t) => {
-    const beats: number[] = [];
-    let requesting = true;
-    const sampling = (async () => {
-      while (requesting) {
-        const at = (await beat()).getTime();
-        if (beats.at(-1) !== at) beats.push(at);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    })();
-    const started = Date.now();
-    const { result: res, pauseMs } = await longestPause(() => api.post("/api/sql-parse", { sql_text: oneHugeStatement, database_type: "MSSQL" }));
-    requesting = false;
-    await sampling;
+    const watched = await parseWhileWatching(oneHugeStatement, "MSSQL");
+    const { res } = watched;
     t.equal(res.status, 422, res.text.slice(0, 300));
     t.equal(res.body.code, "sql_parse_failed");
     t.match(res.body.errors?.sql_text?.[0], /took too long to parse/);
-    t.ok(Date.now() - started < 5000, `answered in ${Date.now() - started} ms, not after the whole parse`);
-    t.ok(pauseMs < 500, `the event loop never paused long (longest ${Math.round(pauseMs)} ms)`);
-    const gaps = beats.slice(1).map((at, i) => at - beats[i]!);
-    t.ok(beats.length >= 3, `the heartbeat kept beating during the parse (${beats.length} beats)`);
-    t.ok(Math.max(...gaps) < 1000, `no gap between beats reached the stale threshold (${gaps.join(", ")} ms)`);
-    const job = await app.pool.one(sql.type(z.object({ status: z.string(), attempts: z.number() }))`
-      select status, attempts from jobs where kind = 'schemas__parse' order by id desc limit 1`);
-    t.same(job, { status: "failed", attempts: 1 }, "failed once; never handed to another worker");
+    t.equal(watched.health.status, 200, "/api/health answered");
+    t.ok(watched.healthWhilePending, "while the parse was still running");
+    t.ok(watched.beatMoved, "the worker's heartbeat advanced while the parse ran");
+    const job = await parseJob();
+    t.same({ status: job?.status, attempts: job?.attempts }, { status: "failed", attempts: 1 }, "failed once; never taken for a dead worker's job and handed on");
+    t.equal(job?.id, watched.running.id);
   });
 
   t.test("across many statements: the parser stops itself and names the statement it reached", async (t) => {
-    const { result: res, pauseMs } = await longestPause(() => api.post("/api/sql-parse", { sql_text: manyStatements, database_type: "PostgreSQL" }));
+    const watched = await parseWhileWatching(manyStatements, "PostgreSQL");
+    const { res } = watched;
     t.equal(res.status, 422, res.text.slice(0, 300));
     const [, line] = /^Line (\d+), column \d+: The SQL took too long to parse\.$/.exec(res.body.errors?.sql_text?.[0] ?? "") ?? [];
     t.ok(Number(line) > 1, `stopped at line ${line}`);
-    // On this thread the parse would block it for the whole 300 ms limit.
-    t.ok(pauseMs < 250, `the event loop never paused long (longest ${Math.round(pauseMs)} ms)`);
+    t.ok(Number(line) < 60_000, "before the last statement");
+    t.equal(watched.health.status, 200);
+    t.ok(watched.healthWhilePending, "/api/health answered while the parse was still running");
   });
 
   t.test("parse threads keep working after one was stopped", async (t) => {
@@ -109,44 +124,49 @@ t.test("a SQL export and a comparison of 6,000-table schemas leave the web proce
   const api = client(app.url, alice.token);
   const auth = { authorization: `Bearer ${alice.token}` };
   const base = `/api/projects/${await buildProject(app.pool, alice.user.id)}/schemas`;
-  const create = async (sqlText: string) => {
-    const res = await api.post(base, { name: "big", sql_text: sqlText, database_type: "PostgreSQL" });
-    t.equal(res.status, 201, res.text.slice(0, 300));
-    return res.body.schema.id as number;
+  // Asked to answer at once (202) and followed to the end: how long a 6,000-table parse takes
+  // on a busy machine decides nothing here.
+  const create = async (name: string, sqlText: string) => {
+    const res = await api.post(base, { name, sql_text: sqlText, database_type: "PostgreSQL" }, { headers: { prefer: "respond-async" } });
+    t.equal(res.status, 202, res.text.slice(0, 300));
+    const job = await until(async () => {
+      const read = await api.get(`/api/jobs/${res.body.job.id}`);
+      return ["succeeded", "failed", "cancelled"].includes(read.body.job?.status) ? read : null;
+    }, { timeoutMs: 120_000, message: `the parse of ${name}` });
+    t.equal(job.body.job?.status, "succeeded", job.text.slice(0, 300));
+    return app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`select id from schemas where name = ${name}`);
   };
   const tables = 6000;
-  const from = await create(manyTables(tables));
-  const to = await create(manyTables(tables, true));
+  const from = await create("big", manyTables(tables));
+  const to = await create("bigger", manyTables(tables, true));
 
-  // Pauses are judged against decoding the stored parse (16 MB of JSON here), measured now on
-  // this same event loop, so a loaded machine slows the bound and the measurement alike. With
-  // the work on the threads the longest pause is about one decoding (reading the text from the
-  // database is most of it); the old main-thread path decoded, validated and exported, 5 to 10
-  // times as long. The bound is three decodings.
-  const storedText = async (id: number) =>
-    app.pool.oneFirst(sql.type(z.object({ t: z.string() }))`select parsed::text as t from schemas where id = ${id}`);
-  const decodeMs = async (...ids: number[]) => {
-    const texts = await Promise.all(ids.map(storedText));
-    const times: number[] = [];
-    for (let round = 0; round < 3; round += 1) {
-      const started = performance.now();
-      for (const text of texts) JSON.parse(text);
-      times.push(performance.now() - started);
-    }
-    return times.sort((a, b) => a - b)[1]!;
+  /**
+   * Runs `work` and asks /api/health over and over while it is pending: the export and the
+   * comparison run on parse threads, so this event loop keeps answering meanwhile. The
+   * longest pause of the loop is reported, not judged (`npm run bench` measures speed).
+   */
+  const servedDuring = async <T>(what: string, work: () => Promise<T>) => {
+    let pending = true;
+    let answered = 0;
+    const { result, pauseMs } = await longestPause(async () => {
+      const running = work().finally(() => (pending = false));
+      const asking = (async () => {
+        while (pending) if ((await client(app.url).get("/api/health")).status === 200 && pending) answered += 1;
+      })();
+      const [value] = await Promise.all([running, asking]);
+      return value;
+    });
+    t.ok(answered >= 1, `${what}: /api/health answered ${answered} time(s) while it ran`);
+    t.comment(`${what}: longest pause of the event loop ${Math.round(pauseMs)} ms`);
+    return result;
   };
-  const exportBound = 3 * (await decodeMs(from));
   for (const dialect of ["postgres", "mysql"]) {
-    // Measured until the answer's headers arrive: reading a body of megabytes is this test's
-    // own work on the same event loop, not the service's.
-    const { result: res, pauseMs } = await longestPause(() => fetch(`${app.url}${base}/${from}/export?database_type=${dialect}`, { headers: auth }));
+    const res = await servedDuring(`${dialect} export`, () => fetch(`${app.url}${base}/${from}/export?database_type=${dialect}`, { headers: auth }));
     t.equal(res.status, 200);
     t.match(res.headers.get("content-type"), /^application\/sql/);
     t.equal((await res.text()).match(/^CREATE TABLE /gm)?.length, tables, `${dialect}: every table exported`);
-    t.ok(pauseMs < exportBound, `${dialect} export: the event loop paused for less than three decodings of the parse (longest ${Math.round(pauseMs)} ms, bound ${Math.round(exportBound)} ms)`);
   }
-  const compareBound = 3 * (await decodeMs(from, to));
-  const { result: answer, pauseMs } = await longestPause(() =>
+  const answer = await servedDuring("compare", () =>
     fetch(`${app.url}${base}/compare`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ schema_id_1: from, schema_id_2: to }) }),
   );
   const res = { status: answer.status, body: (await answer.json()) as { database_type: string; differences: { removed_tables: string[]; modified_tables: Record<string, { added_columns: string[] }> }; migration_sql: string } };
@@ -155,5 +175,4 @@ t.test("a SQL export and a comparison of 6,000-table schemas leave the web proce
   t.equal(res.body.differences.removed_tables.length, Math.ceil((tables - 5) / 13));
   t.same(res.body.differences.modified_tables.t_7?.added_columns, ["note"]);
   t.match(res.body.migration_sql, /ALTER TABLE "t_7" ADD COLUMN "note" text/);
-  t.ok(pauseMs < compareBound, `compare: the event loop paused for less than three decodings of both parses (longest ${Math.round(pauseMs)} ms, bound ${Math.round(compareBound)} ms)`);
 });

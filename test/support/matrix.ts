@@ -93,6 +93,12 @@ export async function runMatrix<W extends World>(t: Test, baseUrl: string, rows:
         t.equal(res.status, expected, `${actor}: ${expected}${res.status === expected ? "" : ` (got ${res.status} ${res.text.slice(0, 160)})`}`);
         if (res.status === 403) t.equal(res.body.code, "forbidden");
         if (res.status === 404) t.equal(res.body.code, "not_found");
+        if (res.status === 404 && (actor === "stranger" || actor === "publicVisitor")) {
+          // A foreign id must answer exactly as an id that does not exist, or a stranger learns which ids are taken.
+          const missingPath = row.path(world).replace(/\/\d+(?=\/|\?|$)/g, "/999999999");
+          const missing = await request(baseUrl, row.method, missingPath, { token, ...(row.body ? { body: row.body(world) } : {}) });
+          t.same({ status: missing.status, body: missing.body }, { status: 404, body: res.body }, `${actor}: the same 404 as for ${missingPath}`);
+        }
         if (res.status === expected) row.check?.(t, res, world, actor);
       }
     });

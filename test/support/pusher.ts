@@ -37,7 +37,7 @@ export async function connectPusher(t: Test, baseUrl: string, key: string, token
   });
   t.teardown(() => pusher.disconnect());
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("pusher-js did not connect")), 10_000);
+    const timer = setTimeout(() => reject(new Error("pusher-js did not connect")), 30_000);
     pusher.connection.bind("connected", () => {
       clearTimeout(timer);
       resolve();
@@ -54,7 +54,7 @@ export async function connectPusher(t: Test, baseUrl: string, key: string, token
           reject(Object.assign(new Error(`subscription to ${name} failed`), { status: error.status })),
         );
       }),
-    next: (channel, event, timeoutMs = 10_000) =>
+    next: (channel, event, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no ${event} on ${channel.name} within ${timeoutMs} ms`)), timeoutMs);
         const handler = (data: unknown) => {
@@ -102,7 +102,7 @@ export async function rawSocket(t: Test, baseUrl: string, key: string, query = "
     frames,
     closed,
     send: (event, data) => ws.send(JSON.stringify({ event, data })),
-    waitFor: (event, timeoutMs = 5000) => {
+    waitFor: (event, timeoutMs = 30_000) => {
       const seen = frames.find((f) => f.event === event);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {

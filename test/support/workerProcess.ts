@@ -11,7 +11,9 @@ import { testTasks } from "./testTasks.ts";
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error("DATABASE_URL is required");
-const overrides = Object.fromEntries(Object.entries(process.env).filter(([name, value]) => name.startsWith("WORKER_") && value)) as Record<string, string>;
+const overrides = Object.fromEntries(
+  Object.entries(process.env).filter(([name, value]) => /^(WORKER|PAYOUT|STORE)_/.test(name) && value),
+) as Record<string, string>;
 const config = testConfig(url, { WORKER_CONCURRENCY: "1", ...overrides });
 const log = createLogger(config.logLevel, "test-worker");
 const pool = await createPool(url, { maxPoolSize: 4 });

@@ -14,7 +14,7 @@ import type { HostKeyPinner } from "../../../shared/deploy/types.ts";
 import { invalid, invalidField } from "../../../shared/errors.ts";
 import { networkPolicy } from "../../../shared/net/networkGuard.ts";
 import { currentUser } from "../../context.ts";
-import { projectForDeploy } from "../../policies/deployment.ts";
+import { projectForDeploymentConfig } from "../../policies/deployment.ts";
 import { defineRoute } from "../route.ts";
 import { checkTargets } from "./environmentInput.ts";
 import { environmentForRead } from "./environments.router.ts";
@@ -57,11 +57,15 @@ const route = defineRoute({
   path: "/deployments/test-connection",
   summary: "Test the connection to a deployment target",
   description:
-    "Either `environment_id` (plus `deployment_method` when it has several configs; needs the right to deploy in its project) or one inline `ftp_config`, `ssh_config` or `git_config` with the spec's fields. Answers `ok` and a message; SSH answers the server's host key fingerprint too, and a stored environment's test pins it when none is pinned yet.",
+    "Either `environment_id` (plus `deployment_method` when it has several configs; needs the right to manage its project) or one inline `ftp_config`, `ssh_config` or `git_config` with the spec's fields. Answers `ok` and a message; SSH answers the server's host key fingerprint too, and a stored environment's test pins it when none is pinned yet.",
   tags: ["Deployments"],
   auth: "bearer",
   body,
-  responses: { 200: { description: "The outcome of the test", schema: resultSchema }, 404: { description: "The environment is not visible to the caller" } },
+  responses: {
+    200: { description: "The outcome of the test", schema: resultSchema },
+    403: { description: "The caller sees the environment but may not configure its project's deployments" },
+    404: { description: "The environment is not visible to the caller" },
+  },
   handler: async (ctx, { body: input }) => {
     const { pool, config } = ctx.deps;
     const user = currentUser(ctx);
@@ -69,7 +73,8 @@ const route = defineRoute({
     let pinHostKey: HostKeyPinner | undefined;
     if (input.environment_id !== undefined) {
       const env = await environmentForRead(pool, input.environment_id, user);
-      await pool.transaction((tx) => projectForDeploy(tx, env.project_id, user));
+      // Testing sends the stored secrets and pins a host key (a write): the right to configure deployments (policy).
+      await pool.transaction((tx) => projectForDeploymentConfig(tx, env.project_id, user));
       const method = methodFor(env, input.deployment_method);
       target = deployTargetOf(env, await openEnvironmentSecrets(pool, config.appKey, env.id), method);
       pinHostKey = hostKeyPinnerOf(pool, env.id);

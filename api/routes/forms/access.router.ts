@@ -4,8 +4,7 @@
  * unlock or starts the account's one trial.
  */
 import { z } from "zod";
-import { AppError } from "../../../shared/errors.ts";
-import { accessStatus, accessStatusSchema, startTrial } from "../../../shared/forms/access.ts";
+import { accessStatus, accessStatusSchema, startTrial, unlockWithCredits } from "../../../shared/forms/access.ts";
 import { currentUser } from "../../context.ts";
 import { defineRoute } from "../route.ts";
 
@@ -31,7 +30,7 @@ const unlock = defineRoute({
   method: "post",
   path: "/form-designer/unlock",
   summary: "Unlock the form designer: the one-time purchase in credits, or the account's one trial",
-  description: "`trial` starts FORM_DESIGNER_TRIAL_DAYS of access, once per account (409 `trial_used` after that). `credits` spends FORM_DESIGNER_UNLOCK_COST credits for access that does not expire (402 `insufficient_credits` when the balance does not cover it). 409 `already_unlocked` when the caller has access anyway.",
+  description: "`trial` starts FORM_DESIGNER_TRIAL_DAYS of access, once per account (409 `trial_used` after that). `credits` spends FORM_DESIGNER_UNLOCK_COST credits for access that does not expire (402 `insufficient_credits` when the balance does not cover it). 409 `already_unlocked` when the caller has access anyway (for a trial) or bought the unlock before.",
   tags,
   auth: "bearer",
   body: unlockBody,
@@ -46,7 +45,7 @@ const unlock = defineRoute({
     if (body.access_type === "trial") {
       await pool.transaction((tx) => startTrial(tx, user.id, config));
     } else {
-      throw new AppError(409, "unlock_unavailable", "The credit-paid unlock is not available yet; use a trial or patron membership.");
+      await pool.transaction((tx) => unlockWithCredits(tx, user.id, config));
     }
     ctx.body = { message: body.access_type === "trial" ? "Trial started." : "Form designer unlocked.", access: await accessStatus(pool, user.id, config) };
   },

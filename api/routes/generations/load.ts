@@ -7,7 +7,7 @@ import type { CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import type { ProjectRow } from "../../../shared/db/projects.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
-import { notFound } from "../../../shared/errors.ts";
+import { AppError, notFound } from "../../../shared/errors.ts";
 import { projectForRead, projectForWrite } from "../../policies/projectGuard.ts";
 import { generationRow, generationSelect, type GenerationRow } from "../../presenters/generation.ts";
 
@@ -30,5 +30,11 @@ export async function generationForRead(conn: CommonQueryMethods, id: number, us
 /** A generation whose project's content the caller may change. @throws 404, 403, 423, 402, 409 */
 export async function generationForWrite(tx: CommonQueryMethods, id: number, user: UserRow): Promise<{ generation: GenerationRow; project: ProjectRow }> {
   const generation = await findGeneration(tx, id);
-  return { generation, project: await projectForWrite(tx, generation.project_id, user, "content", { allowExpired: true }) };
+  try {
+    return { generation, project: await projectForWrite(tx, generation.project_id, user, "content", { allowExpired: true }) };
+  } catch (error) {
+    // A stranger gets the answer of a missing id, not "Project not found.", which would tell them this id exists.
+    if (error instanceof AppError && error.status === 404) throw notFound("Code generation");
+    throw error;
+  }
 }

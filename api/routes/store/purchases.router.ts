@@ -8,7 +8,9 @@ import { createZipStream } from "../../../shared/archive/zipWriter.ts";
 import { forbidden, notFound } from "../../../shared/errors.ts";
 import { deliverableVersion, installVersion, versionZipEntries } from "../../../shared/store/delivery.ts";
 import { listPurchases, purchase, refundPurchase, type PurchaseListRow } from "../../../shared/store/purchases.ts";
+import { startEuroPurchase } from "../../../shared/store/euroPurchases.ts";
 import { currentUser } from "../../context.ts";
+import { presentTransaction, transactionResource } from "../../presenters/payments.ts";
 import { projectForWrite } from "../../policies/projectGuard.ts";
 import { isSiteAdmin } from "../../policies/roles.ts";
 import { euros } from "../../presenters/storeTemplate.ts";
@@ -50,23 +52,37 @@ const buy = defineRoute({
   description: [
     "`{template_id}` (DESIGN §14; `payment_method` is for euro prices). The template must be published, not your own (403) and",
     "not bought before (409 `already_purchased`; a concurrent second purchase charges nothing). Free templates are recorded at",
-    "price 0; credit and euro prices answer 409 `payment_unavailable` until their payment flows are connected. You receive the",
-    "version current at purchase time.",
+    "price 0, credit prices are spent from your balance (402 `insufficient_credits` when it is short): 201 with the purchase.",
+    "Euro prices need `payment_method` (`cardprocessor` or `walletprovider`): 202 with the started payment (`client_secret` for",
+    "Stripe.js or `approval_url`), and the provider's webhook records the purchase once (409 `payment_pending` while one is open;",
+    "503 when the provider is not configured). You receive the version current when the purchase started.",
   ].join(" "),
   tags,
   auth: "bearer",
   body: z.object({ template_id: id, payment_method: z.enum(["cardprocessor", "walletprovider"]).optional() }),
   responses: {
     201: { description: "Bought", schema: z.object({ message: z.string(), purchase: purchaseResource }) },
+    202: { description: "Euro payment started; the webhook completes the purchase", schema: z.object({ message: z.string(), transaction: transactionResource }) },
     402: { description: "Insufficient credits" },
+    502: { description: "The payment provider refused or could not be reached" },
+    503: { description: "The payment provider is not configured" },
     404: { description: "No such published template" },
     409: { description: "Already bought, or this price cannot be paid here" },
   },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     const { config, pool } = ctx.deps;
+    if (body.payment_method) {
+      const started = await startEuroPurchase(pool, config, user, body.template_id, body.payment_method);
+      ctx.status = 202;
+      ctx.body = {
+        message: "Payment started; the purchase completes when the payment does.",
+        transaction: presentTransaction(started.transaction, { client_secret: started.clientSecret, approval_url: started.approvalUrl }),
+      };
+      return;
+    }
     const row = await pool.transaction((tx) =>
-      purchase(tx, { buyerId: user.id, storeTemplateId: body.template_id }, {}, { sharePercent: config.store.sellerSharePercent, creditValueCents: config.store.creditValueCents }),
+      purchase(tx, { buyerId: user.id, storeTemplateId: body.template_id }, { sharePercent: config.store.sellerSharePercent, creditValueCents: config.store.creditValueCents }),
     );
     const listed = (await listPurchases(pool, user.id, { page: 1, rows: 100 })).rows.find((p) => p.id === row.id)!;
     ctx.status = 201;

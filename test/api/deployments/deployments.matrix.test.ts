@@ -37,6 +37,7 @@ async function deployment(pool: DatabasePool, world: World, environment: number,
 }
 
 const rows: MatrixRow<DeployWorld>[] = [
+  { name: "delete a generation's archive", method: "DELETE", path: (w) => `/api/archives/${w.generation}`, expect: content },
   { name: "list environments", method: "GET", path: (w) => `/api/projects/${w.project}/environments`, expect: view },
   {
     name: "create environment",
@@ -100,6 +101,7 @@ t.test("deployment and webhook authorization matrix", async (t) => {
       values (${world.project}, 'Live', 'production', true, ${sql.jsonb(ftpConfig)}, ${sql.binary(seal(app.config.appKey, "pw-0123456789"))})
       returning id`);
     const generation = await buildGeneration(app.pool, world.project, world.ids.owner);
+    await app.pool.query(sql.type(z.object({}))`insert into project_archives (code_generation_id, status) values (${generation}, 'failed')`);
     const older = await deployment(app.pool, world, environment, generation, "succeeded");
     const newer = await deployment(app.pool, world, environment, generation, "succeeded");
     const failed = await deployment(app.pool, world, environment, generation, "failed");

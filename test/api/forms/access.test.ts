@@ -1,5 +1,6 @@
 import t from "tap";
 import { z } from "zod";
+import { grantCredits } from "../../../shared/credits/ledger.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken, makePatron } from "../../support/factories.ts";
@@ -61,6 +62,34 @@ t.test("form designer access", async (t) => {
     t.equal(second.status, 409);
     t.equal(second.body.code, "trial_used");
     t.equal((await api.post("/api/form-designer/unlock", { access_type: "gift" })).status, 422);
+  });
+
+  t.test("unlock with credits: 402 when short (nothing written), then paid once through the ledger, for good", async (t) => {
+    const user = await buildUserWithToken(app.pool);
+    const api = client(app.url, user.token);
+    const give = (amount: number, key: string) =>
+      grantCredits(app.pool, { userId: user.user.id, amount, reason: "admin_adjustment", referenceType: null, referenceId: null, idempotencyKey: key });
+    await give(200, "first");
+    const short = await api.post("/api/form-designer/unlock", { access_type: "credits" });
+    t.equal(short.status, 402);
+    t.equal(short.body.code, "insufficient_credits");
+    const grants = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from form_designer_grants where user_id = ${user.user.id}`);
+    t.equal(await grants(), 0, "no grant");
+    t.equal((await api.get("/api/form-designer/access")).body.access.user_credits, 200, "nothing spent");
+
+    await give(100, "second");
+    // Two unlocks at once: one pays, the other is told it is done.
+    const [a, b] = await Promise.all([api.post("/api/form-designer/unlock", { access_type: "credits" }), api.post("/api/form-designer/unlock", { access_type: "credits" })]);
+    t.same([a.status, b.status].sort(), [200, 409], `${a.text} ${b.text}`);
+    const ok = a.status === 200 ? a : b;
+    t.match(ok.body.access, { has_access: true, access_type: "credits", is_trial: false, credits_paid: 250, expires_at: null, days_remaining: null, user_credits: 50 });
+    t.equal((a.status === 409 ? a : b).body.code, "already_unlocked");
+    const entries = await app.pool.anyFirst(sql.type(z.object({ amount: z.number() }))`
+      select amount from credit_ledger where user_id = ${user.user.id} and reason = 'form_designer_unlock'`);
+    t.same(entries, [-250], "one spend in the ledger");
+    t.equal((await api.post("/api/form-sets", { name: "Bought" })).status, 201, "the designer opens");
+    // A later trial is refused: access is there already.
+    t.equal((await api.post("/api/form-designer/unlock", { access_type: "trial" })).body.code, "already_unlocked");
   });
 
   t.test("patron membership grants access while it lasts", async (t) => {

@@ -1,7 +1,7 @@
 /**
  * Hostile and broken input: empty, binary, garbage, 10 MB, deeply nested. The parser must
- * answer quickly with a DdlParseError naming a line and column, or with warnings, and
- * never crash, overflow the stack or hang.
+ * answer with a DdlParseError naming a line and column, or with warnings, and never crash,
+ * overflow the stack or hang. Times are reported, not judged (`npm run bench` measures speed).
  */
 import { randomBytes } from "node:crypto";
 import t, { type Test } from "tap";
@@ -48,7 +48,7 @@ t.test("binary input is refused, located at the first NUL", async (t) => {
     const [result, ms] = timed(() => parseDdl(bytes.toString("latin1"), dialect));
     t.type(result, DdlParseError, dialect);
     t.match(result, { line: 3, column: 1, message: /binary/ });
-    t.ok(ms < 500, `${dialect}: answered in ${ms.toFixed(1)} ms`);
+    t.comment(`${dialect}: answered in ${ms.toFixed(1)} ms`);
   }
 });
 
@@ -85,16 +85,16 @@ t.test("10 MB of DDL parses quickly; 10 MB of garbage fails quickly", async (t) 
   }
   const [result, ms] = timed(() => parseDdl(parts.join(""), "PostgreSQL"));
   t.equal(parsed(t, result, "10 MB of DDL parses").schema.tables.length, parts.length, `${parts.length} tables`);
-  t.ok(ms < 15_000, `10 MB of DDL in ${ms.toFixed(0)} ms`);
+  t.comment(`10 MB of DDL in ${ms.toFixed(0)} ms`);
 
   const garbage = "lorem ipsum (dolor) sit amet, 'consectetur' adipiscing; ".repeat(200_000);
   const [error, garbageMs] = timed(() => parseDdl(garbage, "MySQL"));
   t.type(error, DdlParseError);
-  t.ok(garbageMs < 15_000, `10 MB of garbage refused in ${garbageMs.toFixed(0)} ms`);
+  t.comment(`10 MB of garbage refused in ${garbageMs.toFixed(0)} ms`);
 
   const [oneString, stringMs] = timed(() => parseDdl(`CREATE TABLE a (b text DEFAULT '${"x".repeat(10 << 20)}`, "SQLite"));
   t.type(oneString, DdlParseError);
-  t.ok(stringMs < 5_000, `a 10 MB unterminated string in ${stringMs.toFixed(0)} ms`);
+  t.comment(`a 10 MB unterminated string in ${stringMs.toFixed(0)} ms`);
 });
 
 t.test("deep nesting neither overflows the stack nor hangs", async (t) => {
@@ -102,10 +102,10 @@ t.test("deep nesting neither overflows the stack nor hangs", async (t) => {
   const nested = (n: number) => `CREATE TABLE n (a int DEFAULT ${"(".repeat(n)}1${")".repeat(n)}, b int);`;
   const [result, ms] = timed(() => parseDdl(nested(depth), "PostgreSQL"));
   t.same(parsed(t, result, "balanced nesting parses").schema.tables[0]?.fields.length, 2);
-  t.ok(ms < 10_000, `${depth} levels in ${ms.toFixed(0)} ms`);
+  t.comment(`${depth} levels in ${ms.toFixed(0)} ms`);
   const [huge, hugeMs] = timed(() => parseDdl(`${nested(10 * depth)}\nCREATE TABLE m (id int);`, "PostgreSQL"));
   t.match(parsed(t, huge, "a statement too long to model is skipped").warnings[0], { line: 1, message: /too long/ });
-  t.ok(hugeMs < 10_000, `${10 * depth} levels in ${hugeMs.toFixed(0)} ms`);
+  t.comment(`${10 * depth} levels in ${hugeMs.toFixed(0)} ms`);
 
   const [open] = timed(() => parseDdl(`CREATE TABLE n (a int CHECK ${"(".repeat(depth)}`, "MySQL"));
   t.type(open, DdlParseError, "unbalanced nesting is an error, not a crash");
@@ -113,7 +113,7 @@ t.test("deep nesting neither overflows the stack nor hangs", async (t) => {
   const ifs = `${"IF 1 = 1 BEGIN ".repeat(10_000)}CREATE TABLE deep (id int)${" END".repeat(10_000)}\nGO\nCREATE TABLE shallow (id int)\nGO\n`;
   const [mssql, ifMs] = timed(() => parseDdl(ifs, "MSSQL"));
   t.same(parsed(t, mssql, "nested IF blocks parse").schema.tables.map((x) => x.table_name), ["shallow"], "too-deep IF blocks are skipped, not followed");
-  t.ok(ifMs < 10_000, `10,000 nested IF blocks in ${ifMs.toFixed(0)} ms`);
+  t.comment(`10,000 nested IF blocks in ${ifMs.toFixed(0)} ms`);
 });
 
 t.test("dump data is skipped, however it looks", async (t) => {

@@ -1,0 +1,165 @@
+/**
+ * Inbound payment events. The webhook route verifies an event and records it in
+ * `payment_events` (unique per provider and event id) together with the job that applies
+ * it; a redelivery finds the row and changes nothing. The job applies the event's effect and
+ * marks the row processed in one transaction, so an event has its effect exactly once.
+ *
+ * Card processor (Stripe): payment_intent.succeeded credits the package,
+ * payment_intent.payment_failed fails the transaction, charge.refunded reverses the credits.
+ * Wallet provider (PayPal): CHECKOUT.ORDER.APPROVED captures the order,
+ * PAYMENT.CAPTURE.COMPLETED credits, PAYMENT.CAPTURE.DENIED fails, PAYMENT.CAPTURE.REFUNDED
+ * reverses. Other types are recorded as ignored.
+ */
+import { z } from "zod";
+import type { Config } from "../config.ts";
+import { grantCredits, reverseCredits } from "../credits/ledger.ts";
+import { ignoredRow, sql, type CommonQueryMethods, type DatabasePool } from "../db/pool.ts";
+import { enqueue } from "../jobs/enqueue.ts";
+import { paymentsProcess } from "../jobs/kinds.ts";
+import type { Logger } from "../logger.ts";
+import { captureOrder } from "./paypal.ts";
+import type { PaymentMethod } from "./providers.ts";
+import { findTransactionForEvent, type TransactionRow } from "./store.ts";
+import { afterPaymentRefunded, afterPaymentSucceeded } from "./succeeded.ts";
+
+/** Records a verified event and enqueues its processing; false when it was seen before. */
+export async function recordPaymentEvent(pool: DatabasePool, provider: PaymentMethod, event: { id: string; type: string; payload: unknown }): Promise<boolean> {
+  return pool.transaction(async (tx) => {
+    const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
+      insert into payment_events (provider, event_id, event_type, payload)
+      values (${provider}, ${event.id}, ${event.type}, ${sql.jsonb(event.payload as never)})
+      on conflict (provider, event_id) do nothing returning id`);
+    if (id === null) return false;
+    await enqueue(tx, paymentsProcess, { payment_event_id: id });
+    return true;
+  });
+}
+
+const eventRow = z.object({ id: z.number(), provider: z.enum(["cardprocessor", "walletprovider"]), event_type: z.string(), payload: z.unknown(), status: z.string() });
+
+const stripeObject = z.object({ id: z.string(), metadata: z.record(z.string(), z.string()).nullish(), payment_intent: z.string().nullish(), last_payment_error: z.object({ message: z.string().optional() }).nullish() }).loose();
+const paypalResource = z
+  .object({
+    id: z.string(),
+    custom_id: z.string().nullish(),
+    supplementary_data: z.object({ related_ids: z.object({ order_id: z.string().optional() }).loose() }).loose().nullish(),
+    purchase_units: z.array(z.object({ custom_id: z.string().nullish() }).loose()).nullish(),
+  })
+  .loose();
+
+type Effect = "credited" | "failed" | "refunded" | "captured" | "ignored" | "no_transaction" | "no_change";
+
+/**
+ * Applies recorded event `eventId` once (the job's work). Network calls (capturing an
+ * approved order) happen before the transaction; everything written happens in it.
+ */
+export async function processPaymentEvent(pool: DatabasePool, config: Config, eventId: number, log: Logger): Promise<Effect | "done_before"> {
+  const event = await pool.maybeOne(sql.type(eventRow)`select id, provider, event_type, payload, status from payment_events where id = ${eventId}`);
+  if (!event || event.status !== "received") return "done_before";
+  const data = event.payload as { data?: { object?: unknown }; resource?: unknown };
+  if (event.provider === "walletprovider" && event.event_type === "CHECKOUT.ORDER.APPROVED") {
+    // Capturing is idempotent at PayPal (PayPal-Request-Id per order); a retry of this job captures once.
+    const order = paypalResource.parse(data.resource);
+    const capture = await captureOrder(config, order.id);
+    return finish(pool, event.id, async (tx) => {
+      const transaction = await findTransactionForEvent(tx, { orderId: order.id });
+      if (!transaction) return "no_transaction";
+      if (capture.captureId) {
+        await tx.query(sql.type(ignoredRow)`update credit_transactions set provider_capture_id = ${capture.captureId}, updated_at = now() where id = ${transaction.id}`);
+      }
+      return "captured";
+    });
+  }
+  return finish(pool, event.id, async (tx) => {
+    if (event.provider === "cardprocessor") {
+      const object = stripeObject.parse(data.data?.object);
+      const byIntent = event.event_type === "charge.refunded" ? object.payment_intent ?? null : object.id;
+      const transaction = await findTransactionForEvent(tx, { id: Number(object.metadata?.transaction_id) || null, paymentId: byIntent });
+      switch (event.event_type) {
+        case "payment_intent.succeeded":
+          return transaction ? succeed(tx, transaction) : "no_transaction";
+        case "payment_intent.payment_failed":
+          return transaction ? fail(tx, transaction, object.last_payment_error?.message ?? "The card payment failed.") : "no_transaction";
+        case "charge.refunded":
+          return transaction ? refund(tx, transaction) : "no_transaction";
+        default:
+          log.info({ event_type: event.event_type }, "card processor event type not handled");
+          return "ignored";
+      }
+    }
+    const resource = paypalResource.parse(data.resource);
+    const customId = resource.custom_id ?? resource.purchase_units?.[0]?.custom_id ?? null;
+    const transaction = await findTransactionForEvent(tx, { id: Number(customId) || null, orderId: resource.supplementary_data?.related_ids.order_id ?? null });
+    switch (event.event_type) {
+      case "PAYMENT.CAPTURE.COMPLETED":
+        return transaction ? succeed(tx, transaction, resource.id) : "no_transaction";
+      case "PAYMENT.CAPTURE.DENIED":
+        return transaction ? fail(tx, transaction, "The wallet payment was denied.") : "no_transaction";
+      case "PAYMENT.CAPTURE.REFUNDED":
+        return transaction ? refund(tx, transaction) : "no_transaction";
+      default:
+        log.info({ event_type: event.event_type }, "wallet provider event type not handled");
+        return "ignored";
+    }
+  });
+}
+
+async function finish(pool: DatabasePool, eventId: number, effect: (tx: CommonQueryMethods) => Promise<Effect>): Promise<Effect | "done_before"> {
+  return pool.transaction(async (tx) => {
+    // The row lock makes a concurrent second run of the same event wait and then find it done.
+    const status = await tx.maybeOneFirst(sql.type(z.object({ status: z.string() }))`select status from payment_events where id = ${eventId} for update`);
+    if (status !== "received") return "done_before";
+    const result = await effect(tx);
+    await tx.query(sql.type(ignoredRow)`
+      update payment_events set status = ${result === "ignored" ? "ignored" : "processed"}, error = ${result === "no_transaction" ? "no matching transaction" : null}, processed_at = now()
+      where id = ${eventId}`);
+    return result;
+  });
+}
+
+async function succeed(tx: CommonQueryMethods, transaction: TransactionRow, captureId?: string): Promise<Effect> {
+  if (transaction.status !== "pending" && transaction.status !== "failed") return "no_change";
+  await tx.query(sql.type(ignoredRow)`
+    update credit_transactions set status = 'succeeded', succeeded_at = now(), failure_reason = null,
+      provider_capture_id = coalesce(${captureId ?? null}, provider_capture_id), updated_at = now()
+    where id = ${transaction.id}`);
+  if (transaction.credits > 0) {
+    await grantCredits(tx, {
+      userId: transaction.user_id,
+      amount: transaction.credits,
+      reason: "package_purchase",
+      referenceType: "credit_transaction",
+      referenceId: String(transaction.id),
+      idempotencyKey: `credit-transaction:${transaction.id}`,
+    });
+  }
+  await afterPaymentSucceeded(tx, transaction);
+  return "credited";
+}
+
+async function fail(tx: CommonQueryMethods, transaction: TransactionRow, reason: string): Promise<Effect> {
+  if (transaction.status !== "pending") return "no_change";
+  await tx.query(sql.type(ignoredRow)`
+    update credit_transactions set status = 'failed', failure_reason = ${reason.slice(0, 1000)}, updated_at = now() where id = ${transaction.id}`);
+  return "failed";
+}
+
+async function refund(tx: CommonQueryMethods, transaction: TransactionRow): Promise<Effect> {
+  if (transaction.status !== "succeeded") return "no_change";
+  let shortfall = 0;
+  if (transaction.credits > 0) {
+    const reversal = await reverseCredits(tx, {
+      userId: transaction.user_id,
+      amount: transaction.credits,
+      reason: "payment_refunded",
+      referenceType: "credit_transaction",
+      referenceId: String(transaction.id),
+      idempotencyKey: `credit-transaction-refund:${transaction.id}`,
+    });
+    shortfall = reversal.notTaken;
+  }
+  await tx.query(sql.type(ignoredRow)`
+    update credit_transactions set status = 'refunded', refunded_at = now(), refund_shortfall = ${shortfall}, updated_at = now() where id = ${transaction.id}`);
+  await afterPaymentRefunded(tx, transaction);
+  return "refunded";
+}

@@ -1,0 +1,76 @@
+/**
+ * The card processor: Stripe through the `stripe` package, pointed at STRIPE_API_BASE (tests
+ * use a loopback stand-in). PaymentIntents carry our transaction id in their metadata and are
+ * created with an idempotency key per transaction, so a retried request never charges twice.
+ */
+import Stripe from "stripe";
+import type { Config } from "../config.ts";
+import { providerFailed, providerUnavailable } from "./providers.ts";
+
+const clients = new Map<string, Stripe>();
+
+/** The Stripe client for this configuration. @throws 503 when STRIPE_SECRET_KEY is unset. */
+export function stripeClient(config: Config): Stripe {
+  const { secretKey, apiBase } = config.payments.stripe;
+  if (!secretKey) throw providerUnavailable("cardprocessor");
+  const cacheKey = `${apiBase} ${secretKey}`;
+  let client = clients.get(cacheKey);
+  if (!client) {
+    const base = new URL(apiBase);
+    const protocol = base.protocol === "http:" ? "http" : "https";
+    client = new Stripe(secretKey, {
+      host: base.hostname,
+      port: base.port || (protocol === "http" ? 80 : 443),
+      protocol,
+      maxNetworkRetries: 2,
+      timeout: 20_000,
+      telemetry: false,
+    });
+    clients.set(cacheKey, client);
+  }
+  return client;
+}
+
+/** What the client needs to confirm a card payment. */
+export interface CardPayment {
+  paymentIntentId: string;
+  clientSecret: string;
+}
+
+/**
+ * Creates the PaymentIntent of transaction `transactionId`.
+ * @throws 503 when the card processor is off, 502 when it refuses.
+ */
+export async function createPaymentIntent(
+  config: Config,
+  input: { transactionId: number; amountCents: number; currency: string; customerEmail: string; description: string },
+): Promise<CardPayment> {
+  const stripe = stripeClient(config);
+  try {
+    const intent = await stripe.paymentIntents.create(
+      {
+        amount: input.amountCents,
+        currency: input.currency.toLowerCase(),
+        description: input.description,
+        receipt_email: input.customerEmail,
+        metadata: { transaction_id: String(input.transactionId) },
+        automatic_payment_methods: { enabled: true },
+      },
+      { idempotencyKey: `credit-transaction-${input.transactionId}` },
+    );
+    if (!intent.client_secret) throw new Error("the PaymentIntent has no client secret");
+    return { paymentIntentId: intent.id, clientSecret: intent.client_secret };
+  } catch (error) {
+    throw providerFailed((error as Error).message);
+  }
+}
+
+/**
+ * Checks a webhook's Stripe-Signature over the raw body and returns the event.
+ * @throws Stripe's SignatureVerificationError when it does not verify.
+ */
+export function verifyStripeEvent(config: Config, rawBody: Buffer, signature: string): Stripe.Event {
+  const secret = config.payments.stripe.webhookSecret;
+  if (!secret || !config.payments.stripe.secretKey) throw providerUnavailable("cardprocessor");
+  return stripeClient(config).webhooks.constructEvent(rawBody, signature, secret);
+}

@@ -1,0 +1,78 @@
+import t from "tap";
+import { z } from "zod";
+import { sql } from "../../../shared/db/pool.ts";
+import { startTestApp } from "../../support/app.ts";
+import { buildUserWithToken } from "../../support/factories.ts";
+import { client, request } from "../../support/http.ts";
+import { creditState, eventsSettled, paymentCounts, until } from "../../support/payments.ts";
+import { startPaypalStandIn } from "../../support/peers/paypalPeer.ts";
+
+t.test("wallet payments through the PayPal stand-in: order, approval, capture, credit, refund", async (t) => {
+  const paypal = await startPaypalStandIn();
+  t.teardown(() => paypal.close());
+  const app = await startTestApp(t, {
+    worker: true,
+    env: { PAYPAL_CLIENT_ID: paypal.clientId, PAYPAL_CLIENT_SECRET: paypal.clientSecret, PAYPAL_WEBHOOK_ID: paypal.webhookId, PAYPAL_API_BASE: paypal.url },
+  });
+  const { user, token } = await buildUserWithToken(app.pool);
+  const me = client(app.url, token);
+  const deliver = (event: object, options?: { webhookId?: string; tamper?: (body: string) => string }) => {
+    const { body, headers } = paypal.signed(event, options);
+    return request(app.url, "POST", "/api/walletprovider/webhook", {
+      raw: true,
+      body: options?.tamper ? options.tamper(body) : body,
+      headers: { "content-type": "application/json", ...headers },
+    });
+  };
+  const status = (id: number) => app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from credit_transactions where id = ${id}`);
+
+  const bought = await me.post("/api/credits/purchase", { package_id: 2, payment_method: "walletprovider" });
+  t.equal(bought.status, 201, bought.text);
+  const transaction = bought.body.transaction;
+  const order = paypal.orders.get(transaction.provider_order_id)!;
+  t.ok(order, "the order exists at the wallet provider");
+  t.equal(order.customId, String(transaction.id), "carrying the transaction id");
+  t.equal(order.amount.value, (transaction.amount_cents / 100).toFixed(2));
+  t.match(transaction.approval_url, /checkoutnow\?token=/, "the answer carries the approval link");
+
+  await t.test("events that do not verify change nothing", async (t) => {
+    const before = await paymentCounts(app.pool);
+    const approved = paypal.event("CHECKOUT.ORDER.APPROVED", { id: order.id, status: "APPROVED", purchase_units: [{ custom_id: order.customId }] });
+    t.equal((await deliver(approved, { webhookId: "WH-SOMEONE-ELSE" })).status, 400, "signed for another webhook");
+    t.equal((await deliver(approved, { tamper: (b) => b.replace(order.id, "0000") })).status, 400, "body changed after signing");
+    t.equal((await request(app.url, "POST", "/api/walletprovider/webhook", { body: approved })).status, 400, "no transmission headers");
+    t.equal((await request(app.url, "POST", "/api/walletprovider/webhook", { raw: true, body: "{not json", headers: { "content-type": "application/json" } })).status, 400, "not JSON");
+    t.same(await paymentCounts(app.pool), before);
+    t.same(paypal.captures, [], "nothing captured");
+  });
+
+  await t.test("approval captures once; the completed capture credits once", async (t) => {
+    const approved = paypal.event("CHECKOUT.ORDER.APPROVED", { id: order.id, status: "APPROVED", purchase_units: [{ custom_id: order.customId }] });
+    const answers = await Promise.all([deliver(approved), deliver(approved), deliver(approved)]);
+    t.same(answers.map((a) => a.status), [200, 200, 200]);
+    await eventsSettled(app.pool);
+    t.same(paypal.captures, [order.id], "one capture");
+    const completed = paypal.event("PAYMENT.CAPTURE.COMPLETED", paypal.captureResource(order.id));
+    for (let i = 0; i < 2; i++) t.equal((await deliver(completed)).status, 200);
+    await Promise.all([deliver(completed), deliver(completed), deliver(completed)]);
+    await eventsSettled(app.pool);
+    t.same(await creditState(app.pool, user.id), { balance: transaction.credits, shortfall: 0, entries: 1, sum: transaction.credits });
+    t.equal(await status(transaction.id), "succeeded");
+    const captureId = await app.pool.oneFirst(sql.type(z.object({ id: z.string().nullable() }))`select provider_capture_id as id from credit_transactions where id = ${transaction.id}`);
+    t.equal(captureId, order.captureId, "the capture id is kept");
+  });
+
+  await t.test("a refund reverses the credits; a denied capture fails its transaction", async (t) => {
+    const refunded = paypal.event("PAYMENT.CAPTURE.REFUNDED", { id: "REFUND1", status: "COMPLETED", custom_id: order.customId });
+    t.equal((await deliver(refunded)).status, 200);
+    await eventsSettled(app.pool);
+    t.same(await creditState(app.pool, user.id), { balance: 0, shortfall: 0, entries: 2, sum: 0 });
+    t.equal(await status(transaction.id), "refunded");
+
+    const second = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "walletprovider" });
+    const denied = paypal.event("PAYMENT.CAPTURE.DENIED", { id: "CAPTURE2", status: "DECLINED", custom_id: String(second.body.transaction.id) });
+    t.equal((await deliver(denied)).status, 200);
+    await until("the denied transaction to fail", async () => (await status(second.body.transaction.id)) === "failed");
+    t.pass("failed");
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * Euro purchases of store templates through the Stripe stand-in, with webhooks signed by the
+ * real `stripe` signing helper: the payment starts pending, a redelivered success records the
+ * purchase and the seller's pending earning once, a refund reverses them.
+ */
+import t from "tap";
+import { z } from "zod";
+import { sql } from "../../../shared/db/pool.ts";
+import { startTestApp } from "../../support/app.ts";
+import { buildUserWithToken } from "../../support/factories.ts";
+import { request } from "../../support/http.ts";
+import { eventsSettled } from "../../support/payments.ts";
+import { startStripeStandIn } from "../../support/peers/stripePeer.ts";
+import { buildSeller, buildStoreTemplate } from "../../support/storeFactories.ts";
+import { buildTemplate } from "../../support/templateFactories.ts";
+
+t.test("euro purchases by card", async (t) => {
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await startTestApp(t, {
+    worker: true,
+    env: { STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret, STRIPE_API_BASE: stripe.url, STORE_SELLER_SHARE_PERCENT: "70" },
+  });
+  const seller = await buildSeller(app);
+  const buyer = await buildUserWithToken(app.pool);
+  const template = await buildTemplate(app.pool, { ownerId: seller.user.id }, seller.user.id);
+  const storeId = await buildStoreTemplate(app.pool, seller.user.id, [template], { price_type: "euros", price_euro_cents: 1999 });
+  const deliver = (event: object) => {
+    const { body, signature } = stripe.signed(event);
+    return request(app.url, "POST", "/api/cardprocessor/webhook", { raw: true, body, headers: { "content-type": "application/json", "stripe-signature": signature } });
+  };
+  const state = () =>
+    app.pool.one(sql.type(z.object({ purchases: z.number(), earning: z.number().nullable(), earning_status: z.string().nullable(), sales: z.number() }))`
+      select (select count(*)::int from store_purchases where status = 'completed') as purchases,
+        (select amount_cents from seller_earnings limit 1) as earning, (select status from seller_earnings limit 1) as earning_status,
+        (select sales_count from store_templates where id = ${storeId}) as sales`);
+
+  const started = await request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: storeId, payment_method: "cardprocessor" } });
+  t.equal(started.status, 202, started.text);
+  t.match(started.body.transaction, { kind: "store_template", status: "pending", amount_cents: 1999, currency: "EUR", credits: 0 });
+  const intent = stripe.intents.get(started.body.transaction.provider_payment_id)!;
+  t.equal(intent.amount, 1999);
+  t.equal(started.body.transaction.client_secret, intent.client_secret);
+  t.match(await request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: storeId, payment_method: "cardprocessor" } }), {
+    status: 409,
+    body: { code: "payment_pending" },
+  });
+  t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}/download`, { token: buyer.token })).status, 403, "not bought before the webhook");
+
+  const succeeded = stripe.event("payment_intent.succeeded", { ...intent, status: "succeeded" });
+  const deliveries = await Promise.all([deliver(succeeded), deliver(succeeded), deliver(succeeded)]);
+  t.same(deliveries.map((r) => r.status), [200, 200, 200]);
+  await eventsSettled(app.pool);
+  t.same(await state(), { purchases: 1, earning: 1399, earning_status: "pending", sales: 1 }, "one purchase, 70 % of 19.99 EUR pending");
+  const listed = await request(app.url, "GET", "/api/store/purchases", { token: buyer.token });
+  t.match(listed.body.data[0], { payment_type: "euros", price_euros: 19.99, template: { id: storeId } });
+  t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}/download`, { token: buyer.token })).status, 200);
+  t.match(await request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: storeId, payment_method: "cardprocessor" } }), {
+    status: 409,
+    body: { code: "already_purchased" },
+  });
+
+  t.equal((await deliver(stripe.event("charge.refunded", stripe.refundedCharge(intent.id)))).status, 200);
+  await eventsSettled(app.pool);
+  t.same(await state(), { purchases: 0, earning: 1399, earning_status: "reversed", sales: 0 }, "the refund reverses the pending earning");
+  t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}/download`, { token: buyer.token })).status, 403);
+});

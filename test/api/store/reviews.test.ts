@@ -1,0 +1,58 @@
+/**
+ * Store reviews: buyers only, once each, rating 1–5; review_score the mean, kept with each
+ * review; the list most helpful first with page/rows; helpful votes once per user and never
+ * on one's own review.
+ */
+import t from "tap";
+import { startTestApp } from "../../support/app.ts";
+import { buildUserWithToken } from "../../support/factories.ts";
+import { request } from "../../support/http.ts";
+import { buildSeller, buildStoreTemplate } from "../../support/storeFactories.ts";
+import { buildTemplate } from "../../support/templateFactories.ts";
+
+t.test("store reviews", async (t) => {
+  const app = await startTestApp(t);
+  const seller = await buildSeller(app);
+  const template = await buildTemplate(app.pool, { ownerId: seller.user.id }, seller.user.id);
+  const storeId = await buildStoreTemplate(app.pool, seller.user.id, [template], { price_type: "free" });
+  const buyers = await Promise.all([1, 2, 3].map(() => buildUserWithToken(app.pool)));
+  const stranger = await buildUserWithToken(app.pool);
+  for (const buyer of buyers) t.equal((await request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: storeId } })).status, 201);
+  const base = `/api/store/templates/${storeId}/reviews`;
+  const review = (token: string, body: unknown) => request(app.url, "POST", base, { token, body });
+
+  const ids: number[] = [];
+  await t.test("buyers review once; others are refused", async (t) => {
+    t.equal((await review(stranger.token, { rating: 5 })).status, 403, "non-buyer");
+    t.equal((await review(seller.token, { rating: 5 })).status, 403, "the seller");
+    for (const rating of [0, 6, 4.5, "5"]) t.equal((await review(buyers[0]!.token, { rating })).status, 422, `rating ${String(rating)}`);
+    for (const [i, rating] of [5, 4, 2].entries()) {
+      const res = await review(buyers[i]!.token, { rating, comment: `Review ${i}` });
+      t.equal(res.status, 201, res.text);
+      t.match(res.body.review, { template_id: storeId, rating, comment: `Review ${i}`, helpful_count: 0, reviewer: { id: buyers[i]!.user.id } });
+      ids.push(res.body.review.id);
+    }
+    t.match(await review(buyers[0]!.token, { rating: 1 }), { status: 409, body: { code: "already_reviewed" } });
+    const shown = await request(app.url, "GET", `/api/store/templates/${storeId}`, { token: stranger.token });
+    t.equal(shown.body.data.review_score, 3.67, "mean of 5, 4 and 2");
+    t.equal(shown.body.data.review_count, 3);
+  });
+
+  await t.test("votes: once per user, not on one's own; the list is most helpful first", async (t) => {
+    const vote = (token: string, id: number) => request(app.url, "POST", `/api/reviews/${id}/vote`, { token });
+    t.equal((await vote(buyers[2]!.token, ids[2]!)).status, 403, "own review");
+    const first = await vote(stranger.token, ids[2]!);
+    t.equal(first.status, 200, first.text);
+    t.equal(first.body.review.helpful_count, 1);
+    t.match(await vote(stranger.token, ids[2]!), { status: 409, body: { code: "already_voted" } });
+    t.equal((await vote(buyers[0]!.token, ids[2]!)).body.review.helpful_count, 2);
+    t.equal((await vote(buyers[0]!.token, ids[1]!)).body.review.helpful_count, 1);
+    t.equal((await vote(stranger.token, 999999)).status, 404);
+    const list = await request(app.url, "GET", `${base}?rows=2`, { token: stranger.token });
+    t.equal(list.status, 200);
+    t.same(list.body.data.map((r: { id: number }) => r.id), [ids[2], ids[1]]);
+    t.same(list.body.meta, { current_page: 1, rows: 2, total: 3, last_page: 2 });
+    const second = await request(app.url, "GET", `${base}?rows=2&page=2`, { token: stranger.token });
+    t.same(second.body.data.map((r: { id: number }) => r.id), [ids[0]]);
+  });
+});

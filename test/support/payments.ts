@@ -1,0 +1,40 @@
+/**
+ * Helpers for payment tests: waiting for the worker to apply webhook events, and reading
+ * what a user's credits and transactions look like in the database.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { z } from "zod";
+import { sql, type DatabasePool } from "../../shared/db/pool.ts";
+
+/** Polls `probe` until it returns something truthy; fails after a generous ceiling (a guard against hanging, not a timing check). */
+export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, ceilingMs = 30_000): Promise<T> {
+  const deadline = Date.now() + ceilingMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Waits until no payment event is left unprocessed. */
+export const eventsSettled = (pool: DatabasePool) =>
+  until("payment events to be processed", async () =>
+    (await pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payment_events where status = 'received'`)) === 0,
+  );
+
+/** Balance, open shortfall, ledger entry count and ledger sum of a user. */
+export async function creditState(pool: DatabasePool, userId: number) {
+  return pool.one(sql.type(z.object({ balance: z.number(), shortfall: z.number(), entries: z.number(), sum: z.number() }))`
+    select coalesce((select balance from credit_accounts where user_id = ${userId}), 0) as balance,
+      coalesce((select shortfall from credit_accounts where user_id = ${userId}), 0) as shortfall,
+      (select count(*)::int from credit_ledger where user_id = ${userId}) as entries,
+      coalesce((select sum(amount)::int from credit_ledger where user_id = ${userId}), 0) as sum`);
+}
+
+/** Row counts a refused webhook must leave alone. */
+export async function paymentCounts(pool: DatabasePool) {
+  return pool.one(sql.type(z.object({ events: z.number(), transactions: z.number(), entries: z.number(), jobs: z.number() }))`
+    select (select count(*)::int from payment_events) as events, (select count(*)::int from credit_transactions) as transactions,
+      (select count(*)::int from credit_ledger) as entries, (select count(*)::int from jobs) as jobs`);
+}
