@@ -20,6 +20,7 @@ import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { adminSettingsRoutes } from "./admin/settings.router.ts";
 import { settingsRoutes } from "./settings/settings.router.ts";
 import { pushRoutes } from "./push/push.router.ts";
+import { languageRoutes } from "./languages/languages.router.ts";
 import { performanceRoutes } from "./usage/performance.router.ts";
 import { visitRoutes } from "./usage/visits.router.ts";
 import { supportTicketRoutes } from "./support/tickets.router.ts";
@@ -35,6 +36,7 @@ import { schemaRoutes } from "./schemas/schemas.router.ts";
 import { schemaExchangeRoutes } from "./schemas/exchange.router.ts";
 import { sqlParseRoutes } from "./schemas/sqlParse.router.ts";
 import { translationRoutes } from "./schemas/translations.router.ts";
+import { autoTranslateRoutes } from "./schemas/autoTranslate.router.ts";
 import { templateRoutes } from "./templates/templates.router.ts";
 import { topLevelTemplateRoutes } from "./templates/topLevel.router.ts";
 import { variableRoutes } from "./templates/variables.router.ts";
@@ -102,6 +104,7 @@ export const allRoutes: RouteSpec[] = [
   ...adminSettingsRoutes,
   ...settingsRoutes,
   ...pushRoutes,
+  ...languageRoutes,
   ...performanceRoutes,
   ...visitRoutes,
   ...supportTicketRoutes,
@@ -116,6 +119,7 @@ export const allRoutes: RouteSpec[] = [
   ...invitationRoutes,
   ...schemaExchangeRoutes,
   ...schemaRoutes,
+  ...autoTranslateRoutes,
   ...translationRoutes,
   ...sqlParseRoutes,
   ...templateRoutes,
