@@ -12,6 +12,7 @@ import type { Logger } from "../shared/logger.ts";
 import type { SettingsCache } from "../shared/settings/cache.ts";
 import type { Storage } from "../shared/storage/storage.ts";
 import type { Identity } from "./identity.ts";
+import type { ServerTimings } from "./serverTimings.ts";
 import type { AppMetrics } from "./metrics.ts";
 
 /** Process-wide resources of a web process. */
@@ -25,6 +26,8 @@ export interface AppDeps {
   identity: Identity;
   /** The global settings, cached and invalidated across processes (shared/settings/cache.ts). */
   settings: SettingsCache;
+  /** Sampled request durations, flushed to performance_measures (api/serverTimings.ts). */
+  timings: ServerTimings;
 }
 
 /** What the presented token may do (shared/auth/scopes.ts). */

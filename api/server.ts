@@ -87,6 +87,7 @@ export async function startWeb(deps: AppDeps, port: number, host: string, option
         }, deps.config.shutdownTimeoutMs);
         await realtime.close();
         await closed;
+        await deps.timings.stop();
         clearTimeout(timer);
       })()),
   };

@@ -122,6 +122,13 @@ export const envSchema = z.object({
   BITBUCKET_CLIENT_SECRET: z.string().min(1).max(1024).optional(),
   BITBUCKET_OAUTH_BASE: httpBase.default("https://bitbucket.org"),
   BITBUCKET_API_BASE: httpBase.default("https://api.bitbucket.org/2.0"),
+  VAPID_PUBLIC_KEY: z.string().regex(/^[A-Za-z0-9_-]{87}$/, { error: "expected an uncompressed P-256 public key, base64url (87 characters)" }).optional(),
+  VAPID_PRIVATE_KEY: z.string().regex(/^[A-Za-z0-9_-]{43}$/, { error: "expected a P-256 private key, base64url (43 characters)" }).optional(),
+  VAPID_SUBJECT: z.string().regex(/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/, { error: "expected a mailto: address or an https: URL" }).default("mailto:webmaster@localhost"),
+  PUSH_TIMEOUT_MS: integer(100, 120_000).default(10_000),
+  TRANSLATION_API_URL: httpBase.optional(),
+  TRANSLATION_API_KEY: z.string().min(1).max(1024).optional(),
+  VISITS_RETENTION_DAYS: integer(1, 3650).default(30),
   GIT_OAUTH_REDIRECT_URL: z
     .url({ error: "expected an absolute URL such as https://app.example.com/git/{provider}/callback" })
     .optional(),
@@ -173,6 +180,12 @@ export interface Config {
   webhooks: { timeoutMs: number; maxAttempts: number; deactivateAfterFailures: number };
   /** Uploaded images (template media): the largest file accepted. */
   media: { maxBytes: number };
+  /** Web Push (VAPID); without both keys push notifications are off. */
+  push: { vapidPublicKey: string | undefined; vapidPrivateKey: string | undefined; vapidSubject: string; timeoutMs: number };
+  /** Automatic translation through a DeepL-shaped API; off without both. */
+  translation: { apiUrl: string | undefined; apiKey: string | undefined };
+  /** Raw page views older than this are rolled up into daily figures and deleted. */
+  visits: { retentionDays: number };
   /** Attachments of kanban comments and messages: how long a signed download link works. */
   attachments: { linkTtlMs: number };
   /** Form designer access: the trial's length (0: no trial) and the one-time unlock's price in credits. */
@@ -229,6 +242,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (cleaned.OAUTH_CLIENT_SECRET && !cleaned.OAUTH_CLIENT_ID) {
     pairProblems.push("OAUTH_CLIENT_ID is missing: required when OAUTH_CLIENT_SECRET is set (set both, or neither)");
+  }
+  if (Boolean(cleaned.VAPID_PUBLIC_KEY) !== Boolean(cleaned.VAPID_PRIVATE_KEY)) {
+    pairProblems.push(`${cleaned.VAPID_PUBLIC_KEY ? "VAPID_PRIVATE_KEY" : "VAPID_PUBLIC_KEY"} is missing: push notifications need both VAPID keys (set both, or neither)`);
   }
   for (const provider of ["GITHUB", "GITLAB", "BITBUCKET"]) {
     const [id, secret] = [`${provider}_CLIENT_ID`, `${provider}_CLIENT_SECRET`];
@@ -297,6 +313,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       deactivateAfterFailures: e.WEBHOOK_DEACTIVATE_AFTER_FAILURES,
     },
     media: { maxBytes: e.MEDIA_MAX_BYTES },
+    push: { vapidPublicKey: e.VAPID_PUBLIC_KEY, vapidPrivateKey: e.VAPID_PRIVATE_KEY, vapidSubject: e.VAPID_SUBJECT, timeoutMs: e.PUSH_TIMEOUT_MS },
+    translation: { apiUrl: e.TRANSLATION_API_URL, apiKey: e.TRANSLATION_API_KEY },
+    visits: { retentionDays: e.VISITS_RETENTION_DAYS },
     attachments: { linkTtlMs: e.ATTACHMENT_LINK_TTL_MINUTES * 60_000 },
     formDesigner: { trialDays: e.FORM_DESIGNER_TRIAL_DAYS, unlockCost: e.FORM_DESIGNER_UNLOCK_COST },
     store: {

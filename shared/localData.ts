@@ -4,7 +4,7 @@
  * are generated on first start into `<DATA_DIR>/secrets.json` and reused. Production
  * (NODE_ENV=production) never generates: missing secrets are a configuration error there.
  */
-import { randomBytes } from "node:crypto";
+import { createECDH, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -22,7 +22,22 @@ const groups: Record<string, () => string>[] = [
   { REALTIME_APP_KEY: () => randomBytes(10).toString("hex") },
   { REALTIME_APP_SECRET: () => randomBytes(24).toString("hex") },
   { OAUTH_CLIENT_ID: () => GENERATED_CLIENT_ID, OAUTH_CLIENT_SECRET: () => randomBytes(32).toString("base64url") },
+  vapidGroup(),
 ];
+
+/** A VAPID key pair (P-256, base64url as web-push takes them), made once for both names. */
+function vapidGroup(): Record<string, () => string> {
+  let pair: { publicKey: string; privateKey: string } | undefined;
+  const make = () => {
+    if (pair) return pair;
+    const ecdh = createECDH("prime256v1");
+    ecdh.generateKeys();
+    const key = ecdh.getPrivateKey();
+    const privateKey = Buffer.concat([Buffer.alloc(32 - key.length), key]).toString("base64url");
+    return (pair = { publicKey: ecdh.getPublicKey().toString("base64url"), privateKey });
+  };
+  return { VAPID_PUBLIC_KEY: () => make().publicKey, VAPID_PRIVATE_KEY: () => make().privateKey };
+}
 
 export interface DevelopmentDefaultsOptions {
   /** Told once about values generated now (their names, and the first-party client's credentials). */

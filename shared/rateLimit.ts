@@ -11,7 +11,7 @@
  * checked and counted on all its keys in one statement (`login_attempt_take`).
  */
 import { z } from "zod";
-import { ignoredRow, sql, type DatabasePool } from "./db/pool.ts";
+import { ignoredRow, sql, type CommonQueryMethods, type DatabasePool } from "./db/pool.ts";
 
 export interface LimitState {
   allowed: boolean;
@@ -118,10 +118,13 @@ export class AttemptCounter {
     return Math.floor(Date.now() / 1000 / this.#windowS) * this.#windowS;
   }
 
-  /** Counts one attempt on every key unless one of them has reached its limit (then nothing is counted). */
-  async take(limits: readonly { key: string; max: number }[]): Promise<AttemptTake> {
+  /**
+   * Counts one attempt on every key unless one of them has reached its limit (then nothing is
+   * counted). `conn` runs it inside a caller's transaction (the count then commits with it).
+   */
+  async take(limits: readonly { key: string; max: number }[], conn: CommonQueryMethods = this.#pool): Promise<AttemptTake> {
     const windowStart = this.#window();
-    const full = await this.#pool.oneFirst(sql.type(z.object({ full: z.number() }))`
+    const full = await conn.oneFirst(sql.type(z.object({ full: z.number() }))`
       select login_attempt_take(${sql.array(limits.map((l) => l.key), "text")}, ${sql.array(limits.map((l) => l.max), "int4")},
         to_timestamp(${windowStart})) as full`);
     if (full === 0) return { allowed: true, windowStart };
@@ -129,8 +132,8 @@ export class AttemptCounter {
   }
 
   /** Takes back an attempt counted by `take` in `windowStart` (it succeeded). */
-  async giveBack(key: string, windowStart: number): Promise<void> {
-    await this.#pool.query(sql.type(ignoredRow)`
+  async giveBack(key: string, windowStart: number, conn: CommonQueryMethods = this.#pool): Promise<void> {
+    await conn.query(sql.type(ignoredRow)`
       update rate_limit_counters set count = greatest(0, count - 1) where key = ${key} and window_start = to_timestamp(${windowStart})`);
   }
 

@@ -14,4 +14,8 @@ export const crontab = [
   // Outbound webhooks: outbox events missed by the trigger's kick, and scheduled deliveries.
   "* * * * * webhooks__dispatch ?max=3",
   "* * * * * webhooks__schedule ?max=3",
+  // Project subscriptions and patron memberships that ended: renewed from credits, or expired.
+  "7 3 * * * subscriptions__renew ?max=3",
+  // Page views past VISITS_RETENTION_DAYS: rolled up into daily figures, raw rows and old salts deleted.
+  "37 * * * * visits__rollup ?max=3",
 ].join("\n");

@@ -2,8 +2,9 @@
  * Bearer authentication for protected routes: `Authorization: Bearer <token>`, where the
  * token is an OAuth access token (RS256 JWT) or a personal API token (`<id>|<secret>`).
  * A JWT must verify (signature, typ, issuer, audience, expiry, not-before), its user must
- * exist, it must not be revoked by /logout, and it must be younger than the user's
- * `tokens_revoked_at` (logout-all-devices, password change). Anything else answers 401;
+ * exist, it must not be revoked by /logout, the OAuth grant it was issued under (if any) must
+ * still exist (a replayed refresh token revokes the grant), and it must be younger than the
+ * user's `tokens_revoked_at` (logout-all-devices, password change). Anything else answers 401;
  * failed attempts count against the caller's IP budget, so token guessing is limited.
  *
  * A valid token then needs the scope of the route (`requireScope`, shared/auth/scopes.ts):
@@ -39,19 +40,23 @@ function scoped(user: UserRow, names: readonly string[]): { user: UserRow } & To
   return { user: { ...user, roles }, scopes, withheldRoles: user.roles.filter((role) => !roles.includes(role)) };
 }
 
-const userWithRevocation = userRow.extend({ revoked: z.boolean() });
+const userWithRevocation = userRow.extend({ revoked: z.boolean(), grant_gone: z.boolean() });
 
 async function resolveJwt(deps: AppDeps, token: string): Promise<Authenticated | null> {
   const claims = await deps.identity.verifier.verify(token);
   if (!claims) return null;
-  // One round trip: the user and whether this token was revoked by /logout. A named prepared
-  // statement: planning this query (two subqueries) cost twice its execution on every request.
-  const row = await deps.pool.maybeOne(sql.prepared("authenticate_jwt_user", userWithRevocation)`
-    select ${userColumns}, exists (select 1 from revoked_access_tokens where jti = ${claims.jti}) as revoked
+  // One round trip: the user, whether this token was revoked by /logout, and whether the
+  // OAuth grant it came from is gone (a replayed refresh token revokes its whole family, the
+  // access tokens included). A named prepared statement: planning this query (its subqueries)
+  // cost twice its execution on every request.
+  const row = await deps.pool.maybeOne(sql.prepared("authenticate_jwt_user_grant", userWithRevocation)`
+    select ${userColumns}, exists (select 1 from revoked_access_tokens where jti = ${claims.jti}) as revoked,
+      (${claims.gid ?? null}::text is not null
+        and not exists (select 1 from oauth_models where model = 'Grant' and id = ${claims.gid ?? null}::text)) as grant_gone
     from users u where u.id = ${Number(claims.sub)}`);
-  if (!row || row.revoked || row.disabled_at) return null;
+  if (!row || row.revoked || row.grant_gone || row.disabled_at) return null;
   if (row.tokens_revoked_at && issuedAtMs(claims) < row.tokens_revoked_at.getTime()) return null;
-  const { revoked: _revoked, ...user } = row;
+  const { revoked: _revoked, grant_gone: _grantGone, ...user } = row;
   const clientId = claims.client_id ?? (Array.isArray(claims.aud) ? claims.aud[0]! : claims.aud!);
   const scope = typeof claims.scope === "string" ? claims.scope : "";
   const { user: acting, ...scopes } = scoped(user, scope.split(" "));

@@ -10,6 +10,7 @@
  * (/api/docs, /api/openapi.json), which load balancers, scrapers and browsers poll; they
  * do no work a caller could abuse.
  */
+import { createHmac } from "node:crypto";
 import type { Next } from "koa";
 import { AppError } from "../../shared/errors.ts";
 import type { LimitState } from "../../shared/rateLimit.ts";
@@ -27,9 +28,12 @@ function tooMany(state: LimitState): AppError {
   });
 }
 
+/** The counter key of the caller's address: keyed by APP_KEY, so no address is written to the database. */
+const ipKey = (ctx: AppContext) => `ip:${createHmac("sha256", ctx.deps.config.appKey).update(`rate-limit:${ctx.ip}`).digest("base64url").slice(0, 22)}`;
+
 /** Spends one unit of the caller's IP budget; throws 429 past it. */
 export async function chargeIp(ctx: AppContext): Promise<void> {
-  const state = await ctx.deps.identity.limiter.hit(`ip:${ctx.ip}`, ctx.deps.config.rateLimit.publicPerHour);
+  const state = await ctx.deps.identity.limiter.hit(ipKey(ctx), ctx.deps.config.rateLimit.publicPerHour);
   applyHeaders(ctx, state);
   if (!state.allowed) throw tooMany(state);
 }

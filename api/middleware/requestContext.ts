@@ -66,6 +66,7 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
     ctx.deps.metrics.recordRequest(ctx.method, String(route), ctx.status, seconds);
+    if (route !== "unmatched") ctx.deps.timings.record(`${ctx.method} ${String(route)}`, seconds * 1000);
     const log = ctx.deps.log;
     if (ctx.status >= 500 ? log.isLevelEnabled("error") : log.isLevelEnabled("info")) {
       const line = { req_id: requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, user: ctx.state.user?.id };

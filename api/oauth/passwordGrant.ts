@@ -9,8 +9,7 @@
 import { errors, type KoaContextWithOIDC } from "oidc-provider";
 import { checkCredentials } from "../../shared/auth/credentials.ts";
 import { allowedScopes } from "../../shared/auth/scopes.ts";
-import { consumeTotpStep, matchTotp } from "../../shared/auth/twoFactor.ts";
-import { openText } from "../../shared/crypto.ts";
+import { checkSecondFactor } from "../../shared/auth/secondFactor.ts";
 import type { ProviderDeps } from "./provider.ts";
 import { API_RESOURCE, resourceServerInfo } from "./provider.ts";
 
@@ -50,10 +49,13 @@ export function passwordGrant(deps: ProviderDeps) {
     }
     const user = result.user;
     if (user.two_factor_confirmed_at && user.two_factor_secret) {
-      const step = params.otp ? matchTotp(openText(deps.config.appKey, user.two_factor_secret), params.otp) : null;
-      if (step === null || !(await consumeTotpStep(deps.pool, user.id, step))) {
-        throw new errors.InvalidGrant("a valid two-factor code is required in parameter otp");
+      if (!params.otp || !/^\d{6}$/.test(params.otp.trim())) throw new errors.InvalidGrant("a valid two-factor code is required in parameter otp");
+      const checked = await checkSecondFactor({ attempts: deps.attempts, appKey: deps.config.appKey }, deps.pool, user, params.otp);
+      if ("locked" in checked) {
+        ctx.set("Retry-After", String(checked.retryAfterS));
+        throw new TooManyAttempts(checked.retryAfterS);
       }
+      if (!checked.accepted) throw new errors.InvalidGrant("a valid two-factor code is required in parameter otp");
     }
 
     const scopes = grantedScopes(params.scope, user.roles);

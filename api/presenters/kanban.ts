@@ -33,6 +33,7 @@ const personOf = (row: { user_id: number | null; user_name: string | null; user_
 export const assigneeResource = z.object({
   id: z.number(),
   user_id: z.number(),
+  assignment_id: z.number(),
   username: z.string(),
   name: z.string(),
   avatar_url: z.string().nullable(),
@@ -43,12 +44,16 @@ export const assigneeResource = z.object({
   kanban_role_color: z.string().nullable(),
 });
 
-/** An Assignee; `id` is the assignment (`DELETE /assignees/{id}`), `user_id` the person. */
+/**
+ * An Assignee: `id` (and `user_id`) is the person, as the card write form's `assignees`
+ * takes them; `assignment_id` names the assignment for `DELETE /assignees/{id}`.
+ */
 export function presentAssignee(row: AssigneeRow) {
   const role = row.kanban_role === null ? null : ROLE_STYLE[row.kanban_role];
   return {
-    id: row.id,
+    id: row.user_id,
     user_id: row.user_id,
+    assignment_id: row.id,
     username: row.username,
     name: row.name,
     avatar_url: null,

@@ -19,6 +19,11 @@ import { adminJobRoutes } from "./admin/jobs.router.ts";
 import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { adminSettingsRoutes } from "./admin/settings.router.ts";
 import { settingsRoutes } from "./settings/settings.router.ts";
+import { pushRoutes } from "./push/push.router.ts";
+import { performanceRoutes } from "./usage/performance.router.ts";
+import { visitRoutes } from "./usage/visits.router.ts";
+import { supportTicketRoutes } from "./support/tickets.router.ts";
+import { adminSupportTicketRoutes } from "./support/adminTickets.router.ts";
 import { projectRoutes } from "./projects/projects.router.ts";
 import { projectStateRoutes } from "./projects/state.router.ts";
 import { bundleRoutes } from "./projects/bundle.router.ts";
@@ -67,6 +72,7 @@ import { storeMediaRoutes } from "./store/media.router.ts";
 import { threadRoutes } from "./messages/threads.router.ts";
 import { messageRoutes } from "./messages/messages.router.ts";
 import { attachmentRoutes } from "./attachments/download.router.ts";
+import { storeReviewRoutes } from "./store/reviews.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 import { formDesignerAccessRoutes } from "./forms/access.router.ts";
 import { formSetRoutes } from "./forms/sets.router.ts";
@@ -75,6 +81,9 @@ import { formElementRoutes } from "./forms/elements.router.ts";
 import { creditPackageRoutes } from "./credits/packages.router.ts";
 import { purchaseRoutes } from "./credits/purchase.router.ts";
 import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
+import { patronRoutes } from "./patron/patron.router.ts";
+import { projectFormRoutes } from "./projectForms/forms.router.ts";
+import { projectReportRoutes } from "./projectForms/reports.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -90,6 +99,11 @@ export const allRoutes: RouteSpec[] = [
   ...auditLogRoutes,
   ...adminSettingsRoutes,
   ...settingsRoutes,
+  ...pushRoutes,
+  ...performanceRoutes,
+  ...visitRoutes,
+  ...supportTicketRoutes,
+  ...adminSupportTicketRoutes,
   ...adminConsoleRoutes,
   ...projectStateRoutes,
   ...bundleRoutes,
@@ -139,6 +153,7 @@ export const allRoutes: RouteSpec[] = [
   ...threadRoutes,
   ...messageRoutes,
   ...attachmentRoutes,
+  ...storeReviewRoutes,
   ...creditRoutes,
   ...formDesignerAccessRoutes,
   ...formSetRoutes,
@@ -147,6 +162,9 @@ export const allRoutes: RouteSpec[] = [
   ...creditPackageRoutes,
   ...purchaseRoutes,
   ...paymentWebhookRoutes,
+  ...patronRoutes,
+  ...projectFormRoutes,
+  ...projectReportRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

@@ -4,12 +4,16 @@
  * (LOGIN_MAX_ATTEMPTS) and the e-mail alone across every address (EMAIL_ATTEMPTS_FACTOR
  * times as many), so guesses spread over many addresses are slowed too. An attempt is
  * counted before the password is checked, atomically with the check of both limits; a
- * success clears its pair and takes its attempt back from the e-mail's count.
+ * success clears its pair and takes its attempt back from the e-mail's count. The e-mail's
+ * count does not apply from a known source (shared/auth/loginSources.ts), so nobody can lock
+ * the owner out from where they usually sign in.
  */
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods, type DatabasePool } from "../db/pool.ts";
 import { userColumns, userRow } from "../db/users.ts";
 import type { AttemptCounter } from "../rateLimit.ts";
+import type { DeviceIdentity } from "./loginChallenges.ts";
+import { isKnownSource, recordLoginSource } from "./loginSources.ts";
 import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 
 export const loginUserRow = userRow.extend({
@@ -45,14 +49,14 @@ export async function checkCredentials(
   email: string,
   password: string,
   ip: string,
+  device: DeviceIdentity | null = null,
 ): Promise<CredentialResult> {
   const pair = pairKey(email, ip);
   const perEmail = emailKey(email);
   const max = deps.attempts.max;
-  const taken = await deps.attempts.take([
-    { key: pair, max },
-    { key: perEmail, max: max * EMAIL_ATTEMPTS_FACTOR },
-  ]);
+  // From an address (or trusted device) the account signed in from lately, only the pair's limit applies.
+  const known = await isKnownSource(deps.pool, email, ip, device);
+  const taken = await deps.attempts.take([{ key: pair, max }, ...(known ? [] : [{ key: perEmail, max: max * EMAIL_ATTEMPTS_FACTOR }])]);
   if (!taken.allowed) return { ok: false, reason: "locked", retryAfterS: taken.retryAfterS };
   const user = await findLoginUser(deps.pool, { email });
   const valid = await verifyPassword(user?.password_hash ?? null, password);
@@ -60,7 +64,8 @@ export async function checkCredentials(
   await deps.attempts.reset(pair);
   // Only after the password matched, so the answer tells a disabled account apart only to its owner.
   if (user.disabled_at) return { ok: false, reason: "disabled" };
-  await deps.attempts.giveBack(perEmail, taken.windowStart);
+  if (!known) await deps.attempts.giveBack(perEmail, taken.windowStart);
+  await recordLoginSource(deps.pool, user.id, ip);
   if (user.password_hash && needsRehash(user.password_hash)) {
     const rehashed = await hashPassword(password);
     await deps.pool.query(sql.type(ignoredRow)`update users set password_hash = ${rehashed} where id = ${user.id}`);

@@ -52,8 +52,8 @@ export async function reauthenticate(deps: ReauthDeps, user: { id: number; email
   if (input.codeField && login.two_factor_confirmed_at && login.two_factor_secret) {
     const field = input.codeField;
     if (!input.code) throw invalid({ [field]: ["This account uses two-factor authentication: give a current code from the app or a recovery code."] });
-    const outcome = await checkSecondFactor(deps, login, input.code);
-    if (outcome === "locked") throw tooManyAttempts(0, "two-factor");
+    const outcome = await checkSecondFactor(deps, deps.pool, login, input.code);
+    if ("locked" in outcome) throw tooManyAttempts(outcome.retryAfterS, "two-factor");
     if (!outcome.accepted) throw invalid({ [field]: ["The two-factor code is invalid."] });
   }
   return login;

@@ -13,12 +13,14 @@
  * - password reset tokens once expired;
  * - used e-mail links once the link would have expired anyway (its signature refuses it then);
  * - e-mail changes once they can no longer be cancelled;
+ * - sign-in sources once they are no longer known (KNOWN_SOURCE_DAYS);
  * - personal API tokens 30 days after they expired: they stopped authenticating at their
  *   expiry, and GET /api-tokens shows them as expired meanwhile, so a script that starts
  *   failing can be traced to its token.
  */
 import { z } from "zod";
 import { sql, type DatabasePool } from "../db/pool.ts";
+import { KNOWN_SOURCE_DAYS } from "./loginSources.ts";
 
 /** How long after its expiry a trusted device is remembered (for `needs_reverification`). */
 export const EXPIRED_DEVICE_MEMORY_DAYS = 90;
@@ -42,6 +44,7 @@ export interface IdentityPurge {
   personal_access_tokens: number;
   used_email_links: number;
   email_changes: number;
+  login_sources: number;
 }
 
 /** Deletes expired identity rows; `longestWindowS` is the longest rate-limit or login window in use. */
@@ -69,5 +72,6 @@ export async function purgeIdentityRows(pool: DatabasePool, longestWindowS: numb
       delete from personal_access_tokens where expires_at < now() - make_interval(days => ${EXPIRED_TOKEN_MEMORY_DAYS})`),
     used_email_links: await purge(sql.fragment`delete from used_email_links where expires_at < now()`),
     email_changes: await purge(sql.fragment`delete from email_changes where cancel_expires_at < now()`),
+    login_sources: await purge(sql.fragment`delete from login_sources where last_success_at < now() - make_interval(days => ${KNOWN_SOURCE_DAYS})`),
   };
 }

@@ -49,7 +49,9 @@ export const projectColumns = (userId: number) => sql.fragment`
 /** The latest subscription of `p`, as `s`. */
 export const latestSubscriptionJoin = sql.fragment`
   left join lateral (
-    select id, expires_at from subscriptions where project_id = p.id order by started_at desc, id desc limit 1
+    -- A period the renewal job expired (expired_at) counts as run out from then on.
+    select id, case when expired_at is null then expires_at else least(expires_at, expired_at, now()) end as expires_at
+    from subscriptions where project_id = p.id order by started_at desc, id desc limit 1
   ) s on true`;
 
 /** A live (not deleted) project with the caller's access; `lock` adds FOR UPDATE / FOR SHARE on the project row. */

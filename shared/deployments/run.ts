@@ -14,6 +14,7 @@
  * outbox event in the transaction that writes the status. An SSH host key seen for the first
  * time is pinned to the environment as soon as the login succeeds, whatever the outcome.
  */
+import { notifyByPush } from "../notifications/notify.ts";
 import { z } from "zod";
 import type { Config } from "../config.ts";
 import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
@@ -73,6 +74,15 @@ async function finishFailed(pool: DatabasePool, deployment: DeploymentRow, error
 
 async function announce(tx: Parameters<typeof publishCompleted>[0], deployment: DeploymentRow, status: "succeeded" | "failed"): Promise<void> {
   await publishCompleted(tx, deployment.id, status);
+  if (deployment.user_id !== null) {
+    await notifyByPush(tx, {
+      userId: deployment.user_id,
+      kind: "deployment_completed",
+      title: status === "succeeded" ? "Deployment succeeded" : "Deployment failed",
+      body: `Deployment #${deployment.id} ${status === "succeeded" ? "finished" : "failed"}.`,
+      url: `/deployments/${deployment.id}`,
+    });
+  }
   await recordEvent(tx, {
     type: "DeploymentCompleted",
     projectId: deployment.project_id,

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { mailKinds } from "../mail/templates.ts";
+import { NOTIFICATION_KINDS } from "../settings/notificationKinds.ts";
 import { defineJobKind } from "./kind.ts";
 
 /** Hourly housekeeping (cron): realtime spill rows, old finished job records. */
@@ -96,3 +97,24 @@ export const payoutsProcess = defineJobKind("payouts__process", z.object({ payou
 
 /** Applies one recorded payment webhook event (shared/payments/events.ts); the event row makes it exactly-once. */
 export const paymentsProcess = defineJobKind("payments__process", z.object({ payment_event_id: z.number().int().positive() }), { maxAttempts: 8 });
+
+/** Daily (cron): renews project subscriptions and patron memberships that ended, or expires them; `_cron.ts` is the run's clock. */
+export const subscriptionsRenew = defineJobKind("subscriptions__renew", z.object({ _cron: z.object({ ts: z.string() }).loose().optional() }).loose(), { maxAttempts: 3 });
+/** One notification pushed to a user's browsers (the subscriptions that failed transiently, on a later round). */
+export const pushSend = defineJobKind(
+  "push__send",
+  z.object({
+    user_id: z.number().int().positive(),
+    kind: z.enum(NOTIFICATION_KINDS),
+    title: z.string().max(200),
+    body: z.string().max(1000),
+    url: z.string().max(2048).nullable().default(null),
+    /** Only these subscriptions (a retry round); all of the user's when absent. */
+    subscription_ids: z.array(z.number().int().positive()).max(1000).optional(),
+    round: z.number().int().min(0).max(10).default(0),
+  }),
+  { maxAttempts: 3 },
+);
+
+/** Scheduled hourly: raw page views past VISITS_RETENTION_DAYS rolled up into daily figures and deleted; past days' salts deleted. */
+export const visitsRollup = defineJobKind("visits__rollup", z.object({}).loose(), { maxAttempts: 3 });

@@ -98,14 +98,6 @@ export async function loadCardDetails(conn: CommonQueryMethods, cardIds: readonl
   };
 }
 
-/** Comment counts of some cards. */
-export async function commentCounts(conn: CommonQueryMethods, cardIds: readonly number[]): Promise<Map<number, number>> {
-  if (cardIds.length === 0) return new Map();
-  const rows = await conn.any(sql.type(z.object({ card_id: z.number(), n: z.number() }))`
-    select card_id, count(*)::int as n from kanban_comments where card_id = any(${sql.array([...cardIds], "int8")}) group by card_id`);
-  return new Map(rows.map((r) => [r.card_id, r.n]));
-}
-
 /** One comment with its author, or null. */
 export async function findComment(conn: CommonQueryMethods, id: number): Promise<(CommentRow & { project_id: number; board_id: number }) | null> {
   return conn.maybeOne(sql.type(commentRow.extend({ project_id: z.number(), board_id: z.number() }))`
@@ -114,4 +106,36 @@ export async function findComment(conn: CommonQueryMethods, id: number): Promise
     from kanban_comments c left join users u on u.id = c.user_id
     join kanban_cards k on k.id = c.card_id join kanban_boards b on b.id = k.board_id
     where c.id = ${id}`);
+}
+
+const summaryRow = z.object({
+  card_id: z.number(),
+  assignees: z.array(assigneeRow.omit({ card_id: true })),
+  labels: z.array(labelRow),
+  comments_count: z.number(),
+});
+
+/**
+ * Assignees, labels and comment counts of every card of some boards, one row per card with
+ * the lists aggregated in SQL: a board read validates and transfers one row per card, not
+ * one per assignee and label.
+ */
+export async function loadCardSummaries(conn: CommonQueryMethods, boardIds: readonly number[]): Promise<{ details: CardDetails; counts: Map<number, number> }> {
+  const rows = boardIds.length === 0 ? [] : await conn.any(sql.type(summaryRow)`
+    select k.id as card_id,
+      coalesce((select json_agg(json_build_object('id', a.id, 'user_id', u.id, 'name', u.name, 'username', u.username,
+          'kanban_initials', u.kanban_initials, 'kanban_color', u.kanban_color, 'kanban_role', a.kanban_role) order by a.id)
+        from kanban_card_assignees a join users u on u.id = a.user_id where a.card_id = k.id), '[]') as assignees,
+      coalesce((select json_agg(json_build_object('id', l.id, 'board_id', l.board_id, 'name', l.name, 'color', l.color) order by l.id)
+        from kanban_card_labels cl join kanban_labels l on l.id = cl.label_id where cl.card_id = k.id), '[]') as labels,
+      (select count(*)::int from kanban_comments c where c.card_id = k.id) as comments_count
+    from kanban_cards k where k.board_id = any(${sql.array([...boardIds], "int8")})`);
+  const details: CardDetails = { assignees: new Map(), labels: new Map(), comments: new Map(), attachments: new Map(), activities: new Map() };
+  const counts = new Map<number, number>();
+  for (const row of rows) {
+    if (row.assignees.length) details.assignees.set(row.card_id, row.assignees.map((a) => ({ ...a, card_id: row.card_id })));
+    if (row.labels.length) details.labels.set(row.card_id, row.labels);
+    counts.set(row.card_id, row.comments_count);
+  }
+  return { details, counts };
 }

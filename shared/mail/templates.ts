@@ -3,7 +3,7 @@
  * few paragraphs with `{name}` placeholders; links are given separately and rendered as a
  * button in HTML and as a bare line in text.
  */
-export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing"] as const;
+export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "subscription_expired", "subscription_renewal_failed", "support_ticket_reply"] as const;
 export type MailKind = (typeof mailKinds)[number];
 export type Locale = "en" | "de";
 
@@ -49,6 +49,19 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       paragraphs: ["Hello,", "{inviter} invited you to join the team {team}. Sign in to accept or decline the invitation:"],
       action: "Open your invitations",
     },
+    subscription_expired: {
+      subject: "The subscription of {project} has ended",
+      paragraphs: ["Hello {name},", "the {plan} subscription of your project {project} has ended, so the project is read-only now.", "Renew the subscription to make changes again."],
+    },
+    subscription_renewal_failed: {
+      subject: "We could not renew the subscription of {project}",
+      paragraphs: ["Hello {name},", "renewing the {plan} subscription of your project {project} needs {price} credits, and your balance holds {balance}.", "The project is read-only until you buy credits and renew it."],
+    },
+    support_ticket_reply: {
+      subject: "New reply to your support ticket #{ticket}: {subject}",
+      paragraphs: ["Hello {name},", "our support team replied to your ticket #{ticket} ({subject}):", "{reply}"],
+      action: "Open the ticket",
+    },
   },
   de: {
     verify_email: {
@@ -84,6 +97,19 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       subject: "{inviter} hat dich in das Team {team} eingeladen",
       paragraphs: ["Hallo,", "{inviter} hat dich eingeladen, dem Team {team} beizutreten. Melde dich an, um die Einladung anzunehmen oder abzulehnen:"],
       action: "Einladungen öffnen",
+    },
+    subscription_expired: {
+      subject: "Das Abonnement von {project} ist abgelaufen",
+      paragraphs: ["Hallo {name},", "das {plan}-Abonnement deines Projekts {project} ist abgelaufen; das Projekt ist jetzt schreibgeschützt.", "Verlängere das Abonnement, um wieder Änderungen vorzunehmen."],
+    },
+    subscription_renewal_failed: {
+      subject: "Das Abonnement von {project} konnte nicht verlängert werden",
+      paragraphs: ["Hallo {name},", "die Verlängerung des {plan}-Abonnements deines Projekts {project} kostet {price} Credits, dein Guthaben beträgt {balance}.", "Das Projekt ist schreibgeschützt, bis du Credits kaufst und es verlängerst."],
+    },
+    support_ticket_reply: {
+      subject: "Neue Antwort auf dein Support-Ticket #{ticket}: {subject}",
+      paragraphs: ["Hallo {name},", "unser Support-Team hat auf dein Ticket #{ticket} ({subject}) geantwortet:", "{reply}"],
+      action: "Ticket öffnen",
     },
   },
 };

@@ -21,10 +21,56 @@ export interface StartedPayment {
   approvalUrl: string | null;
 }
 
+/** What a payment buys. */
+export interface PaymentItem {
+  kind: TransactionRow["kind"];
+  packageId: number | null;
+  /** The plan id (subscription) or patron level (patron). */
+  itemId: number | null;
+  projectId: number | null;
+  /** Credits granted when it succeeds. */
+  credits: number;
+  amountCents: number;
+  currency: string;
+  description: string;
+}
+
+/**
+ * Starts a payment of `item` by `user` through `method`.
+ * @throws 503 (provider off), 502 (provider refused; the transaction is kept as failed).
+ */
+export async function startPayment(pool: DatabasePool, config: Config, user: { id: number; email: string }, method: PaymentMethod, item: PaymentItem): Promise<StartedPayment> {
+  if (!providerConfigured(config, method)) throw providerUnavailable(method);
+  const transaction = await insertTransaction(pool, {
+    user_id: user.id,
+    kind: item.kind,
+    package_id: item.packageId,
+    item_id: item.itemId,
+    project_id: item.projectId,
+    payment_method: method,
+    credits: item.credits,
+    amount_cents: item.amountCents,
+    currency: item.currency,
+  });
+  try {
+    if (method === "cardprocessor") {
+      const intent = await createPaymentIntent(config, { transactionId: transaction.id, amountCents: item.amountCents, currency: item.currency, customerEmail: user.email, description: item.description });
+      const saved = await setTransactionProvider(pool, transaction.id, { paymentId: intent.paymentIntentId });
+      return { transaction: saved, clientSecret: intent.clientSecret, approvalUrl: null };
+    }
+    const order = await createOrder(config, { transactionId: transaction.id, amountCents: item.amountCents, currency: item.currency, description: item.description });
+    const saved = await setTransactionProvider(pool, transaction.id, { orderId: order.orderId });
+    return { transaction: saved, clientSecret: null, approvalUrl: order.approvalUrl };
+  } catch (error) {
+    await setTransactionProvider(pool, transaction.id, { failure: (error as Error).message.slice(0, 1000) });
+    if (error instanceof AppError) throw error;
+    throw new AppError(502, "payment_provider_error", "The payment provider could not be reached.");
+  }
+}
+
 /**
  * Starts the purchase of package `packageId` by `user`.
- * @throws 404 (no such active package), 503 (provider off), 502 (provider refused; the
- *   transaction is kept as failed).
+ * @throws 404 (no such active package), 503 (provider off), 502 (provider refused).
  */
 export async function purchasePackage(
   pool: DatabasePool,
@@ -36,30 +82,14 @@ export async function purchasePackage(
   if (!providerConfigured(config, method)) throw providerUnavailable(method);
   const pack = await findCreditPackage(pool, packageId);
   if (!pack || !pack.is_active) throw notFound("Credit package");
-  const transaction = await insertTransaction(pool, {
-    user_id: user.id,
+  return startPayment(pool, config, user, method, {
     kind: "credit_package",
-    package_id: pack.id,
-    item_id: null,
-    project_id: null,
-    payment_method: method,
+    packageId: pack.id,
+    itemId: null,
+    projectId: null,
     credits: pack.credits,
-    amount_cents: pack.price_cents,
+    amountCents: pack.price_cents,
     currency: pack.currency,
+    description: `${pack.credits} credits (${pack.name})`,
   });
-  const description = `${pack.credits} credits (${pack.name})`;
-  try {
-    if (method === "cardprocessor") {
-      const intent = await createPaymentIntent(config, { transactionId: transaction.id, amountCents: pack.price_cents, currency: pack.currency, customerEmail: user.email, description });
-      const saved = await setTransactionProvider(pool, transaction.id, { paymentId: intent.paymentIntentId });
-      return { transaction: saved, clientSecret: intent.clientSecret, approvalUrl: null };
-    }
-    const order = await createOrder(config, { transactionId: transaction.id, amountCents: pack.price_cents, currency: pack.currency, description });
-    const saved = await setTransactionProvider(pool, transaction.id, { orderId: order.orderId });
-    return { transaction: saved, clientSecret: null, approvalUrl: order.approvalUrl };
-  } catch (error) {
-    await setTransactionProvider(pool, transaction.id, { failure: (error as Error).message.slice(0, 1000) });
-    if (error instanceof AppError) throw error;
-    throw new AppError(502, "payment_provider_error", "The payment provider could not be reached.");
-  }
 }

@@ -1,15 +1,27 @@
 /**
- * What else a succeeded payment does besides crediting: the invoice. Kept apart so the
- * billing area can grow without touching the event handling.
+ * What a succeeded payment buys besides credits: a subscription period for its project or a
+ * patron membership period. Runs in the transaction that marks the payment succeeded, so
+ * the period exists exactly when the payment counts.
  */
-import type { CommonQueryMethods } from "../db/pool.ts";
+import { sql, type CommonQueryMethods } from "../db/pool.ts";
+import { addPatronPeriod, findPatronLevel } from "../patrons/renewal.ts";
+import { findPlan, insertSubscription } from "../subscriptions/store.ts";
+import { z } from "zod";
 import { completeEuroPurchase, refundEuroPurchase } from "../store/euroPurchases.ts";
 import type { TransactionRow } from "./store.ts";
 
 /** Runs in the transaction that marks `transaction` succeeded. */
 export async function afterPaymentSucceeded(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
+  if (transaction.kind === "subscription" && transaction.item_id !== null && transaction.project_id !== null) {
+    const plan = await findPlan(tx, transaction.item_id);
+    const live = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`select id from projects where id = ${transaction.project_id} and deleted_at is null`);
+    if (plan && live !== null) await insertSubscription(tx, transaction.project_id, plan);
+  }
+  if (transaction.kind === "patron" && transaction.item_id !== null) {
+    const level = await findPatronLevel(tx, transaction.item_id);
+    if (level) await addPatronPeriod(tx, transaction.user_id, level);
+  }
   if (transaction.kind === "store_template") await completeEuroPurchase(tx, transaction);
-  // Invoices are written here once the billing area exists (migration 0023).
 }
 
 /** Runs in the transaction that marks `transaction` refunded. */

@@ -6,3 +6,4 @@
 import "../schemas/projectArea.ts";
 import "../templates/projectArea.ts";
 import "../kanban/projectArea.ts";
+import "../forms/projectArea.ts";

@@ -10,6 +10,7 @@ import type { CommonQueryMethods } from "../db/pool.ts";
 import { dict } from "../dict.ts";
 import { AppError, invalid, notFound, type FieldErrors } from "../errors.ts";
 import { renderTemplate, TemplateError, formatIssue, type RenderMode, type TemplateIssue, type TemplateLimits } from "../template/index.ts";
+import { formsAndReportsScope } from "../forms/templateScope.ts";
 import { buildScope, loadSchemaInput } from "./scope.ts";
 import { findTemplateInProject, loadFull, savedValues, type FullTemplate } from "./store.ts";
 
@@ -82,6 +83,7 @@ export async function runTemplates(conn: CommonQueryMethods, request: RunRequest
   const warnings: RunWarning[] = [];
   const effective = dict<unknown>();
   let schemaId: number | null = null;
+  let projectDocs: Awaited<ReturnType<typeof formsAndReportsScope>> | undefined;
 
   for (const template of templates) {
     const prefix = several ? `${template.name}: ` : "";
@@ -100,6 +102,10 @@ export async function runTemplates(conn: CommonQueryMethods, request: RunRequest
       const input = await loadSchemaInput(conn, request.projectId, request.schemaId);
       if (input) built.scope.schema = input;
     }
+    // The project's forms and reports (shared/forms/templateScope.ts), unless a variable took the name.
+    projectDocs ??= await formsAndReportsScope(conn, request.projectId);
+    built.scope.forms ??= projectDocs.forms;
+    built.scope.reports ??= projectDocs.reports;
     schemaId ??= built.schemaId ?? request.schemaId;
     Object.assign(effective, built.values);
 

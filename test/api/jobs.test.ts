@@ -8,6 +8,7 @@ import { buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
 import { connectPusher } from "../support/pusher.ts";
 import { testRoutes } from "../support/testRoutes.ts";
+import { until } from "../support/wait.ts";
 import { echoKind, flakyKind, LEAKY_MESSAGE, leakyKind, sleepKind, testTasks } from "../support/testTasks.ts";
 
 const count = z.object({ count: z.number() });
@@ -65,11 +66,10 @@ t.test("jobs", async (t) => {
   t.test("transient failures are retried with back-off until success", async (t) => {
     const job = await app.pool.transaction((tx) => enqueue(tx, flakyKind, { failTimes: 1 }, { userId: owner.user.id }));
     // graphile-worker backs off exp(1) ≈ 2.7 s before the second attempt
-    let row = await findJob(app.pool, job.id);
-    for (let i = 0; i < 200 && row?.status !== "succeeded"; i += 1) {
-      await new Promise((r) => setTimeout(r, 50));
-      row = await findJob(app.pool, job.id);
-    }
+    const row = await until(async () => {
+      const found = await findJob(app.pool, job.id);
+      return found && ["succeeded", "failed", "cancelled"].includes(found.status) ? found : null;
+    }, { timeoutMs: 60_000, message: "the flaky job to finish" });
     t.equal(row?.status, "succeeded");
     t.equal(row?.attempts, 2);
     t.same(row?.result, { attempt: 2 });
@@ -111,17 +111,29 @@ t.test("jobs", async (t) => {
   });
 
   t.test("GET /api/jobs lists the caller's jobs, paginated and filtered", async (t) => {
+    // Its own user and jobs: three that succeed and one held back (queued).
+    const lister = await buildUserWithToken(app.pool);
+    const api = client(app.url, lister.token);
+    const ids: number[] = [];
+    for (let value = 1; value <= 3; value += 1) ids.push((await app.pool.transaction((tx) => enqueue(tx, echoKind, { value }, { userId: lister.user.id }))).id);
+    await app.pool.transaction((tx) => enqueue(tx, echoKind, { value: 4 }, { userId: lister.user.id, runAt: new Date(Date.now() + 3_600_000) }));
+    await until(async () => {
+      const done = await Promise.all(ids.map((id) => findJob(app.pool, id)));
+      return done.every((job) => job?.status === "succeeded");
+    }, { message: "three jobs to succeed" });
+    const all = await api.get("/api/jobs");
+    t.equal(all.body.meta.total, 4, "the caller's four jobs");
     const res = await api.get("/api/jobs?per_page=2&status=succeeded");
     t.equal(res.status, 200);
     t.equal(res.body.data.length, 2);
     t.ok(res.body.data.every((j: { status: string }) => j.status === "succeeded"));
     t.equal(res.body.meta.per_page, 2);
-    t.ok(res.body.meta.total >= 3);
+    t.equal(res.body.meta.total, 3, "the held-back job is not among the succeeded");
     t.match(res.body.links.next, /page=2/);
     const bad = await api.get("/api/jobs?per_page=1000&status=weird");
     t.equal(bad.status, 422);
     t.ok(bad.body.errors.per_page && bad.body.errors.status);
-    const others = await client(app.url, stranger.token).get("/api/jobs");
+    const others = await client(app.url, (await buildUserWithToken(app.pool)).token).get("/api/jobs");
     t.equal(others.body.meta.total, 0, "no one else's jobs");
   });
 

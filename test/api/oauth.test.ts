@@ -53,6 +53,9 @@ t.test("OAuth token endpoint", async (t) => {
     const oauthError = (promise: Promise<unknown>) => promise.then(() => "no error", (e: { error?: string }) => e.error);
     t.equal(await oauthError(oidc.refreshTokenGrant(config, tokens.refresh_token!)), "invalid_grant", "replay refused");
     t.equal(await oauthError(oidc.refreshTokenGrant(config, refreshed.refresh_token!)), "invalid_grant", "the newest one is dead too");
+    // The session ends with it: the family's access tokens stop working, not only its refresh tokens.
+    t.equal((await client(app.url, tokens.access_token).get("/api/jobs")).status, 401, "the first access token is revoked");
+    t.equal((await client(app.url, refreshed.access_token).get("/api/jobs")).status, 401, "and the one the rotation issued");
   });
 
   t.test("JSON bodies as the spec shows them", async (t) => {

@@ -176,11 +176,17 @@ t.test("profile, seller profile, API tokens and admin listing", async (t) => {
   });
 
   t.test("DELETE /profile needs the password and removes the account", async (t) => {
-    const token = (await request(app.url, "POST", "/api/auth/login", { body: { email: user.email, password: "brand new pass" } })).body.access_token as string;
+    // Its own user: the test does not lean on the password an earlier subtest set.
+    const password = "profile to delete";
+    const leaving = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+    const token = (await request(app.url, "POST", "/api/auth/login", { body: { email: leaving.email, password } })).body.access_token as string;
     const api = client(app.url, token);
+    const before = await written(leaving.id);
     t.equal((await api.delete("/api/profile", { password: "wrong" })).status, 422);
-    t.equal((await api.delete("/api/profile", { password: "brand new pass" })).status, 200);
+    t.same(await written(leaving.id), before, "nothing written by the refused delete");
+    t.equal((await api.delete("/api/profile", { password })).status, 200);
+    t.equal((await written(leaving.id)).user, null, "the row is gone");
     t.equal((await api.get("/api/user")).status, 401);
-    t.equal((await request(app.url, "POST", "/api/auth/login", { body: { email: user.email, password: "brand new pass" } })).status, 422);
+    t.equal((await request(app.url, "POST", "/api/auth/login", { body: { email: leaving.email, password } })).status, 422);
   });
 });

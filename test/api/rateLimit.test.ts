@@ -1,5 +1,7 @@
 import t from "tap";
+import { z } from "zod";
 import { hashPassword } from "../../shared/auth/passwords.ts";
+import { sql } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
 import { buildUser, buildUserWithToken } from "../support/factories.ts";
 import { request } from "../support/http.ts";
@@ -87,4 +89,22 @@ t.test("failed logins: counted atomically per e-mail and address, and per e-mail
     t.equal((await login(owner.email, "wrong password", "192.0.2.51")).status, 422, "the success did not use up the last attempt");
     t.equal((await login(owner.email, "wrong password", "192.0.2.52")).status, 429);
   });
+});
+
+t.test("a lockout ends with its LOGIN_LOCKOUT_S window, and the next window counts afresh", async (t) => {
+  const app = await startTestApp(t, { env: { LOGIN_MAX_ATTEMPTS: "2", LOGIN_LOCKOUT_S: "900" } });
+  const password = "the right password";
+  const user = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+  const login = (pass: string) => request(app.url, "POST", "/api/auth/login", { body: { email: user.email, password: pass } });
+  t.same([(await login("wrong")).status, (await login("wrong")).status], [422, 422]);
+  const locked = await login(password);
+  t.equal(locked.status, 429, "locked, the right password included");
+  const retryAfter = Number(locked.headers.get("retry-after"));
+  t.ok(retryAfter > 0 && retryAfter <= 900, `Retry-After within the window (${retryAfter} s)`);
+  // The window passes: its counts now lie one LOGIN_LOCKOUT_S in the past (moved, not waited for).
+  const moved = await app.pool.anyFirst(sql.type(z.object({ key: z.string() }))`
+    update rate_limit_counters set window_start = window_start - make_interval(secs => 900) where key like 'login%' returning key`);
+  t.ok(moved.length >= 2, "the pair and the e-mail were counted");
+  t.equal((await login(password)).status, 200, "the lockout has ended");
+  t.same([(await login("wrong")).status, (await login("wrong")).status, (await login(password)).status], [422, 422, 429], "a new window allows the limit again, then locks");
 });

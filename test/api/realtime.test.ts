@@ -20,12 +20,17 @@ t.test("realtime (Pusher protocol)", async (t) => {
   t.test("pusher-js follows a job: JobProgress then JobCompleted", async (t) => {
     const pusher = await connectPusher(t, app.url, KEY, owner.token);
     t.match(pusher.socketId, /^\d+\.\d+$/);
+    // Held back until the subscription is confirmed, then released: however long subscribing
+    // takes, no event can come before the client listens.
     const job = await app.pool.transaction((tx) =>
-      enqueue(tx, progressKind, { steps: 2 }, { userId: owner.user.id, runAt: new Date(Date.now() + 300) }),
+      enqueue(tx, progressKind, { steps: 2 }, { userId: owner.user.id, runAt: new Date(Date.now() + 3_600_000) }),
     );
     const channel = await pusher.subscribe(`private-job.${job.id}`);
     const progress = pusher.next(channel, "JobProgress");
     const completed = pusher.next(channel, "JobCompleted");
+    const released = await app.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+      update graphile_worker._private_jobs set run_at = now() where key = ${`job:${job.id}`} returning id::text as id`);
+    t.equal(released.length, 1, "the held job is released after pusher:subscription_succeeded");
     t.match(await progress, { job_id: job.id, message: "step 1" });
     const done = await completed;
     t.equal(done.status, "succeeded");

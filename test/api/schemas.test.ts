@@ -174,7 +174,19 @@ t.test("schemas", async (t) => {
     t.equal((await api.put(`${base}/${shopId}`, { sql_text: changed })).status, 200);
   });
 
+  /** A schema "Shop v2" (the dump with a phone column) of a user and project of its own, for subtests that must not lean on earlier ones. */
+  const freshShopV2 = async () => {
+    const owner = await buildUserWithToken(app.pool);
+    const ownApi = client(app.url, owner.token);
+    const own = `/api/projects/${await buildProject(app.pool, owner.user.id)}/schemas`;
+    const v2 = shopMysql.replace("`name` varchar(100) DEFAULT NULL,", "`name` varchar(120) DEFAULT NULL,\n  `phone` varchar(30) DEFAULT NULL,");
+    const res = await ownApi.post(own, { name: "Shop v2", sql_text: v2, database_type: "mariadb" });
+    if (res.status !== 201) throw new Error(res.text);
+    return { api: ownApi, base: own, shopId: res.body.schema.id as number };
+  };
+
   t.test("export: SQL in its own or another dialect, JSON in the response shape; download headers", async (t) => {
+    const { api, base, shopId } = await freshShopV2();
     const own = await api.get(`${base}/${shopId}/export`);
     t.equal(own.status, 200);
     t.match(own.headers.get("content-type"), /^application\/sql/);

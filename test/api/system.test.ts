@@ -71,6 +71,19 @@ t.test("system routes", async (t) => {
     t.match(res.text, /worker_processes 1/);
   });
 
+  t.test("with METRICS_TOKEN set, /metrics needs that bearer token", async (t) => {
+    const metricsToken = "metrics-token-0123456789abcdef";
+    const guarded = await startTestApp(t, { env: { METRICS_TOKEN: metricsToken } });
+    const open = await request(guarded.url, "GET", "/metrics");
+    t.equal(open.status, 401, "no token");
+    t.notMatch(open.text, /http_requests_total/, "and no figures");
+    const wrong = await request(guarded.url, "GET", "/metrics", { token: "metrics-token-0123456789abcdeX" });
+    t.equal(wrong.status, 401, "another token");
+    const right = await request(guarded.url, "GET", "/metrics", { token: metricsToken });
+    t.equal(right.status, 200);
+    t.match(right.text, /http_requests_total/);
+  });
+
   t.test("GET /api/openapi.json describes every route", async (t) => {
     const res = await api.get("/api/openapi.json");
     t.equal(res.status, 200);

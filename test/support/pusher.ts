@@ -37,7 +37,7 @@ export async function connectPusher(t: Test, baseUrl: string, key: string, token
   });
   t.teardown(() => pusher.disconnect());
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("pusher-js did not connect")), 10_000);
+    const timer = setTimeout(() => reject(new Error("pusher-js did not connect")), 30_000);
     pusher.connection.bind("connected", () => {
       clearTimeout(timer);
       resolve();

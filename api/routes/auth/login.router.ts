@@ -7,8 +7,9 @@ import { checkCredentials, findLoginUser } from "../../../shared/auth/credential
 import { verificationLink } from "../../../shared/auth/emailVerification.ts";
 import { closeChallenge, createChallenge, deviceTrust, findOpenChallenge, recordWrongCode, trustDevice } from "../../../shared/auth/loginChallenges.ts";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
-import { consumeTotpStep, matchTotp, remainingRecoveryCodes, useRecoveryCode } from "../../../shared/auth/twoFactor.ts";
-import { openText } from "../../../shared/crypto.ts";
+import { tooManyAttempts } from "../../../shared/auth/reauthenticate.ts";
+import { checkSecondFactor } from "../../../shared/auth/secondFactor.ts";
+import { remainingRecoveryCodes } from "../../../shared/auth/twoFactor.ts";
 import { emailTaken, freeUsername, insertUser, usernameTaken } from "../../../shared/db/users.ts";
 import { AppError, invalid } from "../../../shared/errors.ts";
 import { enqueueMail } from "../../../shared/mail/enqueueMail.ts";
@@ -82,7 +83,8 @@ const login = defineRoute({
   },
   handler: async (ctx, { body }) => {
     const { pool, identity } = ctx.deps;
-    const result = await checkCredentials({ pool, attempts: identity.attempts }, body.email, body.password, ctx.ip);
+    const device = { deviceId: body.device_id ?? null, browser: body.browser ?? null };
+    const result = await checkCredentials({ pool, attempts: identity.attempts }, body.email, body.password, ctx.ip, device);
     if (!result.ok) {
       if (result.reason === "locked") {
         throw new AppError(429, "too_many_attempts", `Too many login attempts. Please try again in ${result.retryAfterS} seconds.`, undefined, {
@@ -94,7 +96,6 @@ const login = defineRoute({
     }
     const user = result.user;
     if (user.two_factor_confirmed_at) {
-      const device = { deviceId: body.device_id ?? null, browser: body.browser ?? null };
       const trust = await deviceTrust(pool, user.id, device);
       if (trust !== "trusted") {
         const token = await createChallenge(pool, user.id, device);
@@ -123,23 +124,19 @@ const login2fa = defineRoute({
       description: "Logged in",
       schema: tokenResponse.extend({ recovery_code_used: z.boolean(), recovery_codes_remaining: z.number() }),
     },
+    429: { description: "Too many failed second factors for this account (across addresses and challenges)" },
   },
   handler: async (ctx, { body }) => {
-    const { pool, config } = ctx.deps;
+    const { pool, config, identity } = ctx.deps;
     const outcome = await pool.transaction(async (tx) => {
       const challenge = await findOpenChallenge(tx, body.two_factor_token);
       if (!challenge) return { error: "two_factor_token" as const };
       const user = await findLoginUser(tx, { id: challenge.user_id });
       if (!user?.two_factor_secret || !user.two_factor_confirmed_at) return { error: "two_factor_token" as const };
-      const code = body.code.replace(/\s+/g, "");
-      let recoveryUsed = false;
-      const step = /^\d{6}$/.test(code) ? matchTotp(openText(config.appKey, user.two_factor_secret), code) : null;
-      let accepted = step !== null && (await consumeTotpStep(tx, user.id, step));
-      if (!accepted && step === null) {
-        accepted = await useRecoveryCode(tx, user.id, code);
-        recoveryUsed = accepted;
-      }
-      if (!accepted) {
+      const checked = await checkSecondFactor({ attempts: identity.attempts, appKey: config.appKey }, tx, user, body.code);
+      if ("locked" in checked) return { error: "locked" as const, retryAfterS: checked.retryAfterS };
+      const recoveryUsed = checked.recoveryUsed;
+      if (!checked.accepted) {
         await recordWrongCode(tx, challenge);
         return { error: "code" as const };
       }
@@ -151,6 +148,7 @@ const login2fa = defineRoute({
       return { user, recoveryUsed, remaining: await remainingRecoveryCodes(tx, user.id) };
     });
     if ("error" in outcome) {
+      if (outcome.error === "locked") throw tooManyAttempts(outcome.retryAfterS, "two-factor");
       throw outcome.error === "code"
         ? invalid({ code: ["The two-factor code is invalid."] })
         : invalid({ two_factor_token: ["The two-factor session has expired or is invalid; log in again."] });

@@ -6,10 +6,12 @@ import type { UserRow } from "../../../shared/db/users.ts";
 import type { AppDeps } from "../../context.ts";
 import { presentUser } from "../../presenters/user.ts";
 import { hasPendingInvitation } from "../../../shared/teams/invitations.ts";
+import { awardMonthlyCredits } from "../../../shared/credits/monthly.ts";
 
 export const LOGIN_TOKEN_TTL_S = 86_400;
 
-export async function loginResponse(deps: AppDeps, user: UserRow, message: string) {
+/** `awardMonthly`: a sign-in by password (with or without a second factor) awards the month's credits the first time. */
+export async function loginResponse(deps: AppDeps, user: UserRow, message: string, awardMonthly = true) {
   const minted = await deps.identity.mintUserToken(user, LOGIN_TOKEN_TTL_S);
   return {
     message,
@@ -18,7 +20,6 @@ export async function loginResponse(deps: AppDeps, user: UserRow, message: strin
     token_type: "Bearer" as const,
     expires_in: minted.expiresIn,
     has_pending_invitation: await hasPendingInvitation(deps.pool, user.email),
-    // Monthly credit awards arrive with the credits area; until then nothing is awarded.
-    monthly_credits_awarded: false,
+    monthly_credits_awarded: awardMonthly ? await awardMonthlyCredits(deps.pool, user.id) : false,
   };
 }

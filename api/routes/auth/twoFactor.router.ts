@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { findLoginUser } from "../../../shared/auth/credentials.ts";
-import { verifyPassword } from "../../../shared/auth/passwords.ts";
+import { reauthenticate } from "../../../shared/auth/reauthenticate.ts";
 import { consumeTotpStep, matchTotp, newTotpSecret, otpauthUri, replaceRecoveryCodes } from "../../../shared/auth/twoFactor.ts";
 import { openText, seal } from "../../../shared/crypto.ts";
 import { ignoredRow, sql } from "../../../shared/db/pool.ts";
@@ -23,10 +23,10 @@ async function loginUser(ctx: AppContext) {
   return user;
 }
 
+/** The password re-check, counted with login's failed attempts. @throws 422, 429 */
 async function requirePassword(ctx: AppContext, password: string) {
-  const user = await loginUser(ctx);
-  if (!(await verifyPassword(user.password_hash, password))) throw invalid({ password: ["The password is incorrect."] });
-  return user;
+  const { pool, identity, config } = ctx.deps;
+  return reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, { password, passwordField: "password" });
 }
 
 const enable = defineRoute({

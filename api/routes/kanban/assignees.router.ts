@@ -52,7 +52,7 @@ const add = defineRoute({
 const remove = defineRoute({
   method: "delete",
   path: "/assignees/{id}",
-  summary: "Remove an assignment (the id of an assignee of a card)",
+  summary: "Remove an assignment (an assignee's `assignment_id`)",
   tags,
   auth: "bearer",
   params: idParams,

@@ -12,7 +12,7 @@ import type { ProjectRow } from "../../../shared/db/projects.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { AppError, notFound } from "../../../shared/errors.ts";
 import { findCard, listCards, type CardRow } from "../../../shared/kanban/cards.ts";
-import { commentCounts, loadCardDetails } from "../../../shared/kanban/details.ts";
+import { loadCardDetails, loadCardSummaries } from "../../../shared/kanban/details.ts";
 import { findBoard, findColumn, listColumns, lockBoard, type BoardRow, type ColumnRow } from "../../../shared/kanban/store.ts";
 import { projectForRead, projectForWrite } from "../../policies/projectGuard.ts";
 import type { LinkSigner } from "../../presenters/attachment.ts";
@@ -73,12 +73,10 @@ export async function columnOfBoard(tx: CommonQueryMethods, columnId: number, bo
   return column;
 }
 
-/** Boards with their columns in position order and each column's cards in order: five queries however large. */
+/** Boards with their columns in position order and each column's cards in order: three queries however large. */
 export async function presentBoards(conn: CommonQueryMethods, boards: readonly BoardRow[]) {
   const ids = boards.map((b) => b.id);
-  const [columns, cards] = await Promise.all([listColumns(conn, ids), listCards(conn, ids)]);
-  const cardIds = cards.map((c) => c.id);
-  const [details, counts] = await Promise.all([loadCardDetails(conn, cardIds, false), commentCounts(conn, cardIds)]);
+  const [columns, cards, { details, counts }] = await Promise.all([listColumns(conn, ids), listCards(conn, ids), loadCardSummaries(conn, ids)]);
   const byColumn = new Map<number, ReturnType<typeof presentCardSummary>[]>();
   for (const card of cards) {
     const list = byColumn.get(card.column_id) ?? [];

@@ -17,7 +17,7 @@ export const createThreadBody = z.object({
 export const postMessageBody = z.object({ body });
 
 /** The upload form: one `file`. */
-export const attachmentForm = z.object({ file: z.unknown() }).loose();
+export const attachmentForm = z.object({ file: z.unknown().optional() }).loose();
 
 export const downloadQuery = z.object({
   expires: z.coerce.number().int().min(0).max(100_000_000_000),

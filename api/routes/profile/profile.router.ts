@@ -3,10 +3,9 @@
  * password, language, theme, closing the account).
  */
 import { z } from "zod";
-import { findLoginUser } from "../../../shared/auth/credentials.ts";
 import { pendingEmailOf, requestEmailChange } from "../../../shared/auth/emailChanges.ts";
 import { verificationLink } from "../../../shared/auth/emailVerification.ts";
-import { hashPassword, verifyPassword } from "../../../shared/auth/passwords.ts";
+import { hashPassword } from "../../../shared/auth/passwords.ts";
 import { reauthenticate } from "../../../shared/auth/reauthenticate.ts";
 import { revokeOAuthGrantsOfAccount } from "../../../shared/db/oauth.ts";
 import { deleteUser, emailTaken, setPassword, updateProfile, usernameTaken, type ProfileChanges } from "../../../shared/db/users.ts";
@@ -79,9 +78,9 @@ async function applyProfile(ctx: AppContext, input: ProfileInput) {
 }
 
 async function closeAccount(ctx: AppContext, password: string) {
-  const user = await findLoginUser(ctx.deps.pool, { id: currentUser(ctx).id });
-  if (!user || !(await verifyPassword(user.password_hash, password))) throw invalid({ password: ["The password is incorrect."] });
-  await deleteUser(ctx.deps.pool, user.id);
+  const { pool, identity, config } = ctx.deps;
+  const user = await reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, { password, passwordField: "password" });
+  await deleteUser(pool, user.id);
   ctx.body = { message: "Your account has been deleted." };
 }
 

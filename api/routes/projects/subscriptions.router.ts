@@ -1,73 +1,144 @@
 /**
- * GET /subscriptions: the subscriptions of the caller's projects, with `is_expired` and
- * `days_remaining` computed.
+ * Project subscriptions: `GET /subscriptions` (the caller's projects), `POST /subscriptions`
+ * `{project_id, plan_id, payment_method}` (a new period, paid in credits or by card),
+ * `POST /subscriptions/{id}/cancel` (no renewal; active until it ends),
+ * `POST /subscriptions/{id}/renew` (one more period from credits; lifts the soft lock), and
+ * `GET /plans`. Acting on a subscription takes the right to manage its project.
  */
 import { z } from "zod";
-import { sql } from "../../../shared/db/pool.ts";
+import { conflict, invalidField, notFound } from "../../../shared/errors.ts";
+import { startPayment } from "../../../shared/payments/purchase.ts";
+import { cancelSubscription, renewWithCredits, subscribeWithCredits } from "../../../shared/subscriptions/subscriptions.ts";
+import { findPlan, findSubscription, listOwnedSubscriptions, listPlans } from "../../../shared/subscriptions/store.ts";
 import { currentUser } from "../../context.ts";
-import { presentSubscriptionState } from "../../presenters/project.ts";
+import { projectForWrite } from "../../policies/projectGuard.ts";
+import { presentTransaction, transactionResource } from "../../presenters/payments.ts";
+import { planResource, presentPlan, presentSubscription, subscriptionResource } from "../../presenters/subscription.ts";
+import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 
-const subscriptionRow = z.object({
-  id: z.number(),
-  project_id: z.number(),
-  plan_id: z.number(),
-  plan_code: z.string(),
-  plan_name: z.string(),
-  started_at: z.date(),
-  expires_at: z.date(),
-  credits_allocated: z.number(),
-  credits_used: z.number(),
-  cancelled_at: z.date().nullable(),
-});
-
-export const subscriptionResource = z.object({
-  id: z.number(),
-  project_id: z.number(),
-  plan_id: z.number(),
-  plan: z.object({ code: z.string(), name: z.string() }),
-  started_at: z.string(),
-  expires_at: z.string(),
-  credits_allocated: z.number(),
-  credits_used: z.number(),
-  is_expired: z.boolean(),
-  days_remaining: z.number(),
-  cancelled_at: z.string().nullable(),
-});
+export { subscriptionResource };
+const tags = ["Subscriptions"];
+const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const one = z.object({ message: z.string(), subscription: subscriptionResource });
+const refusals = {
+  402: { description: "Not enough credits (`insufficient_credits`)" },
+  403: { description: "The caller may not manage the project" },
+  404: { description: "No such project, plan or subscription" },
+};
 
 const list = defineRoute({
   method: "get",
   path: "/subscriptions",
   summary: "Subscriptions of the caller's projects",
-  tags: ["Subscriptions"],
+  tags,
   auth: "bearer",
-  responses: { 200: { description: "Subscriptions", schema: z.object({ data: z.array(subscriptionResource) }) } },
+  responses: { 200: { description: "Subscriptions, newest first", schema: z.object({ data: z.array(subscriptionResource) }) } },
   handler: async (ctx) => {
-    const rows = await ctx.deps.pool.any(sql.type(subscriptionRow)`
-      select s.id, s.project_id, s.plan_id, pl.code as plan_code, pl.name as plan_name, s.started_at, s.expires_at,
-        s.credits_allocated, s.credits_used, s.cancelled_at
-      from subscriptions s join projects p on p.id = s.project_id join plans pl on pl.id = s.plan_id
-      where p.owner_id = ${currentUser(ctx).id} and p.deleted_at is null
-      order by s.started_at desc, s.id desc`);
-    ctx.body = {
-      data: rows.map((r) => {
-        const state = presentSubscriptionState(r.expires_at)!;
-        return {
-          id: r.id,
-          project_id: r.project_id,
-          plan_id: r.plan_id,
-          plan: { code: r.plan_code, name: r.plan_name },
-          started_at: r.started_at.toISOString(),
-          expires_at: state.expires_at,
-          credits_allocated: r.credits_allocated,
-          credits_used: r.credits_used,
-          is_expired: state.is_expired,
-          days_remaining: state.days_remaining,
-          cancelled_at: r.cancelled_at?.toISOString() ?? null,
-        };
-      }),
-    };
+    ctx.body = { data: (await listOwnedSubscriptions(ctx.deps.pool, currentUser(ctx).id)).map(presentSubscription) };
   },
 });
 
-export const subscriptionRoutes = [list];
+const plans = defineRoute({
+  method: "get",
+  path: "/plans",
+  summary: "Subscription plans",
+  tags,
+  auth: "public",
+  responses: { 200: { description: "Plans, cheapest first", schema: z.object({ data: z.array(planResource) }) } },
+  handler: async (ctx) => {
+    ctx.body = { data: (await listPlans(ctx.deps.pool)).map(presentPlan) };
+  },
+});
+
+const create = defineRoute({
+  method: "post",
+  path: "/subscriptions",
+  summary: "Subscribe a project to a plan",
+  description:
+    "`payment_method: credits` (the default) charges the plan's `price_credits` to the caller at once and answers 201 with the subscription. `cardprocessor`/`walletprovider` answers 202 with a pending transaction; the period starts when the payment's webhook arrives.",
+  tags,
+  auth: "bearer",
+  body: z.object({ project_id: id, plan_id: id, payment_method: z.enum(["credits", "cardprocessor", "walletprovider"]).default("credits") }),
+  responses: {
+    201: { description: "Subscribed", schema: one },
+    202: { description: "Payment started", schema: z.object({ message: z.string(), transaction: transactionResource }) },
+    ...refusals,
+    502: { description: "The payment provider refused" },
+    503: { description: "The payment method is not configured" },
+  },
+  handler: async (ctx, { body }) => {
+    const user = currentUser(ctx);
+    const { pool, config } = ctx.deps;
+    const plan = await findPlan(pool, body.plan_id);
+    if (!plan) throw invalidField("plan_id", "The selected plan id is invalid.");
+    if (body.payment_method !== "credits") {
+      await pool.transaction((tx) => projectForWrite(tx, body.project_id, user, "manage", { allowExpired: true }));
+      if (plan.price_cents <= 0) throw invalidField("payment_method", "This plan is not sold for money; choose credits.");
+      const started = await startPayment(pool, config, user, body.payment_method, {
+        kind: "subscription",
+        packageId: null,
+        itemId: plan.id,
+        projectId: body.project_id,
+        credits: 0,
+        amountCents: plan.price_cents,
+        currency: "EUR",
+        description: `${plan.name} subscription`,
+      });
+      ctx.status = 202;
+      ctx.body = { message: "Payment started.", transaction: presentTransaction(started.transaction, { client_secret: started.clientSecret, approval_url: started.approvalUrl }) };
+      return;
+    }
+    const subId = await pool.transaction(async (tx) => {
+      await projectForWrite(tx, body.project_id, user, "manage", { allowExpired: true });
+      return subscribeWithCredits(tx, user.id, body.project_id, plan);
+    });
+    ctx.status = 201;
+    ctx.body = { message: "Subscribed.", subscription: presentSubscription((await findSubscription(pool, subId))!) };
+  },
+});
+
+const cancel = defineRoute({
+  method: "post",
+  path: "/subscriptions/{id}/cancel",
+  summary: "Stop a subscription's renewal",
+  description: "The subscription stays active until `expires_at` and is then not renewed.",
+  tags,
+  auth: "bearer",
+  params: idParams,
+  responses: { 200: { description: "Cancelled", schema: one }, ...refusals },
+  handler: async (ctx, { params }) => {
+    const user = currentUser(ctx);
+    await ctx.deps.pool.transaction(async (tx) => {
+      const sub = await findSubscription(tx, params.id, true);
+      if (!sub) throw notFound("Subscription");
+      await projectForWrite(tx, sub.project_id, user, "manage", { allowExpired: true });
+      await cancelSubscription(tx, sub.id);
+    });
+    ctx.body = { message: "Subscription cancelled; it stays active until it expires.", subscription: presentSubscription((await findSubscription(ctx.deps.pool, params.id))!) };
+  },
+});
+
+const renew = defineRoute({
+  method: "post",
+  path: "/subscriptions/{id}/renew",
+  summary: "Renew a subscription for one more period, paid in credits",
+  description: "Extends the project's latest subscription by its plan's duration (from now when it had run out), charges its `price_credits` to the caller and lifts the soft lock of an expired project.",
+  tags,
+  auth: "bearer",
+  params: idParams,
+  responses: { 200: { description: "Renewed", schema: one }, ...refusals, 409: { description: "Not the project's latest subscription" } },
+  handler: async (ctx, { params }) => {
+    const user = currentUser(ctx);
+    await ctx.deps.pool.transaction(async (tx) => {
+      const sub = await findSubscription(tx, params.id, true);
+      if (!sub) throw notFound("Subscription");
+      await projectForWrite(tx, sub.project_id, user, "manage", { allowExpired: true });
+      if (!sub.is_latest) throw conflict("A newer subscription of this project exists; renew that one.", "subscription_superseded");
+      await renewWithCredits(tx, sub, user.id, new Date());
+    });
+    ctx.body = { message: "Subscription renewed.", subscription: presentSubscription((await findSubscription(ctx.deps.pool, params.id))!) };
+  },
+});
+
+export const subscriptionRoutes = [list, plans, create, cancel, renew];

@@ -25,14 +25,43 @@ export function renderDefault(target: Dialect, source: Dialect, field: ParsedFie
   return { sql, dropped: sql === null };
 }
 
+/** Characters a type name of a trailing cast may hold (`character varying(20)[]`, `"my type"`). */
+const CAST_TYPE_CHAR = /[\w\s."[\]()]/;
+const LINE_BREAK = /[\n\r\u2028\u2029]/;
+
+/**
+ * The value before a trailing `::type`, or null. A linear scan: the type is the longest
+ * suffix of type characters (which never include `:`), so the cast's `::` must sit right
+ * before it. Values spanning lines keep their casts, as before.
+ */
+function beforeCast(v: string): string | null {
+  let start = v.length;
+  while (start > 0 && CAST_TYPE_CHAR.test(v[start - 1]!)) start -= 1;
+  if (start === v.length || start < 2 || v[start - 1] !== ":" || v[start - 2] !== ":") return null;
+  const head = v.slice(0, start - 2);
+  return LINE_BREAK.test(head) ? null : head;
+}
+
+/**
+ * Whether `v` is one parenthesised expression on one line, `(…)`, rather than `(a) op (b)`:
+ * no `)` inside is followed by a later `(` (found with two index scans, not a backtracking
+ * pattern, which took seconds on defaults like `((((…))))::text`).
+ */
+function wrappedInParentheses(v: string): boolean {
+  if (v.length < 2 || v[0] !== "(" || v[v.length - 1] !== ")" || LINE_BREAK.test(v)) return false;
+  const firstClose = v.indexOf(")", 1);
+  const lastOpen = v.lastIndexOf("(", v.length - 2);
+  return !(firstClose !== -1 && lastOpen !== -1 && firstClose < lastOpen);
+}
+
 /** PostgreSQL `'x'::character varying` and `('now'::text)::date` lose their casts. */
-function stripCasts(value: string): string {
+export function stripCasts(value: string): string {
   let v = value;
   for (let i = 0; i < 5; i++) {
-    const cast = /^(.*?)::[\w\s."[\]()]+$/.exec(v);
-    if (!cast) break;
-    v = cast[1]!.trim();
-    if (/^\(.*\)$/.test(v) && !/^\(.*\).*\(.*\)$/.test(v)) v = v.slice(1, -1).trim();
+    const head = beforeCast(v);
+    if (head === null) break;
+    v = head.trim();
+    if (wrappedInParentheses(v)) v = v.slice(1, -1).trim();
   }
   return v;
 }

@@ -152,10 +152,18 @@ t.test("FTP deployments through the API", async (t) => {
   });
 
   await t.test("clearing logs", async (t) => {
-    const res = await api.post(`/api/deployments/${1}/logs/clear`);
+    // Its own deployment, run to the end here: no id or log left by an earlier subtest is assumed.
+    const created = await api.post("/api/deployments", { project_id: project, code_generation_id: generation, deployment_method: "ftp", target_environment: "production" });
+    t.equal(created.status, 201, created.text);
+    const id: number = created.body.deployment.id;
+    t.equal((await api.post(`/api/deployments/${id}/execute`)).status, 202);
+    t.equal((await waitForDeployment(app.url, token, id)).status, "succeeded");
+    const logged = (await api.get(`/api/deployments/${id}/logs`)).body.logs.length;
+    t.ok(logged > 0, "the run left logs");
+    const res = await api.post(`/api/deployments/${id}/logs/clear`);
     t.equal(res.status, 200, res.text);
-    t.ok(res.body.deleted > 0);
-    t.same((await api.get(`/api/deployments/1/logs`)).body.logs, []);
+    t.equal(res.body.deleted, logged, "every log of the deployment deleted");
+    t.same((await api.get(`/api/deployments/${id}/logs`)).body.logs, []);
   });
 
   await t.test("the password is in no response and nowhere in the database", async (t) => {

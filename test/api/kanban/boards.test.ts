@@ -86,8 +86,9 @@ t.test("kanban boards", async (t) => {
     t.equal(added.status, 201, added.text);
     t.match(added.body.assignee, { user_id: member.user.id, kanban_role: "Flow Manager", kanban_role_short: "FM", kanban_role_color: /^#/ });
     t.equal((await api.post(`/api/kanban-cards/${card.id}/assignees`, { user_id: outsider.user.id })).status, 422);
-    t.equal((await api.delete(`/api/assignees/${added.body.assignee.id}`)).status, 200);
-    t.equal((await api.delete(`/api/assignees/${added.body.assignee.id}`)).status, 404);
+    t.equal(added.body.assignee.id, member.user.id, "an assignee's id is the person's");
+    t.equal((await api.delete(`/api/assignees/${added.body.assignee.assignment_id}`)).status, 200);
+    t.equal((await api.delete(`/api/assignees/${added.body.assignee.assignment_id}`)).status, 404);
   });
 
   t.test("WIP limits: full columns refuse creates and moves; lowering below the count is allowed", async (t) => {

@@ -5,7 +5,9 @@
  */
 import t from "tap";
 import { Secret, TOTP } from "otpauth";
-import { hashPassword } from "../../../shared/auth/passwords.ts";
+import { z } from "zod";
+import { hashPassword, verifyPassword } from "../../../shared/auth/passwords.ts";
+import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUser } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
@@ -60,6 +62,10 @@ t.test("a stolen read+write token of an administrator reaches neither the admin 
   const account = await ownerSession.get("/api/user");
   t.equal(account.status, 200, "the owner's session still works");
   t.equal(account.body.email, owner.email, "the address is the owner's");
-  const relogin = await api.post("/api/auth/login", { email: owner.email, password });
-  t.equal(relogin.body.two_factor_required, true, "the password and the second factor are unchanged");
+  // The thief's guesses counted against the login limit: from their address even the right password is refused now.
+  t.equal((await thief.delete("/api/profile", { password })).status, 429, "guessing is locked out");
+  const stored = await app.pool.one(sql.type(z.object({ hash: z.string(), two_factor: z.boolean() }))`
+    select password_hash as hash, two_factor_confirmed_at is not null as two_factor from users where id = ${owner.id}`);
+  t.ok(await verifyPassword(stored.hash, password), "the password is unchanged");
+  t.equal(stored.two_factor, true, "and so is the second factor");
 });

@@ -36,6 +36,10 @@ const BY_NAME: Record<string, string> = {
   translationId: "translation",
   teamId: "team",
   userId: "victim",
+  formId: "projectForm",
+  fieldId: "projectFormField",
+  reportId: "projectReport",
+  imageId: "reportImage",
   cardId: "card",
   threadId: "thread",
   messageId: "message",
@@ -180,6 +184,16 @@ export class World {
         return this.viaApi(kind, "/api/form-windows", { form_set_id: await this.need("formSet"), name: "Edit", window_type: "create_edit" }, (b) => b.form_window.id);
       case "formElement":
         return this.viaApi(kind, "/api/form-elements", { form_window_id: await this.need("formWindow"), element_type: "field_textinput", field_name: "users.email", control_type: "text" }, (b) => b.form_element.id);
+      case "projectForm":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/forms`, { name: "Users", schema_id: await this.need("schema"), table_name: "users" }, (b) => b.form.id);
+      case "projectFormField":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/forms/${await this.need("projectForm")}/fields`, { field_name: "email" }, (b) => b.field.id);
+      case "projectReport":
+        return this.viaApi(kind, `/api/projects/${await this.need("project")}/reports`, { name: "Posts", schema_id: await this.need("schema"), table_name: "posts" }, (b) => b.report.id);
+      case "reportImage":
+        return pool.oneFirst(sql.type(idRow)`
+          insert into project_report_images (report_id, storage_key, content_type, byte_size, width, height, sha256)
+          values (${await this.need("projectReport")}, 'media/reports/fuzz.png', 'image/png', 1, 1, 1, '00') returning id`);
       case "job":
         return this.viaApi(kind, `/api/deployments/${await this.need("deployment")}/execute`, {}, (b) => b.job.id);
       case "board":
@@ -193,7 +207,7 @@ export class World {
       case "comment":
         return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/comments`, { body: "A comment" }, (b) => b.comment.id);
       case "assignee":
-        return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/assignees`, { user_id: owner }, (b) => b.assignee.id);
+        return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/assignees`, { user_id: owner }, (b) => b.assignee.assignment_id);
       case "thread":
         return this.viaApi(kind, "/api/messages/threads", { subject: "Hello", project_id: await this.need("project"), body: "First" }, (b) => b.thread.id);
       case "message":

@@ -107,7 +107,7 @@ export async function startPaypalStandIn(): Promise<PaypalStandIn> {
           const body = jsonBody<Record<string, unknown>>(request);
           const verify = createVerify("sha256");
           verify.update(signedText(String(body.transmission_id), String(body.transmission_time), String(body.webhook_id), JSON.stringify(body.webhook_event)));
-          let ok = false;
+          let ok: boolean;
           try {
             ok = body.auth_algo === "SHA256withRSA" && body.cert_url === certUrl && verify.verify(publicKey, String(body.transmission_sig), "base64");
           } catch {

@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import mysql from "mysql2/promise";
 import type { Test } from "tap";
+import { engineSkip } from "../../../support/engines.ts";
 import type { EngineRules, TruthTable } from "./truth.ts";
 import type { ParsedField } from "../../../../shared/sqlddl/index.ts";
 
@@ -25,9 +26,9 @@ export async function mysqlAvailable(): Promise<string | null> {
     mariadb = /mariadb/i.test(String((rows as { v: string }[])[0]?.v));
     await conn.end();
   } catch (error) {
-    return `no MySQL/MariaDB server at ${HOST}:3306 for root without password (${(error as Error).message}); MySQL tests skipped`;
+    return engineSkip(`no MySQL/MariaDB server at ${HOST}:3306 for root without password (${(error as Error).message}); MySQL tests skipped`);
   }
-  return (await clientBinary()) ? null : "no mariadb/mysql command-line client on PATH; MySQL tests skipped";
+  return (await clientBinary()) ? null : engineSkip("no mariadb/mysql command-line client on PATH; MySQL tests skipped");
 }
 
 async function clientBinary(): Promise<string | null> {

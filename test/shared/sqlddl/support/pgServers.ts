@@ -8,6 +8,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import pg from "pg";
+import { engineSkip } from "../../../support/engines.ts";
 
 const run = promisify(execFile);
 const CONNECT_TIMEOUT_MS = 2000;
@@ -53,7 +54,7 @@ export async function pgDumpServer(): Promise<{ adminUrl: string; major: number 
     const { stdout } = await run("pg_dump", ["--version"]);
     dumpMajor = Number(/(\d+)(?:\.\d+)*/.exec(stdout)?.[1]);
   } catch (error) {
-    return { skip: `no pg_dump on PATH (${(error as Error).message.split("\n")[0]}); pg_dump checks skipped` };
+    return { skip: engineSkip(`no pg_dump on PATH (${(error as Error).message.split("\n")[0]}); pg_dump checks skipped`) };
   }
   const candidates = [process.env.TEST_PG_ADMIN_URL!];
   if (process.env.PGHOST || process.env.PGPORT) candidates.push(adminUrl(process.env.PGHOST ?? "127.0.0.1", process.env.PGPORT ?? "5432"));

@@ -1,0 +1,21 @@
+import { z } from "zod";
+
+const base64url = (bytes: number, what: string) =>
+  z
+    .string()
+    .max(200)
+    .refine((v) => /^[A-Za-z0-9_-]+={0,2}$/.test(v) && Buffer.from(v, "base64url").length === bytes, { error: `The ${what} key must be ${bytes} bytes, base64url-encoded.` });
+
+/** A browser's PushSubscription as `JSON.stringify(subscription)` gives it (DESIGN §14). */
+export const subscribeBody = z.object({
+  endpoint: z.url({ protocol: /^https?$/, error: "The endpoint must be the push service's http(s) URL." }).max(2048),
+  expirationTime: z.number().int().min(0).max(8.64e15).nullable().optional(),
+  keys: z.object({
+    p256dh: base64url(65, "p256dh").refine((v) => Buffer.from(v, "base64url")[0] === 4, { error: "The p256dh key must be an uncompressed P-256 point." }),
+    auth: base64url(16, "auth"),
+  }),
+});
+
+export const unsubscribeBody = z.object({ endpoint: z.string().min(1).max(2048) });
+
+export const subscriptionResource = z.object({ id: z.number(), endpoint: z.string(), expires_at: z.string().nullable() });

@@ -1,0 +1,44 @@
+/**
+ * The monthly credit award at login: the first login of a calendar month (UTC) grants the
+ * monthly credits of the user's best plan (over the live subscriptions of the projects they
+ * own) or patron level, whichever is larger, once per user and month: a row in
+ * `credit_monthly_awards` (primary key user and month) is written in the same transaction as
+ * the ledger entry, so concurrent logins award once.
+ */
+import { z } from "zod";
+import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
+import { grantCredits } from "./ledger.ts";
+
+/** Monthly credits `userId` is entitled to at `at`. */
+export async function monthlyCreditsOf(pool: DatabasePool, userId: number, at: Date): Promise<number> {
+  const instant = at.toISOString();
+  return pool.oneFirst(sql.type(z.object({ credits: z.number() }))`
+    select greatest(
+      coalesce((
+        select max(pl.monthly_credits) from projects p
+        join lateral (select plan_id, expires_at, expired_at from subscriptions where project_id = p.id order by started_at desc, id desc limit 1) s on true
+        join plans pl on pl.id = s.plan_id
+        where p.owner_id = ${userId} and p.deleted_at is null and s.expires_at > ${instant}::timestamptz and s.expired_at is null
+      ), 0),
+      coalesce((
+        select max(l.monthly_credits) from patron_memberships m join patron_levels l on l.level = m.level
+        where m.user_id = ${userId} and m.started_at <= ${instant}::timestamptz and m.expires_at > ${instant}::timestamptz
+      ), 0)
+    )::int as credits`);
+}
+
+/** Awards this month's credits if they were not awarded yet; true when this call awarded them. */
+export async function awardMonthlyCredits(pool: DatabasePool, userId: number, at: Date = new Date()): Promise<boolean> {
+  const credits = await monthlyCreditsOf(pool, userId, at);
+  if (credits <= 0) return false;
+  const month = `${at.toISOString().slice(0, 7)}-01`;
+  return pool.transaction(async (tx) => {
+    const inserted = await tx.maybeOneFirst(sql.type(z.object({ user_id: z.number() }))`
+      insert into credit_monthly_awards (user_id, month, credits) values (${userId}, ${month}::date, ${credits})
+      on conflict (user_id, month) do nothing returning user_id`);
+    if (inserted === null) return false;
+    const entry = await grantCredits(tx, { userId, amount: credits, reason: "monthly_credits", referenceType: "monthly_award", referenceId: month.slice(0, 7), idempotencyKey: `monthly:${month.slice(0, 7)}` });
+    await tx.query(sql.type(ignoredRow)`update credit_monthly_awards set ledger_entry_id = ${entry.entryId} where user_id = ${userId} and month = ${month}::date`);
+    return true;
+  });
+}
