@@ -72,7 +72,6 @@ import { storeMediaRoutes } from "./store/media.router.ts";
 import { threadRoutes } from "./messages/threads.router.ts";
 import { messageRoutes } from "./messages/messages.router.ts";
 import { attachmentRoutes } from "./attachments/download.router.ts";
-import { storeReviewRoutes } from "./store/reviews.router.ts";
 import { creditRoutes } from "./credits/credits.router.ts";
 import { formDesignerAccessRoutes } from "./forms/access.router.ts";
 import { formSetRoutes } from "./forms/sets.router.ts";
@@ -153,7 +152,6 @@ export const allRoutes: RouteSpec[] = [
   ...threadRoutes,
   ...messageRoutes,
   ...attachmentRoutes,
-  ...storeReviewRoutes,
   ...creditRoutes,
   ...formDesignerAccessRoutes,
   ...formSetRoutes,
