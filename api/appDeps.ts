@@ -9,10 +9,18 @@ import { SettingsCache } from "../shared/settings/cache.ts";
 import { PostgresStorage } from "../shared/storage/postgresStorage.ts";
 import type { AppDeps } from "./context.ts";
 import { createIdentity } from "./identity.ts";
+import { CLIENT_CHANGES_CHANNEL } from "./oauth/accessTokens.ts";
 import { AppMetrics } from "./metrics.ts";
 import { ServerTimings } from "./serverTimings.ts";
 
 export async function buildAppDeps(base: { config: Config; pool: DatabasePool; log: Logger; hub: EventHub }): Promise<AppDeps> {
+  const identity = await createIdentity(base.config, base.pool, base.log);
+  // A revoked client's tokens stop working in every process at once; after a reconnect
+  // (announcements may have been missed) the whole cache is read again.
+  base.hub.listen(CLIENT_CHANGES_CHANNEL, (clientId) => identity.clients.forget(clientId));
+  base.hub.onReconnect(() => {
+    identity.clients.reload().catch((error: unknown) => base.log.warn({ err: error }, "could not reload the OAuth client cache"));
+  });
   const settings = new SettingsCache(base.pool);
   settings.attach(base.hub);
   return {
@@ -21,6 +29,6 @@ export async function buildAppDeps(base: { config: Config; pool: DatabasePool; l
     ...base,
     metrics: new AppMetrics(base.pool),
     storage: new PostgresStorage(base.pool),
-    identity: await createIdentity(base.config, base.pool, base.log),
+    identity,
   };
 }

@@ -7,6 +7,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
+import { ConfigError, type Config } from "../shared/config.ts";
 import type { AppDeps } from "./context.ts";
 import { makeApp, type MakeAppOptions } from "./app.ts";
 import { RealtimeServer } from "./realtime/socketServer.ts";
@@ -39,8 +40,20 @@ export interface StartWebOptions extends MakeAppOptions {
   server?: http.Server;
 }
 
+/**
+ * Refuses an open /metrics in production: its numbers describe the installation (routes,
+ * jobs, users), so it needs METRICS_TOKEN unless METRICS_PUBLIC says it may be public.
+ * @throws ConfigError
+ */
+export function assertMetricsProtected(config: Config): void {
+  if (config.env === "production" && !config.metricsToken && !config.metricsPublic) {
+    throw new ConfigError(["METRICS_TOKEN is missing: required in production to protect /metrics (or set METRICS_PUBLIC=true to serve it openly)"]);
+  }
+}
+
 /** Starts the HTTP and WebSocket server on `port` (0: any free port). */
 export async function startWeb(deps: AppDeps, port: number, host: string, options: StartWebOptions = {}): Promise<RunningWeb> {
+  assertMetricsProtected(deps.config);
   const app = makeApp(deps, options);
   const realtime = new RealtimeServer(deps);
   const server = options.server ?? createHttpServer();

@@ -90,10 +90,13 @@ export const envSchema = z.object({
   LOG_LEVEL: logLevel.default("info"),
   TRUST_PROXY: booleanString.default(false),
   METRICS_TOKEN: z.string().min(16, { error: "expected at least 16 characters" }).optional(),
+  /** In production /metrics needs METRICS_TOKEN unless this says, explicitly, that it is public. */
+  METRICS_PUBLIC: booleanString.default(false),
   ALLOW_PRIVATE_NETWORK_TARGETS: booleanString.default(false),
   SCHEMA_SQL_MAX_BYTES: integer(1024, 100 * 1024 * 1024).default(5 * 1024 * 1024),
   SCHEMA_PARSE_TIMEOUT_MS: integer(100, 600_000).default(20_000),
   TEMPLATE_CODE_TIME_LIMIT_MS: integer(10, 60_000).default(250),
+  TEMPLATE_RENDER_TIME_LIMIT_MS: integer(100, 600_000).default(10_000),
   TEMPLATE_CODE_MEMORY_MB: integer(8, 1024).default(32),
   ARCHIVE_TTL_HOURS: integer(1, 24 * 366).default(72),
   DEPLOYMENT_TIMEOUT_S: integer(10, 24 * 3600).default(1800),
@@ -169,11 +172,13 @@ export interface Config {
   logLevel: z.infer<typeof logLevel>;
   trustProxy: boolean;
   metricsToken: string | undefined;
+  /** /metrics may be open in production (METRICS_PUBLIC); without it a production web process needs METRICS_TOKEN. */
+  metricsPublic: boolean;
   allowPrivateNetworkTargets: boolean;
   /** Largest SQL text a schema or a stand-alone parse accepts, and how long one parse may run. */
   schemas: { sqlMaxBytes: number; parseTimeoutMs: number };
   /** Sandbox limits of template code blocks, and how long a generation's zip is kept. */
-  templates: { codeTimeLimitMs: number; codeMemoryBytes: number; archiveTtlHours: number };
+  templates: { codeTimeLimitMs: number; codeMemoryBytes: number; renderTimeLimitMs: number; archiveTtlHours: number };
   /** How long one deployment run may take, and how many files the upload form accepts. */
   deployments: { timeoutMs: number; uploadMaxFiles: number };
   /** Outbound webhook deliveries: request timeout, attempts per delivery, failed deliveries in a row before deactivation. */
@@ -299,10 +304,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
+    metricsPublic: e.METRICS_PUBLIC,
     allowPrivateNetworkTargets: e.ALLOW_PRIVATE_NETWORK_TARGETS,
     schemas: { sqlMaxBytes: e.SCHEMA_SQL_MAX_BYTES, parseTimeoutMs: e.SCHEMA_PARSE_TIMEOUT_MS },
     templates: {
       codeTimeLimitMs: e.TEMPLATE_CODE_TIME_LIMIT_MS,
+      renderTimeLimitMs: e.TEMPLATE_RENDER_TIME_LIMIT_MS,
       codeMemoryBytes: e.TEMPLATE_CODE_MEMORY_MB * 1024 * 1024,
       archiveTtlHours: e.ARCHIVE_TTL_HOURS,
     },

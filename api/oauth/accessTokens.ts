@@ -55,13 +55,23 @@ export class ClientIdCache {
     this.#ids = new Set(await listActiveClientIds(this.#pool));
     this.#unknown.clear();
   }
+
+  /** Drops what is known of `clientId` (it was revoked or changed), so the next check reads the database. */
+  forget(clientId: string): void {
+    this.#ids.delete(clientId);
+    this.#unknown.delete(clientId);
+  }
 }
+
+/** The NOTIFY channel on which a revoked or deleted client's id is announced (migration 0015). */
+export const CLIENT_CHANGES_CHANNEL = "oauth_clients";
 
 /**
  * Verifies access tokens for one issuer and key set, remembering tokens whose signature
  * already verified until they expire: a client sends the same token with every request,
  * and an RS256 verification costs more than the rest of the authentication. Only the
- * cryptographic checks are cached; revocation is checked on every request.
+ * cryptographic checks are cached; revocation (of the token, and of its client through the
+ * client cache, which NOTIFY keeps current) is checked on every request.
  */
 export class AccessTokenVerifier {
   readonly #keys: SigningKeys;
@@ -81,7 +91,8 @@ export class AccessTokenVerifier {
     const hit = this.#verified.get(token);
     if (hit) {
       const now = Date.now();
-      if (hit.exp * 1000 > now) return hit;
+      // The client may have been revoked since the signature was checked (a set lookup while it is active).
+      if (hit.exp * 1000 > now && (await this.#clients.has(audienceOf(hit)))) return hit;
       this.#verified.delete(token);
       return null;
     }
@@ -101,6 +112,8 @@ export class AccessTokenVerifier {
     this.#verified.set(token, claims);
   }
 }
+
+const audienceOf = (claims: AccessClaims): string => (Array.isArray(claims.aud) ? claims.aud[0]! : claims.aud!);
 
 /** Verifies signature, header and claims. */
 async function verifyUncached(

@@ -20,6 +20,7 @@ import { auditLogRoutes } from "./admin/auditLog.router.ts";
 import { adminSettingsRoutes } from "./admin/settings.router.ts";
 import { settingsRoutes } from "./settings/settings.router.ts";
 import { pushRoutes } from "./push/push.router.ts";
+import { languageRoutes } from "./languages/languages.router.ts";
 import { performanceRoutes } from "./usage/performance.router.ts";
 import { visitRoutes } from "./usage/visits.router.ts";
 import { supportTicketRoutes } from "./support/tickets.router.ts";
@@ -30,10 +31,12 @@ import { bundleRoutes } from "./projects/bundle.router.ts";
 import { subscriptionRoutes } from "./projects/subscriptions.router.ts";
 import { teamRoutes } from "./teams/teams.router.ts";
 import { memberRoutes } from "./teams/members.router.ts";
+import { invitationRoutes } from "./teams/invitations.router.ts";
 import { schemaRoutes } from "./schemas/schemas.router.ts";
 import { schemaExchangeRoutes } from "./schemas/exchange.router.ts";
 import { sqlParseRoutes } from "./schemas/sqlParse.router.ts";
 import { translationRoutes } from "./schemas/translations.router.ts";
+import { autoTranslateRoutes } from "./schemas/autoTranslate.router.ts";
 import { templateRoutes } from "./templates/templates.router.ts";
 import { topLevelTemplateRoutes } from "./templates/topLevel.router.ts";
 import { variableRoutes } from "./templates/variables.router.ts";
@@ -81,6 +84,8 @@ import { creditPackageRoutes } from "./credits/packages.router.ts";
 import { purchaseRoutes } from "./credits/purchase.router.ts";
 import { paymentWebhookRoutes } from "./credits/webhooks.router.ts";
 import { patronRoutes } from "./patron/patron.router.ts";
+import { billingRoutes } from "./billing/billing.router.ts";
+import { adminBillingRoutes } from "./admin/billing.router.ts";
 import { projectFormRoutes } from "./projectForms/forms.router.ts";
 import { projectReportRoutes } from "./projectForms/reports.router.ts";
 
@@ -99,6 +104,7 @@ export const allRoutes: RouteSpec[] = [
   ...adminSettingsRoutes,
   ...settingsRoutes,
   ...pushRoutes,
+  ...languageRoutes,
   ...performanceRoutes,
   ...visitRoutes,
   ...supportTicketRoutes,
@@ -110,8 +116,10 @@ export const allRoutes: RouteSpec[] = [
   ...subscriptionRoutes,
   ...teamRoutes,
   ...memberRoutes,
+  ...invitationRoutes,
   ...schemaExchangeRoutes,
   ...schemaRoutes,
+  ...autoTranslateRoutes,
   ...translationRoutes,
   ...sqlParseRoutes,
   ...templateRoutes,
@@ -161,6 +169,8 @@ export const allRoutes: RouteSpec[] = [
   ...purchaseRoutes,
   ...paymentWebhookRoutes,
   ...patronRoutes,
+  ...billingRoutes,
+  ...adminBillingRoutes,
   ...projectFormRoutes,
   ...projectReportRoutes,
   ...jobRoutes,

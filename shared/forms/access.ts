@@ -116,14 +116,16 @@ export async function accessStatus(conn: CommonQueryMethods, userId: number, con
   };
 }
 
+/** SQL boolean: `userId` may use the form designer now (for queries that check it along with what they read). */
+export const formDesignerAccessFragment = (userId: number) => sql.fragment`(exists (
+    select 1 from patron_memberships where user_id = ${userId} and started_at <= now() and expires_at > now()
+  ) or exists (
+    select 1 from form_designer_grants where user_id = ${userId} and (expires_at is null or expires_at > now())
+  ))`;
+
 /** Whether `userId` may use the form designer now (one query). */
 export async function hasFormDesignerAccess(conn: CommonQueryMethods, userId: number): Promise<boolean> {
-  return conn.exists(sql.type(z.object({}))`
-    select 1 where exists (
-      select 1 from patron_memberships where user_id = ${userId} and started_at <= now() and expires_at > now()
-    ) or exists (
-      select 1 from form_designer_grants where user_id = ${userId} and (expires_at is null or expires_at > now())
-    )`);
+  return conn.oneFirst(sql.type(z.object({ ok: z.boolean() }))`select ${formDesignerAccessFragment(userId)} as ok`);
 }
 
 export const formDesignerLocked = () =>

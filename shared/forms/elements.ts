@@ -20,20 +20,12 @@ export class WindowContext {
   private fields: Promise<SchemaFields> | undefined;
   private readonly conn: CommonQueryMethods;
 
-  private constructor(conn: CommonQueryMethods, set: FormSetRow, window: FormWindowRow, grid: number | null) {
+  /** `grid`: the project's grid size when it snaps to the grid, else null. */
+  constructor(conn: CommonQueryMethods, set: FormSetRow, window: FormWindowRow, grid: number | null) {
     this.conn = conn;
     this.set = set;
     this.window = window;
     this.grid = grid;
-  }
-
-  static async load(conn: CommonQueryMethods, set: FormSetRow, window: FormWindowRow): Promise<WindowContext> {
-    const settings =
-      set.project_id === null
-        ? null
-        : await conn.maybeOne(sql.type(z.object({ snap: z.boolean(), grid: z.number() }))`
-            select form_designer_snap_to_grid as snap, form_designer_grid_size as grid from projects where id = ${set.project_id} and deleted_at is null`);
-    return new WindowContext(conn, set, window, settings?.snap ? settings.grid : null);
   }
 
   schemaFields(): Promise<SchemaFields> | null {
@@ -239,21 +231,22 @@ export function issuesToErrors(error: z.ZodError, prefix = ""): FieldErrors {
  * follows the `tab_order` the elements carry (distinct), then their order in the list, as
  * 1…n. @throws 409 `version_conflict` when the window changed since `version`, 422
  */
-export async function writeLayout(tx: CommonQueryMethods, ctx: WindowContext, version: number, elements: readonly ElementInput[]): Promise<void> {
+export async function writeLayout(
+  tx: CommonQueryMethods,
+  ctx: WindowContext,
+  version: number,
+  elements: readonly ElementInput[],
+): Promise<{ version: number; updated_at: Date; elements: FormElementRow[] }> {
   if (ctx.window.version !== version) {
     throw conflict(`The window changed since version ${version} (it is at version ${ctx.window.version}); read it again and re-apply the change.`, "version_conflict");
   }
-  const existing = new Set(
-    await tx.anyFirst(sql.type(z.object({ id: z.number() }))`select id from form_elements where form_window_id = ${ctx.window.id}`),
-  );
   const errors: FieldErrors = {};
-  const seenIds = new Set<number>();
+  const seenIds = new Map<number, number>();
   const seenTabs = new Map<number, number>();
   for (const [index, element] of elements.entries()) {
     if (element.id !== undefined) {
-      if (!existing.has(element.id)) (errors[`elements.${index}.id`] ??= []).push(`Element ${element.id} is not an element of this window.`);
-      else if (seenIds.has(element.id)) (errors[`elements.${index}.id`] ??= []).push(`Element ${element.id} is listed twice.`);
-      seenIds.add(element.id);
+      if (seenIds.has(element.id)) (errors[`elements.${index}.id`] ??= []).push(`Element ${element.id} is listed twice.`);
+      else seenIds.set(element.id, index);
     }
     if (element.tab_order !== undefined) {
       if (seenTabs.has(element.tab_order)) (errors[`elements.${index}.tab_order`] ??= []).push(`Tab order ${element.tab_order} is also given to element ${seenTabs.get(element.tab_order)! + 1}.`);
@@ -270,19 +263,39 @@ export async function writeLayout(tx: CommonQueryMethods, ctx: WindowContext, ve
     else inserts.push(values);
   }
   if (Object.keys(errors).length) throw invalid(errors);
-  const kept = [...seenIds];
-  await tx.query(sql.type(ignoredRow)`
-    delete from form_elements where form_window_id = ${ctx.window.id} and not (id = any(${sql.array(kept, "int8")}))`);
-  if (updates.length) {
-    await tx.query(sql.type(ignoredRow)`
+  // One statement: delete what is left out, update what is named, insert what is new, bump the version.
+  const windowId = ctx.window.id;
+  const rows = await tx.any(sql.type(formElementRow.extend({ window_version: z.number(), window_updated_at: z.date(), updated: z.boolean() }))`
+    with removed as (
+      delete from form_elements where form_window_id = ${windowId} and not (id = any(${sql.array([...seenIds.keys()], "int8")})) returning id
+    ), changed as (
       update form_elements e set ${assignments}, updated_at = now()
       from jsonb_to_recordset(${sql.jsonb(updates as never)}) as x(${recordsetColumns})
-      where e.id = x.id and e.form_window_id = ${ctx.window.id}`);
-  }
-  if (inserts.length) {
-    await tx.query(sql.type(ignoredRow)`
+      where e.id = x.id and e.form_window_id = ${windowId}
+      returning e.*
+    ), added as (
       insert into form_elements (form_window_id, ${columnList})
-      select ${ctx.window.id}, ${columnList} from jsonb_to_recordset(${sql.jsonb(inserts as never)}) as x(${recordsetColumns})`);
+      select ${windowId}, ${columnList} from jsonb_to_recordset(${sql.jsonb(inserts as never)}) as x(${recordsetColumns})
+      returning *
+    ), bumped as (
+      update form_windows set version = version + 1, updated_at = now() where id = ${windowId} returning version, updated_at
+    )
+    select ${formElementColumns}, b.version as window_version, b.updated_at as window_updated_at, e.updated
+    from (select *, true as updated from changed union all select *, false from added) e cross join bumped b
+    order by e.tab_order`);
+  const updatedIds = new Set(rows.filter((r) => r.updated).map((r) => r.id));
+  for (const [id, index] of seenIds) {
+    if (!updatedIds.has(id)) (errors[`elements.${index}.id`] ??= []).push(`Element ${id} is not an element of this window.`);
   }
-  await bumpVersion(tx, ctx.window.id);
+  // Throwing rolls the statement back with the transaction: nothing is written.
+  if (Object.keys(errors).length) throw invalid(errors);
+  const after =
+    rows[0] ??
+    (await tx.one(sql.type(z.object({ window_version: z.number(), window_updated_at: z.date() }))`
+      select version as window_version, updated_at as window_updated_at from form_windows where id = ${windowId}`));
+  return {
+    version: after.window_version,
+    updated_at: after.window_updated_at,
+    elements: rows.map(({ window_version: _v, window_updated_at: _u, updated: _d, ...row }) => row),
+  };
 }

@@ -118,3 +118,14 @@ export const pushSend = defineJobKind(
 
 /** Scheduled hourly: raw page views past VISITS_RETENTION_DAYS rolled up into daily figures and deleted; past days' salts deleted. */
 export const visitsRollup = defineJobKind("visits__rollup", z.object({}).loose(), { maxAttempts: 3 });
+
+/** Automatic translation of a schema's labels into one language through the translation provider. */
+export const translationsAuto = defineJobKind(
+  "translations__auto",
+  z.object({
+    schema_id: z.number().int().positive(),
+    target_language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/),
+    source_language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/).nullable().default(null),
+  }),
+  { maxAttempts: 5 },
+);

@@ -135,3 +135,9 @@ export function renderMail(kind: MailKind, locale: string, params: Record<string
   const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${[...htmlParagraphs.slice(0, 2), button, ...htmlParagraphs.slice(2)].join("")}</body></html>`;
   return { subject, text, html };
 }
+
+/** Share (0–1) of the e-mail kinds that have a text in `locale` (the languages list reports it). */
+export function mailCompleteness(locale: Locale): number {
+  const own = texts[locale] as Partial<Record<MailKind, MailText>>;
+  return mailKinds.filter((kind) => own[kind]?.subject).length / mailKinds.length;
+}

@@ -74,3 +74,21 @@ export function verifyStripeEvent(config: Config, rawBody: Buffer, signature: st
   if (!secret || !config.payments.stripe.secretKey) throw providerUnavailable("cardprocessor");
   return stripeClient(config).webhooks.constructEvent(rawBody, signature, secret);
 }
+
+/**
+ * A SetupIntent that saves a card for later payments, on the user's Stripe customer
+ * (created once per user under an idempotency key of the user id; `customerId` when known).
+ * @throws 503 when the card processor is off, 502 when it refuses.
+ */
+export async function createSetupIntent(config: Config, user: { id: number; email: string; customerId: string | null }): Promise<{ customerId: string; setupIntentId: string; clientSecret: string }> {
+  const stripe = stripeClient(config);
+  try {
+    const customerId =
+      user.customerId ?? (await stripe.customers.create({ email: user.email, metadata: { user_id: String(user.id) } }, { idempotencyKey: `customer-user-${user.id}` })).id;
+    const setup = await stripe.setupIntents.create({ customer: customerId, usage: "off_session", automatic_payment_methods: { enabled: true } });
+    if (!setup.client_secret) throw new Error("the SetupIntent has no client secret");
+    return { customerId, setupIntentId: setup.id, clientSecret: setup.client_secret };
+  } catch (error) {
+    throw providerFailed((error as Error).message);
+  }
+}

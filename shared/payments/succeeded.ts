@@ -1,9 +1,10 @@
 /**
- * What a succeeded payment buys besides credits: a subscription period for its project or a
- * patron membership period. Runs in the transaction that marks the payment succeeded, so
+ * What a succeeded payment buys besides credits: its invoice, and a subscription period for its
+ * project or a patron membership period. Runs in the transaction that marks the payment succeeded, so
  * the period exists exactly when the payment counts.
  */
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
+import { issueInvoice } from "../billing/invoices.ts";
 import { addPatronPeriod, findPatronLevel } from "../patrons/renewal.ts";
 import { findPlan, insertSubscription } from "../subscriptions/store.ts";
 import { z } from "zod";
@@ -12,6 +13,7 @@ import type { TransactionRow } from "./store.ts";
 
 /** Runs in the transaction that marks `transaction` succeeded. */
 export async function afterPaymentSucceeded(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
+  await issueInvoice(tx, transaction);
   if (transaction.kind === "subscription" && transaction.item_id !== null && transaction.project_id !== null) {
     const plan = await findPlan(tx, transaction.item_id);
     const live = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`select id from projects where id = ${transaction.project_id} and deleted_at is null`);

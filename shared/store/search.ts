@@ -54,18 +54,24 @@ async function searchPage(conn: CommonQueryMethods, input: SearchInput, viewerId
     newest: sql.fragment`st.published_at desc`,
   };
   const order = input.sort ? sql.fragment`${sorts[input.sort]}, relevance desc` : q ? sql.fragment`relevance desc` : sorts.newest;
-  const rows = await conn.any(sql.type(storeTemplateRow.extend({ total: z.number(), relevance: z.number() }))`
-    select ${storeTemplateColumns(viewerId)}, count(*) over ()::int as total, (${relevance})::float8 as relevance
-    from store_templates st join users u on u.id = st.seller_id
-    where ${sql.join(where, sql.fragment` and `)}
-    order by ${order}, st.id desc
-    limit ${input.rows} offset ${(input.page - 1) * input.rows}`);
+  // The page is chosen on the bare rows first; the presented columns (media, the caller's
+  // purchase, the version) are read for its rows only.
+  const rows = await conn.any(sql.type(storeTemplateRow.extend({ total: z.number() }))`
+    with hits as (
+      select st.id, count(*) over ()::int as total, row_number() over (order by ${order}, st.id desc) as ord
+      from (select st.*, (${relevance})::float8 as relevance from store_templates st where ${sql.join(where, sql.fragment` and `)}) st
+      order by ord
+      limit ${input.rows} offset ${(input.page - 1) * input.rows}
+    )
+    select ${storeTemplateColumns(viewerId)}, hits.total
+    from hits join store_templates st on st.id = hits.id join users u on u.id = st.seller_id
+    order by hits.ord`);
   let total = rows[0]?.total ?? 0;
   if (!rows.length && input.page > 1) {
     total = await conn.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from store_templates st where ${sql.join(where, sql.fragment` and `)}`);
   }
-  return { rows: rows.map(({ total: _t, relevance: _r, ...row }) => row), total };
+  return { rows: rows.map(({ total: _t, ...row }) => row), total };
 }
 
 /** The ten categories with how many published templates each holds. */

@@ -1,8 +1,9 @@
 /**
- * Team invitations for people without an account: a random token (stored hashed, valid 7
- * days) e-mailed to the address. Registering with the token (and the same address) ties
- * the invitation to the new account; verifying the e-mail address then accepts it, adding
- * the person to the team with the invited role.
+ * Team invitations: every member add is one (nobody joins a team without saying so). A
+ * random token (stored hashed, valid 7 days) is e-mailed to the address. Someone without an
+ * account registers with the token (and the same address), which ties the invitation to the
+ * new account; verifying the address then accepts it. An existing account sees its open
+ * invitations in the app and accepts or declines each (once its address is verified).
  */
 import { z } from "zod";
 import { randomToken, sha256 } from "../crypto.ts";
@@ -69,4 +70,45 @@ export async function acceptInvitations(tx: CommonQueryMethods, user: { id: numb
     select p.name from team_projects tp join projects p on p.id = tp.project_id
     where tp.team_id = ${invitations[0]!.team_id} and p.deleted_at is null order by tp.attached_at, p.id limit 1`);
   return { accepted: true, projectName };
+}
+
+const openInvitationRow = z.object({
+  id: z.number(),
+  team_id: z.number(),
+  team_name: z.string(),
+  role_id: z.number(),
+  invited_by_name: z.string().nullable(),
+  expires_at: z.date(),
+  created_at: z.date(),
+});
+export type OpenInvitation = z.infer<typeof openInvitationRow>;
+
+const openFor = (email: string) =>
+  sql.fragment`lower(i.email) = lower(${email}) and i.accepted_at is null and i.expires_at > now()`;
+
+/** The open invitations addressed to `email`, newest first. */
+export async function listOpenInvitations(conn: CommonQueryMethods, email: string): Promise<readonly OpenInvitation[]> {
+  return conn.any(sql.type(openInvitationRow)`
+    select i.id, i.team_id, t.name as team_name, i.role_id, u.name as invited_by_name, i.expires_at, i.created_at
+    from team_invitations i join teams t on t.id = i.team_id left join users u on u.id = i.invited_by
+    where ${openFor(email)} order by i.created_at desc, i.id desc`);
+}
+
+/** Accepts the open invitation `id` addressed to `user`: they join with the invited role. False when there is none. */
+export async function acceptInvitation(tx: CommonQueryMethods, id: number, user: { id: number; email: string }): Promise<boolean> {
+  const invitation = await tx.maybeOne(sql.type(z.object({ team_id: z.number(), role_id: z.number() }))`
+    select i.team_id, i.role_id from team_invitations i where i.id = ${id} and ${openFor(user.email)} for update`);
+  if (!invitation) return false;
+  await tx.query(sql.type(ignoredRow)`
+    insert into team_members (team_id, user_id, role_id) values (${invitation.team_id}, ${user.id}, ${invitation.role_id})
+    on conflict (team_id, user_id) do nothing`);
+  await tx.query(sql.type(ignoredRow)`update team_invitations set accepted_at = now(), registered_user_id = ${user.id} where id = ${id}`);
+  return true;
+}
+
+/** Declines (deletes) the open invitation `id` addressed to `email`. False when there is none. */
+export async function declineInvitation(conn: CommonQueryMethods, id: number, email: string): Promise<boolean> {
+  const row = await conn.maybeOne(sql.type(z.object({ id: z.number() }))`
+    delete from team_invitations i where i.id = ${id} and ${openFor(email)} returning i.id`);
+  return row !== null;
 }

@@ -46,6 +46,10 @@ export interface TemplateLimits {
   maxOutputBytes: number;
   /** Most loop iterations of one file (default 5,000,000). */
   maxIterations: number;
+  /** Wall-clock time all code blocks of a render may take together (default 10 s; TEMPLATE_RENDER_TIME_LIMIT_MS). */
+  renderTimeMs: number;
+  /** When the render's budget ends (epoch ms); a run of several templates sets it once for all of them. */
+  deadline?: number;
 }
 
 /** `execute` fails on a missing value; `preview` renders it empty and warns. */
@@ -90,6 +94,7 @@ export const defaultLimits: TemplateLimits = {
   memoryBytes: 32 * 1024 * 1024,
   maxOutputBytes: 64 * 1024 * 1024,
   maxIterations: 5_000_000,
+  renderTimeMs: 10_000,
 };
 
 /** The `file` reported for the main content. */

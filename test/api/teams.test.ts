@@ -28,10 +28,13 @@ t.test("teams, members and invitations", async (t) => {
     t.equal((await api.post("/api/teams", { name: " " })).status, 422);
   });
 
-  t.test("an existing user joins at once; roles change; the owner stays the owner", async (t) => {
+  t.test("an existing user joins on accepting the invitation; roles change; the owner stays the owner", async (t) => {
     const added = await api.post(`/api/teams/${team.id}/members`, { email: carol.user.email.toUpperCase(), role_id: 4 });
     t.equal(added.status, 201, added.text);
-    t.match(added.body.member, { user: { id: carol.user.id, email: carol.user.email }, role: { id: 4, name: "viewer" } });
+    t.match(added.body, { message: "Invitation sent.", invitation: { role: "viewer" } });
+    const invitation = (await client(app.url, carol.token).get("/api/team-invitations")).body.data[0];
+    t.match(invitation, { team: { id: team.id }, role: { id: 4, name: "viewer" } });
+    t.equal((await client(app.url, carol.token).post(`/api/team-invitations/${invitation.id}/accept`)).status, 200);
     t.equal((await api.post(`/api/teams/${team.id}/members`, { email: carol.user.email, role_id: 3 })).status, 409);
     t.equal((await api.post(`/api/teams/${team.id}/members`, { email: "x@example.test", role_id: 1 })).status, 422, "no second owner");
     t.equal((await api.post(`/api/teams/${team.id}/projects`, { project_id: project.id })).status, 201);
@@ -60,6 +63,8 @@ t.test("teams, members and invitations", async (t) => {
     const carolApi = client(app.url, carol.token);
     t.equal((await carolApi.post(`/api/teams/${team.id}/members`, { email: dave.user.email, role_id: 2 })).status, 403);
     t.equal((await carolApi.post(`/api/teams/${team.id}/members`, { email: dave.user.email, role_id: 3 })).status, 201);
+    const daveInvitation = (await client(app.url, dave.token).get("/api/team-invitations")).body.data[0];
+    t.equal((await client(app.url, dave.token).post(`/api/team-invitations/${daveInvitation.id}/accept`)).status, 200);
     t.equal((await client(app.url, dave.token).delete(`/api/teams/${team.id}/members/${dave.user.id}`)).status, 200, "leaving");
     t.equal((await client(app.url, dave.token).get(`/api/teams/${team.id}`)).status, 404, "gone");
   });

@@ -32,6 +32,7 @@ async function startWebCommand(t: Test, db: TestDatabase): Promise<Web> {
     env: {
       PATH: process.env.PATH!,
       NODE_ENV: "production",
+      METRICS_TOKEN: "metrics-token-0123456789",
       DATABASE_URL: db.url,
       DATA_DIR: t.testdir(),
       HOST: "127.0.0.1",

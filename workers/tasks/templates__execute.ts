@@ -17,7 +17,7 @@ import { defineTask } from "../defineTask.ts";
 sandboxHost.warm().catch(() => undefined);
 
 export default defineTask(templatesExecute, async (payload, { deps, jobId }) => {
-  const { codeTimeLimitMs, codeMemoryBytes } = deps.config.templates;
+  const { codeTimeLimitMs, codeMemoryBytes, renderTimeLimitMs } = deps.config.templates;
   const outcome = await runTemplates(
     deps.pool,
     {
@@ -29,7 +29,8 @@ export default defineTask(templatesExecute, async (payload, { deps, jobId }) => 
       baseValues: payload.base_values,
       values: payload.values,
     },
-    { timeMs: codeTimeLimitMs, memoryBytes: codeMemoryBytes },
+    // One budget for every template of the run: its deadline is set here, once.
+    { timeMs: codeTimeLimitMs, memoryBytes: codeMemoryBytes, renderTimeMs: renderTimeLimitMs, deadline: Date.now() + renderTimeLimitMs },
   );
   if (payload.mode === "preview") return { preview: outcome.output, warnings: outcome.warnings };
   const generationId = await recordGeneration(deps.pool, {

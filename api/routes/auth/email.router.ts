@@ -65,7 +65,9 @@ const verify = defineRoute({
       if (change && !(await confirmEmailChange(tx, change))) return "taken" as const;
       if (!change) await markEmailVerified(tx, user!.id);
       const current = (await findUserById(tx, user!.id))!;
-      return { current, invitations: await acceptInvitations(tx, current) };
+      // A new account joins the teams it registered for; an existing one accepts invitations itself (GET /team-invitations).
+      const invitations = change ? { accepted: false, projectName: null } : await acceptInvitations(tx, current);
+      return { current, invitations };
     });
     if (outcome === "used") throw new AppError(410, "link_used", "This link has already been used.");
     if (outcome === "taken") throw invalid({ email: ["The email has already been taken."] });

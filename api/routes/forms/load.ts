@@ -9,9 +9,9 @@ import type { CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { notFound } from "../../../shared/errors.ts";
-import { requireFormDesignerAccess } from "../../../shared/forms/access.ts";
+import { formDesignerAccessFragment, formDesignerLocked, requireFormDesignerAccess } from "../../../shared/forms/access.ts";
 import { WindowContext } from "../../../shared/forms/elements.ts";
-import { formElementColumns, formElementRow, formSetColumns, formSetRow, formWindowColumns, formWindowRow, type FormElementRow, type FormSetRow } from "../../../shared/forms/rows.ts";
+import { formElementColumns, formElementRow, formSetColumns, formSetRow, formWindowRow, type FormElementRow, type FormSetRow } from "../../../shared/forms/rows.ts";
 import { authorize } from "../../policies/authorize.ts";
 import { canEditFormSet, formSetReadable } from "../../policies/formSet.ts";
 
@@ -31,16 +31,33 @@ export async function formSetFor(conn: CommonQueryMethods, id: number, user: Use
   return set;
 }
 
-/** A window and its set; `edit` locks the window. */
+const jsonDates = { created_at: z.coerce.date(), updated_at: z.coerce.date() };
+const windowLoad = z.object({
+  has_access: z.boolean(),
+  w: formWindowRow.extend(jsonDates),
+  fs: formSetRow.extend(jsonDates),
+  grid: z.number().nullable(),
+});
+
+/**
+ * A window, its set and its project's grid, with the access check, in one query (layout
+ * writes come in bursts while a designer drags); `edit` locks the window.
+ */
 export async function windowFor(conn: CommonQueryMethods, id: number, user: UserRow, action: Action): Promise<WindowContext> {
-  await requireFormDesignerAccess(conn, user.id);
-  const window = await conn.maybeOne(sql.type(formWindowRow)`
-    select ${formWindowColumns} from form_windows w join form_sets fs on fs.id = w.form_set_id where w.id = ${id} and ${formSetReadable(user)}
+  const found = await conn.maybeOne(sql.type(windowLoad)`
+    select ${formDesignerAccessFragment(user.id)} as has_access, to_jsonb(w) as w, to_jsonb(fs) as fs,
+      case when p.form_designer_snap_to_grid then p.form_designer_grid_size end as grid
+    from form_windows w join form_sets fs on fs.id = w.form_set_id
+    left join projects p on p.id = fs.project_id and p.deleted_at is null
+    where w.id = ${id} and ${formSetReadable(user)}
     ${action === "edit" ? sql.fragment`for update of w` : sql.fragment``}`);
-  if (!window) throw notFound("Form window");
-  const set = await conn.one(sql.type(formSetRow)`select ${formSetColumns} from form_sets fs where fs.id = ${window.form_set_id}`);
-  check(user, set, action);
-  return WindowContext.load(conn, set, window);
+  if (!found) {
+    await requireFormDesignerAccess(conn, user.id);
+    throw notFound("Form window");
+  }
+  if (!found.has_access) throw formDesignerLocked();
+  check(user, found.fs, action);
+  return new WindowContext(conn, found.fs, found.w, found.grid);
 }
 
 /** An element and its window's context; `edit` locks the window. */

@@ -182,8 +182,8 @@ const layout = defineRoute({
     const user = currentUser(ctx);
     const window = await ctx.deps.pool.transaction(async (tx) => {
       const wctx = await windowFor(tx, params.id, user, "edit");
-      await writeLayout(tx, wctx, body.version, body.elements);
-      return presentFull(tx, wctx.window.id);
+      const written = await writeLayout(tx, wctx, body.version, body.elements);
+      return presentWindow({ ...wctx.window, version: written.version, updated_at: written.updated_at }, written.elements);
     });
     ctx.body = { message: "Layout saved.", form_window: window };
   },

@@ -3,6 +3,7 @@
  * `DELETE /assignees/{id}`): only people of the project (422 otherwise); an assignment
  * records an `assigned` activity and both publish `CardUpdated` with the assignees' change.
  */
+import { notifyByPush } from "../../../shared/notifications/notify.ts";
 import { z } from "zod";
 import { invalid, notFound } from "../../../shared/errors.ts";
 import { recordActivity } from "../../../shared/kanban/activities.ts";
@@ -40,6 +41,9 @@ const add = defineRoute({
         const changes = { assignees: { old: before.assignees, new: after } };
         await recordActivity(tx, card.id, user.id, "assigned", "assigned 1 person", changes);
         await cardUpdated(tx, card.board_id, card.id, changes);
+        if (body.user_id !== user.id) {
+          await notifyByPush(tx, { userId: body.user_id, kind: "kanban_card_assigned", title: "Card assigned to you", body: `${user.name} assigned you to card #${card.id}.`, url: `/kanban-cards/${card.id}` });
+        }
       }
       const details = await loadCardDetails(tx, [card.id], false);
       return details.assignees.get(card.id)!.find((a) => a.id === id)!;

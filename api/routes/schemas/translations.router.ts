@@ -142,6 +142,7 @@ const update = defineRoute({
         update schema_translations t set
           label = coalesce(${body.label ?? null}, t.label),
           description = coalesce(${body.description ?? null}, t.description),
+          source = 'human',
           updated_at = now()
         from schemas s
         where t.id = ${params.translationId} and t.schema_id = ${params.schemaId} and s.id = t.schema_id and s.project_id = ${project.id}

@@ -1,6 +1,8 @@
 /**
- * Team members: list; add by e-mail (an existing user joins at once, anyone else gets an
- * invitation e-mail); change a role; remove (or leave). The owner's membership cannot be
+ * Team members: list; add by e-mail (always an invitation the invitee accepts: in the app
+ * for an existing account, by registering with the e-mailed link otherwise, and the same
+ * answer either way, so the route tells nobody which addresses have accounts); change a
+ * role; remove (or leave). The owner's membership cannot be
  * changed or removed, and only the owner appoints or removes admins.
  */
 import { z } from "zod";
@@ -35,21 +37,26 @@ const list = defineRoute({
   },
 });
 
+const invitationResource = z.object({ email: z.string(), role: z.string(), expires_at: z.string() });
+
 const add = defineRoute({
   method: "post",
   path: "/teams/{teamId}/members",
-  summary: "Add a member by e-mail (or invite someone without an account)",
+  summary: "Invite someone to the team by e-mail (they join when they accept)",
+  description:
+    "Every add is an invitation: an existing account accepts it in the app (`GET /team-invitations`, `POST /team-invitations/{id}/accept`), anyone else by registering with the e-mailed link. The answer is the same whether or not the address has an account.",
   tags: ["Teams"],
   auth: "bearer",
   params: teamParams,
   body: z.object({ email: z.email().trim().max(254), role_id: roleId }),
   responses: {
     201: {
-      description: "Added, or invited",
+      description: "Invited",
       schema: z.object({
         message: z.string(),
+        /** Kept from the spec's answer shape; members join on acceptance, so it is never set here. */
         member: memberResource.optional(),
-        invitation: z.object({ email: z.string(), role: z.string(), expires_at: z.string() }).optional(),
+        invitation: invitationResource,
       }),
     },
     409: { description: "Already a member" },
@@ -57,30 +64,27 @@ const add = defineRoute({
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool, config } = ctx.deps;
-    const result = await pool.transaction(async (tx) => {
+    const invitation = await pool.transaction(async (tx) => {
       const team = await visibleTeam(ctx, tx, params.teamId, true);
       if (!canManageTeam(user, team)) throw forbidden("Only the team's owner and admins may add members.");
       if (body.role_id === TEAM_ROLE.owner) throw ownerRoleRefused();
       if (!canAssignTeamRole(user, team, roleName(body.role_id))) throw forbidden("Only the team's owner may appoint admins.");
-      const existing = await tx.maybeOne(sql.type(z.object({ id: z.number(), email: z.string() }))`
-        select id, email from users where lower(email) = lower(${body.email})`);
+      const existing = await tx.maybeOne(sql.type(z.object({ id: z.number(), language: z.string() }))`
+        select id, language from users where lower(email) = lower(${body.email})`);
+      if (existing && (await findMember(tx, team.id, existing.id))) throw conflict("This user is already a member of the team.", "already_member");
+      const created = await createInvitation(tx, { teamId: team.id, email: body.email, roleId: body.role_id, invitedBy: user.id });
+      const mailParams = { inviter: user.name, team: team.name };
       if (existing) {
-        const added = await tx.maybeOne(sql.type(z.object({ id: z.number() }))`
-          insert into team_members (team_id, user_id, role_id) values (${team.id}, ${existing.id}, ${body.role_id})
-          on conflict (team_id, user_id) do nothing returning id`);
-        if (!added) throw conflict("This user is already a member of the team.", "already_member");
-        return { kind: "member" as const, member: (await findMember(tx, team.id, existing.id))! };
+        const link = `${config.frontendUrl}/team-invitations`;
+        await enqueueMail(tx, { to: body.email, kind: "team_invitation_existing", locale: existing.language, params: mailParams, link, userId: user.id });
+      } else {
+        const link = `${config.frontendUrl}/register?invitation_token=${encodeURIComponent(created.token)}&email=${encodeURIComponent(body.email)}`;
+        await enqueueMail(tx, { to: body.email, kind: "team_invitation", locale: user.language, params: mailParams, link, userId: user.id });
       }
-      const invitation = await createInvitation(tx, { teamId: team.id, email: body.email, roleId: body.role_id, invitedBy: user.id });
-      const link = `${config.frontendUrl}/register?invitation_token=${encodeURIComponent(invitation.token)}&email=${encodeURIComponent(body.email)}`;
-      await enqueueMail(tx, { to: body.email, kind: "team_invitation", locale: user.language, params: { inviter: user.name, team: team.name }, link, userId: user.id });
-      return { kind: "invitation" as const, invitation: { email: body.email, role: roleName(body.role_id), expires_at: invitation.expiresAt.toISOString() } };
+      return { email: body.email, role: roleName(body.role_id), expires_at: created.expiresAt.toISOString() };
     });
     ctx.status = 201;
-    ctx.body =
-      result.kind === "member"
-        ? { message: "User added to the team.", member: presentMember(result.member) }
-        : { message: "Invitation sent.", invitation: result.invitation };
+    ctx.body = { message: "Invitation sent.", invitation };
   },
 });
 

@@ -40,21 +40,30 @@ export class CodeSession {
   private readonly scope: Record<string, unknown>;
   private readonly limits: TemplateLimits;
 
+  /** End of the render's total budget (epoch ms): thousands of blocks within their own limit must not hold the sandbox for minutes. */
+  private readonly deadline: number;
+
   constructor(scope: Record<string, unknown>, limits: TemplateLimits) {
     this.scope = scope;
     this.limits = limits;
+    this.deadline = limits.deadline ?? Date.now() + limits.renderTimeMs;
   }
 
   /** Runs a block with the loop names it sees; resolves with the text it inserts. @throws TemplateError naming the block */
   async run(block: CodeSite, bindings: Record<string, unknown>): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       try {
+        const left = this.deadline - Date.now();
+        if (left <= 0) this.overBudget(block);
+        // A block gets its own limit, or what is left of the render's budget when that is less.
+        const timeMs = Math.max(1, Math.min(this.limits.timeMs, left));
         if (this.generation !== sandboxHost.generation || this.id === 0) await this.open(block);
         const reply = await sandboxHost.request(
-          { type: "run", session: this.id, code: block.source, bindings: JSON.stringify(bindings), names: Object.keys(bindings), timeMs: this.limits.timeMs },
-          this.limits.timeMs,
+          { type: "run", session: this.id, code: block.source, bindings: JSON.stringify(bindings), names: Object.keys(bindings), timeMs },
+          timeMs,
         );
         if (reply.ok) return reply.output;
+        if (reply.kind === "time" && timeMs < this.limits.timeMs) this.overBudget(block);
         return this.fail(block, reply);
       } catch (e) {
         // Another render's block got the worker replaced: our session went with it; reopen once.
@@ -78,6 +87,15 @@ export class CodeSession {
       const why = reply.kind === "memory" ? `the scope does not fit in the sandbox memory limit of ${mb(this.limits.memoryBytes)}` : reply.message;
       fail(block.pos.file, block.pos.line, block.pos.column, `Code block \`${excerpt(block.source)}\` could not start: ${why}.`);
     }
+  }
+
+  private overBudget(block: CodeSite): never {
+    throw new BlockError("time", {
+      file: block.pos.file,
+      line: block.pos.line,
+      column: block.pos.column,
+      message: `The render exceeded its total time limit of ${this.limits.renderTimeMs} ms for code blocks (at \`${excerpt(block.source)}\`).`,
+    });
   }
 
   private fail(block: CodeSite, reply: Extract<Reply, { ok: false }>): never {

@@ -162,6 +162,29 @@ t.test("kanban boards", async (t) => {
     t.equal((await api.get(`/api/kanban-cards/${ids[1]}`)).status, 404);
   });
 
+  t.test("project bundles carry boards, columns, labels and cards in order", async (t) => {
+    const source = (await api.post("/api/projects", { name: "Bundled" })).body.project;
+    const made = (await api.post(`/api/projects/${source.id}/kanban`, { name: "Plan", columns: ["Open", "Closed"] })).body.board;
+    await api.put(`/api/kanban-columns/${made.columns[1].id}`, { wip_limit: 7 });
+    const label = (await api.post(`/api/kanban-boards/${made.id}/labels`, { name: "ux", color: "#abcdef" })).body.label;
+    await api.post("/api/kanban-cards", { column_id: made.columns[0].id, title: "second", priority: "low" });
+    await api.post("/api/kanban-cards", { column_id: made.columns[0].id, title: "first", order: 0, labels: [label.id], due_date: "2031-02-03" });
+    const bundle = JSON.parse((await api.get(`/api/projects/${source.id}/export`)).text);
+    t.equal(bundle.sections.kanban.length, 1);
+    const imported = await api.post("/api/projects/import", bundle);
+    t.equal(imported.status, 201, imported.text);
+    t.equal(imported.body.project.kanban_boards_count, 1);
+    const copy = (await api.get(`/api/projects/${imported.body.project.id}/kanban`)).body.data[0];
+    t.match(copy, {
+      name: "Plan",
+      columns: [
+        { name: "Open", card_count: 2, cards: [{ title: "first", due_date: "2031-02-03", labels: [{ name: "ux", color: "#abcdef" }] }, { title: "second", priority: "low", labels: [] }] },
+        { name: "Closed", wip_limit: 7, card_count: 0 },
+      ],
+    });
+    t.not(copy.id, made.id);
+  });
+
   t.test("viewers read but do not change; a locked project refuses changes", async (t) => {
     const viewer = await buildUserWithToken(app.pool);
     await buildTeam(app.pool, owner.user.id, { [viewer.user.id]: 4 }, [project.id]);

@@ -22,6 +22,7 @@ const userSummary = z.object({ id: z.number(), name: z.string(), email: z.string
 const config = testConfig(url, {
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
   NODE_ENV: "production",
+  METRICS_PUBLIC: "true",
   RATE_LIMIT_PUBLIC_PER_HOUR: "100000000",
   RATE_LIMIT_USER_PER_HOUR: "100000000",
 });

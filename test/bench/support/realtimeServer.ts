@@ -21,7 +21,7 @@ export interface ServerMemory {
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error("DATABASE_URL is required");
-const config = testConfig(url, { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", NODE_ENV: "production" });
+const config = testConfig(url, { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", NODE_ENV: "production", METRICS_PUBLIC: "true" });
 const log = createLogger(config.logLevel);
 const pool = await createPool(url, { maxPoolSize: 10 });
 const listener = new PgListener(url, log);

@@ -2,9 +2,10 @@ import t from "tap";
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { grantCredits, reverseCredits, spendCredits } from "../../../shared/credits/ledger.ts";
+import { spendProjectCredits } from "../../../shared/credits/projectSpend.ts";
 import { AppError } from "../../../shared/errors.ts";
 import { freshDatabase } from "../../support/db.ts";
-import { buildUser } from "../../support/factories.ts";
+import { buildProject, buildUser } from "../../support/factories.ts";
 
 const move = (userId: number, amount: number, key: string) => ({ userId, amount, reason: "test", referenceType: null, referenceId: null, idempotencyKey: key });
 
@@ -93,4 +94,18 @@ t.test("a refund after the credits were spent takes what is there and pauses spe
   await grantCredits(pool, move(user.id, 30, "award-2"));
   t.same(await state(pool, user.id), { balance: 10, shortfall: 0, sum: 10, entries: 7 }, "covered: 10 left");
   t.equal((await spendCredits(pool, move(user.id, 10, "after"))).balanceAfter, 0, "spending works again");
+});
+
+t.test("a project's paid operation counts against its subscription in the same transaction", async (t) => {
+  const { pool } = await freshDatabase(t);
+  const user = await buildUser(pool);
+  const projectId = await buildProject(pool, user.id);
+  const used = () => pool.oneFirst(sql.type(z.object({ used: z.number() }))`select credits_used as used from subscriptions where project_id = ${projectId}`);
+  await grantCredits(pool, move(user.id, 10, "g"));
+  await spendProjectCredits(pool, { ...move(user.id, 4, "op-1"), projectId });
+  await spendProjectCredits(pool, { ...move(user.id, 4, "op-1"), projectId });
+  t.equal(await used(), 4, "counted once for a replayed key");
+  await t.rejects(spendProjectCredits(pool, { ...move(user.id, 7, "op-2"), projectId }), { status: 402, code: "insufficient_credits" });
+  t.equal(await used(), 4, "a refused spend counts nothing");
+  t.equal((await state(pool, user.id)).balance, 6);
 });

@@ -1,0 +1,105 @@
+/**
+ * The `kanban` section of project bundles: each board with its labels and its columns in
+ * order, each column with its WIP limit and its cards in order (the card write form's fields
+ * and the names of its labels). Assignees, comments, attachments and activities stay with
+ * the project they happened in: the people of another project may not be the same.
+ */
+import { z } from "zod";
+import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
+import { registerBundleSection, type ImportContext } from "../projects/bundle.ts";
+import { listCards, priorities } from "./cards.ts";
+import { listLabels } from "./labels.ts";
+import { insertBoard, listBoards, listColumns } from "./store.ts";
+
+const name = z.string().trim().min(1).max(255);
+const bundledCard = z.object({
+  title: name,
+  description: z.string().max(20_000).nullable().default(null),
+  priority: z.enum(priorities).default("medium"),
+  due_date: z.iso.date().nullable().default(null),
+  estimated_hours: z.number().min(0).max(100_000).nullable().default(null),
+  labels: z.array(z.string().min(1).max(64)).max(200).default([]),
+});
+const bundledBoard = z.object({
+  name,
+  labels: z.array(z.object({ name: z.string().trim().min(1).max(64), color: z.string().regex(/^#[0-9A-Fa-f]{6}$/) })).max(200).default([]),
+  columns: z
+    .array(z.object({ name, wip_limit: z.number().int().min(1).max(10_000).nullable().default(null), cards: z.array(bundledCard).max(10_000).default([]) }))
+    .max(50),
+});
+const section = z.array(bundledBoard).max(100);
+type Section = z.infer<typeof section>;
+
+const cardLabelRow = z.object({ card_id: z.number(), name: z.string() });
+
+async function exportKanban(conn: CommonQueryMethods, projectId: number): Promise<Section> {
+  const boards = await listBoards(conn, projectId);
+  const ids = boards.map((b) => b.id);
+  const [columns, cards] = await Promise.all([listColumns(conn, ids), listCards(conn, ids)]);
+  const cardLabels = ids.length
+    ? await conn.any(sql.type(cardLabelRow)`
+        select cl.card_id, l.name from kanban_card_labels cl join kanban_labels l on l.id = cl.label_id
+        where l.board_id = any(${sql.array(ids, "int8")}) order by cl.card_id, l.id`)
+    : [];
+  const out: Section = [];
+  for (const board of boards) {
+    out.push({
+      name: board.name,
+      labels: (await listLabels(conn, board.id)).map((l) => ({ name: l.name, color: l.color })),
+      columns: columns
+        .filter((c) => c.board_id === board.id)
+        .map((c) => ({
+          name: c.name,
+          wip_limit: c.wip_limit,
+          cards: cards
+            .filter((k) => k.column_id === c.id)
+            .map((k) => ({
+              title: k.title,
+              description: k.description,
+              priority: k.priority,
+              due_date: k.due_date,
+              estimated_hours: k.estimated_hours,
+              labels: cardLabels.filter((l) => l.card_id === k.id).map((l) => l.name),
+            })),
+        })),
+    });
+  }
+  return out;
+}
+
+async function importKanban(tx: CommonQueryMethods, data: Section, ctx: ImportContext): Promise<void> {
+  for (const item of data) {
+    const board = await insertBoard(tx, ctx.projectId, ctx.userId, item.name, item.columns.map((c) => c.name));
+    const labelIds = new Map<string, number>();
+    for (const label of item.labels) {
+      const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
+        insert into kanban_labels (board_id, name, color) values (${board.id}, ${label.name}, ${label.color}) returning id`);
+      labelIds.set(label.name, id);
+    }
+    const columns = await listColumns(tx, [board.id]);
+    for (const [index, column] of item.columns.entries()) {
+      const columnId = columns[index]!.id;
+      // An imported column keeps its limit even when it holds more cards (as a lowered limit may).
+      if (column.wip_limit !== null) await tx.query(sql.type(ignoredRow)`update kanban_columns set wip_limit = ${column.wip_limit} where id = ${columnId}`);
+      for (const [position, card] of column.cards.entries()) {
+        const cardId = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
+          insert into kanban_cards (board_id, column_id, position, title, description, priority, due_date, estimated_hours, created_by)
+          values (${board.id}, ${columnId}, ${position}, ${card.title}, ${card.description}, ${card.priority}, ${card.due_date}::date, ${card.estimated_hours}, ${ctx.userId})
+          returning id`);
+        const labels = card.labels.map((n) => labelIds.get(n)).filter((id): id is number => id !== undefined);
+        if (labels.length) {
+          await tx.query(sql.type(ignoredRow)`
+            insert into kanban_card_labels (card_id, label_id) select ${cardId}, unnest(${sql.array(labels, "int8")}) on conflict do nothing`);
+        }
+      }
+    }
+  }
+}
+
+registerBundleSection<Section>({
+  name: "kanban",
+  schema: section,
+  export: exportKanban,
+  import: importKanban,
+  count: (data) => data.length,
+});
