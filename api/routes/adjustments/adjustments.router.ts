@@ -168,7 +168,11 @@ const apply = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 201: { description: "Applied into a new generation", schema: applyResultResource }, ...acceptedResponse },
+  responses: {
+    201: { description: "Applied into a new generation", schema: applyResultResource },
+    ...acceptedResponse,
+    422: { description: "No active adjustment (`no_adjustments`), or the template or generator that made the generation was deleted" },
+  },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     const job = await ctx.deps.pool.transaction(async (tx) => {
