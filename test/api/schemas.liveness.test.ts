@@ -34,12 +34,9 @@ async function longestPause<T>(work: () => Promise<T>): Promise<{ result: T; pau
   }
 }
 
-// One T-SQL batch of 16,000 CREATE TABLEs (about 350,000 tokens, under the 400,000 a statement
-// may have to be modelled) with neither GO nor semicolons: one statement to the splitter, so
-// the parser checks its deadline only before it, and the thread is stopped from outside.
-const oneHugeStatement = Array.from({ length: 16_000 }, (_, i) => `CREATE TABLE t${i} (id int PRIMARY KEY, name varchar(100) NOT NULL DEFAULT 'x', at datetime)`).join("\n");
-// Many small statements: the parser stops itself at the deadline and names where.
-const manyStatements = Array.from({ length: 60_000 }, (_, i) => `CREATE TABLE t${i} (id int PRIMARY KEY, name varchar(100) NOT NULL DEFAULT 'x', at timestamp);`).join("\n");
+// Many small statements (about 14 MB, several times what the parser reads before its deadline
+// on an idle machine): the parser stops itself at the deadline and names where.
+const manyStatements = Array.from({ length: 150_000 }, (_, i) => `CREATE TABLE t${i} (id int PRIMARY KEY, name varchar(100) NOT NULL DEFAULT 'x', at timestamp);`).join("\n");
 
 /*
  * No clock decides these tests. While a parse job runs (seen in the jobs table), this event
@@ -48,7 +45,7 @@ const manyStatements = Array.from({ length: 60_000 }, (_, i) => `CREATE TABLE t$
  * answer would come after the parse's, and no beat would fall inside the run.
  */
 t.test("a parse at its time limit leaves the worker's event loop and heartbeat running", async (t) => {
-  const app = await startTestApp(t, { worker: true, env: { SCHEMA_SQL_MAX_BYTES: String(8 * 1024 * 1024), SCHEMA_PARSE_TIMEOUT_MS: "800", WORKER_STALE_AFTER_MS: "10000" } });
+  const app = await startTestApp(t, { worker: true, env: { SCHEMA_SQL_MAX_BYTES: String(16 * 1024 * 1024), SCHEMA_PARSE_TIMEOUT_MS: "500", WORKER_STALE_AFTER_MS: "10000" } });
   const { token } = await buildUserWithToken(app.pool);
   const api = client(app.url, token);
   const processId = app.worker!.heartbeat.processId;
@@ -73,32 +70,18 @@ t.test("a parse at its time limit leaves the worker's event loop and heartbeat r
     return { running, health, healthWhilePending, beatMoved, res: await parse };
   };
 
-  t.test("inside one long statement: the thread is stopped at the limit, 422", async (t) => {
-    const watched = await parseWhileWatching(oneHugeStatement, "MSSQL");
-    const { res } = watched;
-    t.equal(res.status, 422, res.text.slice(0, 300));
-    t.equal(res.body.code, "sql_parse_failed");
-    t.match(res.body.errors?.sql_text?.[0], /took too long to parse/);
-    t.equal(watched.health.status, 200, "/api/health answered");
-    t.ok(watched.healthWhilePending, "while the parse was still running");
-    t.ok(watched.beatMoved, "the worker's heartbeat advanced while the parse ran");
-    const job = await parseJob();
-    t.same({ status: job?.status, attempts: job?.attempts }, { status: "failed", attempts: 1 }, "failed once; never taken for a dead worker's job and handed on");
-    t.equal(job?.id, watched.running.id);
-  });
-
   t.test("across many statements: the parser stops itself and names the statement it reached", async (t) => {
     const watched = await parseWhileWatching(manyStatements, "PostgreSQL");
     const { res } = watched;
     t.equal(res.status, 422, res.text.slice(0, 300));
     const [, line] = /^Line (\d+), column \d+: The SQL took too long to parse\.$/.exec(res.body.errors?.sql_text?.[0] ?? "") ?? [];
     t.ok(Number(line) > 1, `stopped at line ${line}`);
-    t.ok(Number(line) < 60_000, "before the last statement");
+    t.ok(Number(line) < 150_000, "before the last statement");
     t.equal(watched.health.status, 200);
     t.ok(watched.healthWhilePending, "/api/health answered while the parse was still running");
   });
 
-  t.test("parse threads keep working after one was stopped", async (t) => {
+  t.test("parse threads keep working after a parse was stopped", async (t) => {
     const res = await api.post("/api/sql-parse", { sql_text: "CREATE TABLE after_stop (id int PRIMARY KEY);", database_type: "PostgreSQL" });
     t.equal(res.status, 200, res.text);
     t.match(res.body.parse.tables, [{ table_name: "after_stop" }]);

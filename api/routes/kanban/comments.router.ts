@@ -31,10 +31,18 @@ export const MAX_ATTACHMENTS = 10;
 const commentEnvelope = z.object({ message: z.string(), comment: commentResource });
 const ATTACHMENT_FIELD = /^attachments(\[\d{0,3}\])?$/;
 
-/** The files of a comment form, in field order; 422 for a non-file value in an attachments field. */
+/** Position of an attachments field: `attachments[i]` by its index, a bare `attachments` first. */
+const fieldIndex = (key: string) => Number(/\[(\d+)\]$/.exec(key)?.[1] ?? -1);
+
+/**
+ * The files of a comment form in the order of their field indexes (the body parser lists
+ * files as their writes finish, which is not the order they were sent in); 422 for a
+ * non-file value in an attachments field.
+ */
 function attachmentsOf(body: Record<string, unknown>): UploadedFile[] {
   const files: UploadedFile[] = [];
-  for (const [key, value] of Object.entries(body)) {
+  const fields = Object.entries(body).sort(([a], [b]) => fieldIndex(a) - fieldIndex(b));
+  for (const [key, value] of fields) {
     if (!ATTACHMENT_FIELD.test(key)) continue;
     for (const item of Array.isArray(value) ? value : [value]) {
       if (!isUploadedFile(item)) throw invalid({ [key]: ["Each attachment must be a file (send the comment as multipart/form-data)."] });

@@ -2,8 +2,11 @@
  * The parse threads' exports and comparisons: the same text as the engine writes in
  * process, a clear failure for a stored parse that is not a schema, and a thread that
  * outlives its time limit is stopped with SchemaWorkTimeout while the pool keeps working.
+ * A parse inside one long statement (where the parser cannot check its own deadline) is
+ * stopped from outside with the parser's "took too long" error.
  */
 import t from "tap";
+import { DdlParseError } from "../../../shared/sqlddl/errors.ts";
 import { ParsePool, SchemaWorkTimeout } from "../../../shared/schemas/parsePool.ts";
 import { diffSchemas, exportSql, parseDdl } from "../../../shared/sqlddl/index.ts";
 
@@ -53,4 +56,17 @@ t.test("an export past its time limit is stopped with SchemaWorkTimeout; the poo
   t.match(compare, { name: "SchemaWorkTimeout", message: /^The comparison took longer/ });
   const small = JSON.stringify(parseDdl(tables(2), "PostgreSQL").schema);
   t.match(await text(pool.run({ kind: "export", parsedJson: small, dialect: "MySQL", maxMs: 10_000 })), /CREATE TABLE `t_1`/, "a new thread takes the next request");
+});
+
+t.test("a parse inside one long statement is stopped from outside at its limit; the pool goes on", async (t) => {
+  // One T-SQL batch of 16,000 CREATE TABLEs with neither GO nor semicolons: a single statement,
+  // so the parser checks its deadline only before it. With no grace the watchdog stops the
+  // thread a millisecond after it started, long before the statement (tens of ms) is read.
+  const oneStatement = Array.from({ length: 16_000 }, (_, i) => `CREATE TABLE t${i} (id int PRIMARY KEY, name varchar(100) NOT NULL DEFAULT 'x', at datetime)`).join("\n");
+  const pool = new ParsePool(1, 0);
+  const error = await pool.run({ kind: "parse", sqlText: oneStatement, dialect: "MSSQL", maxMs: 1 }).catch((e: unknown) => e);
+  t.type(error, DdlParseError);
+  t.match(error, { message: /took too long to parse/, line: 1, column: 1 });
+  const after = await pool.run({ kind: "parse", sqlText: "CREATE TABLE after_stop (id int);", dialect: "MSSQL", maxMs: 10_000 });
+  t.ok("result" in after && after.result.schema.tables[0]?.table_name === "after_stop", "a new thread takes the next parse");
 });
