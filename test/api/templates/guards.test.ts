@@ -1,16 +1,19 @@
 /**
  * The project-state guards on template routes, through HTTP: a locked project answers 423,
  * an expired subscription 402 and an archived project 409 to every change of a template
- * (CRUD, variables, files, saved values, duplicate, execute), and nothing is written; reads
+ * (CRUD, variables, files, saved values, duplicate, execute, zip import, media, and the
+ * caller's top-level templates duplicated or run there), and nothing is written; reads
  * and previews still work. Plus the exemptions: an archived project can be deleted, and a
  * code generation's archive can be deleted while the subscription is expired.
  */
+import { buffer } from "node:stream/consumers";
 import t from "tap";
 import { z } from "zod";
+import { createZipStream } from "../../../shared/archive/zipWriter.ts";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
-import { client } from "../../support/http.ts";
+import { client, request } from "../../support/http.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
 
 type State = "locked" | "expired" | "archived";
@@ -34,6 +37,7 @@ async function written(pool: DatabasePool, projectId: number): Promise<string> {
       'project', (select to_jsonb(p) from projects p where p.id = ${projectId}),
       'templates', (select jsonb_agg(to_jsonb(x) order by x.id) from templates x where x.project_id = ${projectId}),
       'variables', (select jsonb_agg(to_jsonb(v) order by v.id) from template_variables v join templates x on x.id = v.template_id where x.project_id = ${projectId}),
+      'media', (select jsonb_agg(to_jsonb(m) order by m.id) from template_media m join templates x on x.id = m.template_id where x.project_id = ${projectId}),
       'files', (select jsonb_agg(to_jsonb(f) order by f.id) from template_files f join templates x on x.id = f.template_id where x.project_id = ${projectId}),
       'values', (select jsonb_agg(to_jsonb(s) order by s.template_id) from template_variable_values s where s.project_id = ${projectId}),
       'generations', (select count(*) from code_generations g where g.project_id = ${projectId}),
@@ -86,6 +90,36 @@ t.test("template guards", async (t) => {
       const preview = await api.post(`${base}/${id}/preview`, { name: "peek" });
       t.same([preview.status, preview.body.preview], [200, "Hello peek"], `a preview records nothing, so it still runs: ${preview.text}`);
       t.equal((await written(app.pool, project)).replace(/"jobs": \d+/, ""), before.replace(/"jobs": \d+/, ""), "the preview wrote nothing but its job");
+    });
+  }
+
+  for (const state of ["locked", "expired", "archived"] as const) {
+    t.test(`${state}: zip import, media and the caller's top-level templates are refused too`, async (t) => {
+      const project = await buildProject(app.pool, user.id);
+      const base = `/api/projects/${project}/templates`;
+      const id = await buildTemplate(app.pool, { projectId: project }, user.id);
+      const own = await buildTemplate(app.pool, { ownerId: user.id }, user.id, { name: "Mine" });
+      const zip = await buffer(createZipStream([{ path: "template.json", content: JSON.stringify({ name: "Zipped", content: "z" }) }]));
+      await putInState(app.pool, project, state);
+      const before = await written(app.pool, project);
+      const ownBefore = (await api.get(`/api/templates/${own}`)).body;
+
+      const form = new FormData();
+      form.set("file", new Blob([new Uint8Array(zip)], { type: "application/zip" }), "template.zip");
+      const media = new FormData();
+      media.set("media_type", "video");
+      media.set("video_url", "https://videos.example/1");
+      const answers = {
+        import: await request(app.url, "POST", `${base}/import`, { token, body: form, raw: true }),
+        media: await request(app.url, "POST", `${base}/${id}/media`, { token, body: media, raw: true }),
+        "duplicate a top-level template": await api.post(`${base}/${own}/duplicate`, {}),
+        "execute a top-level template": await api.post(`${base}/${own}/execute`, { name: "run" }),
+        "save values for a top-level template": await api.put(`${base}/${own}/values`, { name: "saved" }),
+      };
+      const [status, code] = refusals[state];
+      for (const [what, res] of Object.entries(answers)) t.same([res.status, res.body?.code], [status, code], `${what} → ${status}: ${res.text}`);
+      t.equal(await written(app.pool, project), before, "nothing was written to the project");
+      t.same((await api.get(`/api/templates/${own}`)).body, ownBefore, "the top-level template is unchanged");
     });
   }
 
