@@ -1,6 +1,6 @@
 /**
  * The deployment guards, through HTTP and without a worker (an executed deployment stays
- * queued): one deployment per environment (execute, retry, rollback, deleting the
+ * queued): one deployment per environment (execute, retry, rollback, racing executes, deleting the
  * environment), a deleted environment, rollback targets, and a locked (423), expired (402)
  * or archived (409) project on the deployment, environment, webhook and test-connection
  * routes. Every refusal is checked to have written nothing.
@@ -82,6 +82,19 @@ t.test("deployment guards", async (t) => {
     const freed = await api.post(`/api/deployments/${second}/execute`);
     t.equal(freed.status, 202, `a finished deployment frees the environment: ${freed.text}`);
     t.equal((await api.post(`/api/deployments/${failed}/retry`)).status, 409, "the newly queued one holds it again");
+  });
+
+  await t.test("racing executes of one environment queue exactly one", async (t) => {
+    const w = await workspace();
+    const ids = [await create(w.env, w.generation), await create(w.env, w.generation), await create(w.env, w.generation)];
+    const answers = await Promise.all(ids.map((id) => api.post(`/api/deployments/${id}/execute`)));
+    t.same(answers.map((res) => res.status).sort(), [202, 409, 409], answers.map((res) => res.text).join("\n"));
+    for (const res of answers.filter((r) => r.status === 409)) t.equal(res.body.code, "deployment_in_progress");
+    const queued = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from deployments where environment_id = ${w.env} and job_id is not null`);
+    t.equal(queued, 1, "one deployment holds a job");
+    const jobs = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs where project_id = ${w.project}`);
+    t.equal(jobs, 1, "the refused ones enqueued nothing");
   });
 
   await t.test("a deployment whose environment was deleted cannot run", async (t) => {
