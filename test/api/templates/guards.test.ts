@@ -4,13 +4,15 @@
  * (CRUD, variables, files, saved values, duplicate, execute, zip import, media, and the
  * caller's top-level templates duplicated or run there), and nothing is written; reads
  * and previews still work. Plus the exemptions: an archived project can be deleted, and a
- * code generation's archive can be deleted while the subscription is expired.
+ * code generation's archive can be deleted while the subscription is expired. An execute
+ * queued before the project was locked is dropped by its job.
  */
 import { buffer } from "node:stream/consumers";
 import t from "tap";
 import { z } from "zod";
 import { createZipStream } from "../../../shared/archive/zipWriter.ts";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
+import { awaitJob } from "../../../shared/jobs/await.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
@@ -162,4 +164,21 @@ t.test("template guards", async (t) => {
       select deleted_at is not null as deleted from project_archives where code_generation_id = ${generation}`);
     t.equal(archive.deleted, true, "the archive is marked deleted");
   });
+});
+
+t.test("an execute queued before the project was locked is dropped by its job, recording nothing", async (t) => {
+  const web = await startTestApp(t);
+  const { user, token } = await buildUserWithToken(web.pool);
+  const api = client(web.url, token);
+  const project = await buildProject(web.pool, user.id);
+  const id = await buildTemplate(web.pool, { projectId: project }, user.id);
+  const queued = await api.post(`/api/projects/${project}/templates/${id}/execute`, { name: "late" }, { headers: { prefer: "respond-async" } });
+  t.equal(queued.status, 202, queued.text);
+  t.equal((await api.post(`/api/projects/${project}/lock`)).status, 200);
+
+  const worker = await startTestApp(t, { db: web.db, worker: true });
+  const job = await awaitJob(worker.pool, worker.deps.hub, queued.body.job.id, 60_000);
+  t.same([job.status, job.error_code], ["failed", "project_locked"], JSON.stringify(job));
+  const generations = await web.pool.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from code_generations where project_id = ${project}`);
+  t.equal(generations, 0, "no code generation was recorded");
 });
