@@ -161,6 +161,9 @@ const remove = defineRoute({
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {
       const env = await environmentForConfig(tx, params.id, user);
+      // The same row lock an execute holds across its busy check, so a delete and an execute
+      // of this environment are serialised: one sees the other's outcome.
+      await tx.query(sql.type(ignoredRow)`select 1 from environments where id = ${env.id} for update`);
       const busy = await tx.exists(sql.type(ignoredRow)`
         select 1 from deployments where environment_id = ${env.id} and (status = 'running' or (status = 'pending' and job_id is not null))`);
       if (busy) throw conflict("A deployment to this environment is queued or running; wait for it to finish.", "deployment_in_progress");
