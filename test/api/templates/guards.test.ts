@@ -125,6 +125,20 @@ t.test("template guards", async (t) => {
     });
   }
 
+  t.test("a project in several states answers the first of locked, expired, archived", async (t) => {
+    const cases: [State[], State][] = [
+      [["locked", "expired", "archived"], "locked"],
+      [["expired", "archived"], "expired"],
+    ];
+    for (const [states, first] of cases) {
+      const project = await buildProject(app.pool, user.id);
+      const id = await buildTemplate(app.pool, { projectId: project }, user.id);
+      for (const state of states) await putInState(app.pool, project, state);
+      const res = await api.put(`/api/projects/${project}/templates/${id}`, { name: "x" });
+      t.same([res.status, res.body.code], refusals[first], `${states.join(" + ")} → ${first}`);
+    }
+  });
+
   t.test("once the state is lifted the same changes go through", async (t) => {
     const project = await buildProject(app.pool, user.id);
     const base = `/api/projects/${project}/templates`;
