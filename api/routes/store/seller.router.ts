@@ -91,7 +91,7 @@ const requestPayout = defineRoute({
   path: "/seller/payouts",
   summary: "Ask for a payout of your pending earnings",
   description:
-    "`{amount}` in euros: at least PAYOUT_MINIMUM_EUR and at most your pending earnings less payouts not yet processed (422 otherwise); needs a complete seller profile. The payouts__process job then moves earnings older than PAYOUT_HOLD_DAYS (oldest first, up to the amount) to the payout and writes a SEPA credit transfer file for the operator.",
+    "`{amount}` in euros: at least the payout minimum (the administrators' `payout_minimum_eur` setting, else PAYOUT_MINIMUM_EUR) and at most your pending earnings less payouts not yet processed (422 otherwise); needs a complete seller profile. The payouts__process job then moves earnings older than PAYOUT_HOLD_DAYS (oldest first, up to the amount) to the payout and writes a SEPA credit transfer file for the operator.",
   tags,
   auth: "bearer",
   body: z.object({ amount: z.number().positive().max(10_000_000).multipleOf(0.01, { error: "The amount must be given in whole cents." }) }),
@@ -100,10 +100,12 @@ const requestPayout = defineRoute({
     const user = currentUser(ctx);
     const { config } = ctx.deps;
     const cents = Math.round(body.amount * 100);
+    // Administrators may set the minimum at run time (PUT /admin/settings); null keeps PAYOUT_MINIMUM_EUR.
+    const minimumCents = (await ctx.deps.settings.get()).payout_minimum_cents ?? config.store.payoutMinimumCents;
     const payout = await ctx.deps.pool.transaction(async (tx) => {
       await requireSeller(tx, config.appKey, user.id);
       await lockSeller(tx, user.id);
-      if (cents < config.store.payoutMinimumCents) throw invalid({ amount: [`The minimum payout is ${euros(config.store.payoutMinimumCents)} EUR.`] });
+      if (cents < minimumCents) throw invalid({ amount: [`The minimum payout is ${euros(minimumCents)} EUR.`] });
       const available = await availableCents(tx, user.id);
       if (cents > available) throw invalid({ amount: [`At most ${euros(available)} EUR can be paid out now.`] });
       const row = await insertPayout(tx, user.id, cents);

@@ -72,6 +72,11 @@ t.test("analytics and payouts through the job", async (t) => {
     t.match(await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 19.99 } }), { status: 422, body: { errors: { amount: [/minimum/] } } });
     t.match(await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 70.01 } }), { status: 422, body: { errors: { amount: [/At most 70/] } } });
     t.match(await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 30.001 } }), { status: 422 });
+    // The administrators' minimum (PUT /admin/settings) replaces PAYOUT_MINIMUM_EUR while it is set.
+    t.equal((await request(app.url, "PUT", "/api/admin/settings", { token: admin.token, body: { payout_minimum_eur: 30 } })).status, 200);
+    t.match(await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 25 } }), { status: 422, body: { errors: { amount: [/minimum payout is 30 EUR/] } } });
+    t.equal((await request(app.url, "PUT", "/api/admin/settings", { token: admin.token, body: { payout_minimum_eur: null } })).status, 200);
+    t.match(await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 19.99 } }), { status: 422, body: { errors: { amount: [/minimum payout is 20 EUR/] } } });
     t.equal(await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from seller_payouts`), 0);
   });
 
