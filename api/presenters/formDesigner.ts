@@ -5,8 +5,7 @@
  */
 import { z } from "zod";
 import { kindColumns } from "../../shared/forms/elementInput.ts";
-import type { FormElementRow, FormSetRow, FormWindowRow } from "../../shared/forms/rows.ts";
-import { windowTypes } from "../../shared/forms/windowSizes.ts";
+import { formSetRow, formWindowRow, type FormElementRow, type FormSetRow, type FormWindowRow } from "../../shared/forms/rows.ts";
 
 const nullableNumber = z.number().nullable();
 export const formElementResource = z
@@ -41,22 +40,8 @@ export function presentElement(row: FormElementRow): FormElementResource {
   return out as FormElementResource;
 }
 
-export const formWindowResource = z.object({
-  id: z.number(),
-  form_set_id: z.number(),
-  name: z.string(),
-  display_name: z.string().nullable(),
-  window_type: z.enum(windowTypes),
-  min_width: z.number(),
-  min_height: z.number(),
-  default_width: z.number(),
-  default_height: z.number(),
-  background_color: z.string(),
-  window_color: z.string(),
-  text_color: z.string().nullable(),
-  is_active: z.boolean(),
-  sort_order: z.number(),
-  version: z.number(),
+/** A window as answered: its row with ISO dates, and its elements when asked for. */
+export const formWindowResource = formWindowRow.extend({
   elements_count: z.number().optional(),
   elements: z.array(formElementResource).optional(),
   created_at: z.string(),
@@ -73,21 +58,8 @@ export function presentWindow(row: FormWindowRow, elements?: readonly FormElemen
   };
 }
 
-export const formSetResource = z.object({
-  id: z.number(),
-  name: z.string(),
-  description: z.string().nullable(),
-  creator_user_id: z.number(),
-  project_id: z.number().nullable(),
-  schema_id: z.number().nullable(),
-  visibility: z.enum(["private", "team", "public"]),
-  cloned_from_id: z.number().nullable(),
-  default_background_color: z.string(),
-  default_window_color: z.string(),
-  default_text_color: z.string(),
-  default_button_color: z.string(),
-  default_button_text_color: z.string(),
-  is_active: z.boolean(),
+/** A form set as answered: its row with ISO dates, whether it is the caller's, and its windows when asked for. */
+export const formSetResource = formSetRow.extend({
   is_own: z.boolean(),
   windows_count: z.number().optional(),
   windows: z.array(formWindowResource).optional(),
