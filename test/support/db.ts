@@ -31,12 +31,33 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Drops database `name` once no statement runs on it any more (at most `waitMs`), then by
+ * force: work a test left in flight (a job's last write, a completion the queue sends after
+ * its worker stopped) ends normally instead of failing on a killed connection; idle
+ * connections are closed by the drop.
+ */
+async function dropDatabase(name: string, waitMs = 5000): Promise<void> {
+  await admin(async (c) => {
+    const until = Date.now() + waitMs;
+    while (Date.now() < until) {
+      const busy = await c.query<{ n: number }>(
+        "select count(*)::int as n from pg_stat_activity where datname = $1 and state is distinct from 'idle' and pid <> pg_backend_pid()",
+        [name],
+      );
+      if (busy.rows[0]?.n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await c.query(`drop database if exists ${name} with (force)`);
+  });
+}
+
 /** Creates an empty (unmigrated) database; dropped in `t.teardown`. Returns its URL. */
 export async function emptyDatabase(t: Test): Promise<string> {
   const { adminUrl, template } = clusterEnv();
   const name = `${template}_e${randomBytes(5).toString("hex")}`;
   await admin((c) => c.query(`create database ${name} template template0`));
-  t.teardown(() => admin((c) => c.query(`drop database if exists ${name} with (force)`)));
+  t.teardown(() => dropDatabase(name));
   return withDatabase(adminUrl, name);
 }
 
@@ -49,7 +70,7 @@ export async function freshDatabase(t: Test, options: { poolSize?: number } = {}
   const pool = await createPool(url, { maxPoolSize: options.poolSize ?? 5 });
   t.teardown(async () => {
     await pool.end();
-    await admin((c) => c.query(`drop database if exists ${name} with (force)`));
+    await dropDatabase(name);
   });
   return { url, name, pool };
 }
