@@ -33,8 +33,8 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-/** The user as this token may act (administrator roles only with `admin`), and the token's scopes. */
-function scoped(user: UserRow, names: readonly string[]): { user: UserRow } & TokenScopes {
+/** The user as this token may act (administrator roles only with `admin`), and the token's scopes (also for realtime re-checks). */
+export function scoped(user: UserRow, names: readonly string[]): { user: UserRow } & TokenScopes {
   const scopes = effectiveScopes(names, user.roles);
   const roles = rolesInEffect(user.roles, scopes);
   return { user: { ...user, roles }, scopes, withheldRoles: user.roles.filter((role) => !roles.includes(role)) };
