@@ -16,7 +16,7 @@ import { messageResponse } from "../auth/auth.schema.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { createElementBody } from "./formDesigner.schema.ts";
-import { elementFor, windowFor } from "./load.ts";
+import { elementFor, windowFor, projectStates } from "./load.ts";
 
 const tags = ["Form designer"];
 const envelope = z.object({ message: z.string(), form_element: formElementResource });
@@ -40,7 +40,7 @@ const create = defineRoute({
   tags,
   auth: "bearer",
   body: createElementBody,
-  responses: { 201: { description: "Created", schema: envelope }, ...locked, 404: { description: "The window is not visible to the caller" } },
+  responses: { 201: { description: "Created", schema: envelope }, ...projectStates, 404: { description: "The window is not visible to the caller" } },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     const element = await ctx.deps.pool.transaction(async (tx) => {
@@ -76,7 +76,7 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: elementChanges,
-  responses: { 200: { description: "Updated", schema: envelope }, ...locked },
+  responses: { 200: { description: "Updated", schema: envelope }, ...projectStates },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const element = await ctx.deps.pool.transaction(async (tx) => {
@@ -95,7 +95,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse }, ...locked },
+  responses: { 200: { description: "Deleted", schema: messageResponse }, ...projectStates },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

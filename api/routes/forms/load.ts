@@ -1,14 +1,17 @@
 /**
  * Loading form sets, windows and elements for a route: 402 without form designer access,
- * 404 for what the caller may not read, 403 for what they read but may not change. Writes
+ * 404 for what the caller may not read, 403 for what they read but may not change, and for
+ * a change to a set that belongs to a project, what any change to that project's content
+ * answers while it is locked (423), its subscription expired (402) or archived (409). Writes
  * lock the window row (FOR UPDATE) so element writes and layout writes of one window
- * serialise and its `version` is current.
+ * serialise and its `version` is current, and share-lock the project as content writes do.
  */
 import { z } from "zod";
 import type { CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { notFound } from "../../../shared/errors.ts";
+import { lockProjectForContent } from "../../../shared/projects/writable.ts";
 import { formDesignerAccessFragment, formDesignerLocked, requireFormDesignerAccess } from "../../../shared/forms/access.ts";
 import { WindowContext } from "../../../shared/forms/elements.ts";
 import { formElementColumns, formElementRow, formSetColumns, formSetRow, formWindowRow, type FormElementRow, type FormSetRow } from "../../../shared/forms/rows.ts";
@@ -17,8 +20,29 @@ import { canEditFormSet, formSetReadable } from "../../policies/formSet.ts";
 
 export type Action = "read" | "edit";
 
-function check(user: UserRow, set: FormSetRow, action: Action): void {
-  if (action === "edit") authorize(canEditFormSet(user, set), "Only the form set's creator may change it.");
+/** The answers of a change in its project's states, for the OpenAPI document (as every content write of a project). */
+export const projectStates = {
+  402: { description: "No form designer access (`form_designer_locked`), or the project's subscription expired (`subscription_expired`)" },
+  409: { description: "The project is archived" },
+  423: { description: "The project is locked" },
+};
+
+async function check(conn: CommonQueryMethods, user: UserRow, set: FormSetRow, action: Action): Promise<void> {
+  if (action !== "edit") return;
+  authorize(canEditFormSet(user, set), "Only the form set's creator may change it.");
+  await requireProjectWritable(conn, set.project_id);
+}
+
+/**
+ * Refuses a change to the content of project `projectId` in a state that takes none (423,
+ * 402, 409), share-locking the project row so a lock waits for the change or the change
+ * sees the lock. A set whose project was deleted no longer belongs to it and stays editable.
+ * @throws AppError 423, 402, 409
+ */
+export async function requireProjectWritable(conn: CommonQueryMethods, projectId: number | null): Promise<void> {
+  if (projectId === null) return;
+  const refusal = await lockProjectForContent(conn, projectId);
+  if (refusal && refusal.status !== 404) throw refusal;
 }
 
 export async function formSetFor(conn: CommonQueryMethods, id: number, user: UserRow, action: Action): Promise<FormSetRow> {
@@ -27,7 +51,7 @@ export async function formSetFor(conn: CommonQueryMethods, id: number, user: Use
     select ${formSetColumns} from form_sets fs where fs.id = ${id} and ${formSetReadable(user)}
     ${action === "edit" ? sql.fragment`for update of fs` : sql.fragment``}`);
   if (!set) throw notFound("Form set");
-  check(user, set, action);
+  await check(conn, user, set, action);
   return set;
 }
 
@@ -56,7 +80,7 @@ export async function windowFor(conn: CommonQueryMethods, id: number, user: User
     throw notFound("Form window");
   }
   if (!found.has_access) throw formDesignerLocked();
-  check(user, found.fs, action);
+  await check(conn, user, found.fs, action);
   return new WindowContext(conn, found.fs, found.w, found.grid);
 }
 

@@ -19,11 +19,12 @@ import { messageResponse } from "../auth/auth.schema.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { createSetBody, listSetsQuery, updateSetBody } from "./formDesigner.schema.ts";
-import { formSetFor } from "./load.ts";
+import { formSetFor, projectStates, requireProjectWritable } from "./load.ts";
 
 const tags = ["Form designer"];
 const envelope = z.object({ message: z.string(), form_set: formSetResource });
 const locked = { 402: { description: "No form designer access (`form_designer_locked`)" } };
+
 
 /** A set with its windows and their elements. */
 export async function presentFullSet(conn: CommonQueryMethods, set: FormSetRow, userId: number): Promise<FormSetResource> {
@@ -130,9 +131,9 @@ const update = defineRoute({
   body: updateSetBody,
   responses: {
     200: { description: "Updated", schema: envelope },
-    ...locked,
-    409: { description: "The named project is archived" },
-    423: { description: "The named project is locked" },
+    ...projectStates,
+    409: { description: "The set's or the named project is archived" },
+    423: { description: "The set's or the named project is locked" },
   },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
@@ -158,7 +159,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse }, ...locked },
+  responses: { 200: { description: "Deleted", schema: messageResponse }, ...projectStates },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {
@@ -180,6 +181,8 @@ export async function cloneSet(tx: CommonQueryMethods, set: FormSetRow, user: Us
       () => null,
     );
   }
+  // The creator's copy stays in the project: content added to it, so its lock applies.
+  if (own) await requireProjectWritable(tx, projectId);
   const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
     insert into form_sets (creator_user_id, project_id, schema_id, name, description, visibility, cloned_from_id, default_background_color,
       default_window_color, default_text_color, default_button_color, default_button_text_color, is_active)
@@ -217,7 +220,7 @@ const clone = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 201: { description: "The copy", schema: envelope }, ...locked },
+  responses: { 201: { description: "The copy", schema: envelope }, ...projectStates },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     const copy = await ctx.deps.pool.transaction(async (tx) => {

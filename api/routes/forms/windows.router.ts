@@ -18,7 +18,7 @@ import { messageResponse } from "../auth/auth.schema.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { createWindowBody, layoutBody, updateWindowBody } from "./formDesigner.schema.ts";
-import { formSetFor, windowFor } from "./load.ts";
+import { formSetFor, windowFor, projectStates } from "./load.ts";
 
 const tags = ["Form designer"];
 const envelope = z.object({ message: z.string(), form_window: formWindowResource });
@@ -66,7 +66,7 @@ const create = defineRoute({
   tags,
   auth: "bearer",
   body: createWindowBody,
-  responses: { 201: { description: "Created", schema: envelope }, ...locked, 404: { description: "The form set is not visible to the caller" } },
+  responses: { 201: { description: "Created", schema: envelope }, ...projectStates, 404: { description: "The form set is not visible to the caller" } },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     const window = await ctx.deps.pool.transaction(async (tx) => {
@@ -115,7 +115,7 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: updateWindowBody,
-  responses: { 200: { description: "Updated", schema: envelope }, ...locked },
+  responses: { 200: { description: "Updated", schema: envelope }, ...projectStates },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const window = await ctx.deps.pool.transaction(async (tx) => {
@@ -147,7 +147,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse }, ...locked },
+  responses: { 200: { description: "Deleted", schema: messageResponse }, ...projectStates },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {
@@ -175,8 +175,8 @@ const layout = defineRoute({
   bodyLimitBytes: 4 * 1024 * 1024,
   responses: {
     200: { description: "The window with its new elements and version", schema: envelope },
-    ...locked,
-    409: { description: "The window changed since `version` (`version_conflict`)" },
+    ...projectStates,
+    409: { description: "The window changed since `version` (`version_conflict`), or its project is archived" },
   },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);

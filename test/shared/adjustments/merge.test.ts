@@ -125,3 +125,45 @@ t.test("windowed regions equal node-diff3's over whole files (unique lines, rand
   }
   t.ok(conflicts > 30, `${conflicts} of 300 rounds had conflicts`);
 });
+
+t.test("the splice of changes apart equals the line merge (repeated lines, CRLF, no final newline)", async (t) => {
+  let seed = 11;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  // Few distinct lines, so prefixes, suffixes and alignments are ambiguous, as braces and blank lines make them.
+  const pool = ["}\n", "\n", "  x();\n", "{\n", "a\r\n", "b\r\n", "ab\n"];
+  const edit = (lines: string[]) => {
+    const out = [...lines];
+    for (let k = random(3); k >= 0; k -= 1) {
+      const at = random(out.length + 1);
+      const kind = random(3);
+      if (kind === 0) out.splice(at, 1 + random(2));
+      else if (kind === 1) out.splice(at, 0, ...Array.from({ length: 1 + random(2) }, () => pool[random(pool.length)]!));
+      else out.splice(at, 1, pool[random(pool.length)]!);
+    }
+    return out;
+  };
+  const text = (lines: string[], open: boolean) => (open && lines.length ? lines.join("").replace(/\r?\n$/, "") : lines.join(""));
+  let spliced = 0;
+  for (let round = 0; round < 2000; round += 1) {
+    const o = Array.from({ length: 3 + random(30) }, () => pool[random(pool.length)]!);
+    const open = random(4) === 0;
+    const [base, ours, theirs] = [o, edit(o), edit(o)].map((lines) => text(lines, open)) as [string, string, string];
+    const regions = mergeRegions(splitLines(ours), splitLines(base), splitLines(theirs));
+    const outcome = mergeAdjustment(base, ours, theirs, labels);
+    if (regions.some((r) => r.conflict)) {
+      t.equal(outcome.status, "conflict", `round ${round}: a conflict`);
+      continue;
+    }
+    const expected = regions.map((r) => r.ok!.join("")).join("");
+    if (outcome.status === "conflict") {
+      t.fail(`round ${round}: no conflict expected`);
+      continue;
+    }
+    if (expected !== outcome.content) t.equal(outcome.content, expected, `round ${round}`);
+    if (ours !== base && theirs !== base && ours !== theirs) spliced += 1;
+  }
+  t.ok(spliced > 300, `${spliced} rounds merged two real changes without a conflict`);
+});
