@@ -18,7 +18,7 @@ const stryker = fileURLToPath(new URL("../node_modules/@stryker-mutator/core/bin
 /** Per area: what is mutated and the test files that check it. */
 const areas: Record<string, { mutate: string; tests: string[] }> = {
   policies: { mutate: "api/policies/**/*.ts", tests: ["test/api/policies.test.ts"] },
-  jobs: { mutate: "shared/jobs/**/*.ts", tests: ["test/shared/jobs/lifecycle.test.ts", "test/shared/jobs/await.test.ts", "test/shared/jobs/console.test.ts", "test/shared/jobs/kinds.test.ts"] },
+  jobs: { mutate: "shared/jobs/**/*.ts", tests: ["test/shared/jobs/lifecycle.test.ts", "test/shared/jobs/await.test.ts", "test/shared/jobs/console.test.ts", "test/shared/jobs/kinds.test.ts", "test/shared/jobs/enqueueMany.test.ts"] },
 };
 
 const [area = "all", ...rest] = process.argv.slice(2);
