@@ -10,6 +10,7 @@ import type { DatabasePool } from "../shared/db/pool.ts";
 import type { Logger } from "../shared/logger.ts";
 import { AttemptCounter, RateLimiter } from "../shared/rateLimit.ts";
 import { AccessTokenVerifier, ClientIdCache, mintAccessToken, type MintedToken } from "./oauth/accessTokens.ts";
+import { PassedTokens } from "./oauth/passedTokens.ts";
 import { loadSigningKeys, type SigningKeys } from "./oauth/keys.ts";
 import { createProvider, issuerFor } from "./oauth/provider.ts";
 
@@ -19,6 +20,8 @@ export interface Identity {
   provider: Provider;
   clients: ClientIdCache;
   verifier: AccessTokenVerifier;
+  /** Access tokens that passed the revocation checks, trusted while their user's token_epoch holds. */
+  passedTokens: PassedTokens;
   firstPartyClientId: string;
   limiter: RateLimiter;
   attempts: AttemptCounter;
@@ -46,6 +49,7 @@ export async function createIdentity(config: Config, pool: DatabasePool, log: Lo
     provider,
     clients,
     verifier: new AccessTokenVerifier(keys, issuer, clients),
+    passedTokens: new PassedTokens(),
     firstPartyClientId: firstParty.clientId,
     limiter,
     attempts,

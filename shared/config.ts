@@ -57,6 +57,7 @@ export const envSchema = z.object({
   REALTIME_APP_KEY: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/, { error: "expected 8-128 letters, digits, - or _" }),
   REALTIME_APP_SECRET: z.string().min(16, { error: "expected at least 16 characters" }),
   REALTIME_ACTIVITY_TIMEOUT_S: integer(10, 600).default(120),
+  REALTIME_REAUTH_S: integer(1, 86_400).default(300),
   OAUTH_CLIENT_ID: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,128}$/, { error: "expected 1-128 letters, digits, dots, dashes or underscores" })
@@ -98,6 +99,7 @@ export const envSchema = z.object({
   TEMPLATE_CODE_TIME_LIMIT_MS: integer(10, 60_000).default(250),
   TEMPLATE_RENDER_TIME_LIMIT_MS: integer(100, 600_000).default(10_000),
   TEMPLATE_CODE_MEMORY_MB: integer(8, 1024).default(32),
+  TEMPLATE_SANDBOX_WORKERS: integer(1, 32).default(2),
   ARCHIVE_TTL_HOURS: integer(1, 24 * 366).default(72),
   DEPLOYMENT_TIMEOUT_S: integer(10, 24 * 3600).default(1800),
   DEPLOYMENT_UPLOAD_MAX_FILES: integer(1, 1_000_000).default(10_000),
@@ -160,7 +162,8 @@ export interface Config {
   dataDir: string;
   /** 32-byte key for AES-256-GCM encryption of secrets at rest and for signed links. */
   appKey: Buffer;
-  realtime: { appId: string; key: string; secret: string; activityTimeoutS: number };
+  /** `reauthS`: at the latest, open subscriptions are re-authorized this often (access changes also trigger it at once). */
+  realtime: { appId: string; key: string; secret: string; activityTimeoutS: number; reauthS: number };
   oauth: { clientId: string | undefined; clientSecret: string | undefined; jwks: string | undefined };
   rateLimit: { userPerHour: number; publicPerHour: number; loginMaxAttempts: number; loginLockoutS: number };
   mail: { smtpUrl: string | undefined; from: string };
@@ -178,7 +181,8 @@ export interface Config {
   /** Largest SQL text a schema or a stand-alone parse accepts, and how long one parse may run. */
   schemas: { sqlMaxBytes: number; parseTimeoutMs: number };
   /** Sandbox limits of template code blocks, and how long a generation's zip is kept. */
-  templates: { codeTimeLimitMs: number; codeMemoryBytes: number; renderTimeLimitMs: number; archiveTtlHours: number };
+  /** `sandboxWorkers`: code sandbox threads per process, so one slow render cannot hold up the others. */
+  templates: { codeTimeLimitMs: number; codeMemoryBytes: number; renderTimeLimitMs: number; sandboxWorkers: number; archiveTtlHours: number };
   /** How long one deployment run may take, and how many files the upload form accepts. */
   deployments: { timeoutMs: number; uploadMaxFiles: number };
   /** Outbound webhook deliveries: request timeout, attempts per delivery, failed deliveries in a row before deactivation. */
@@ -282,6 +286,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       key: e.REALTIME_APP_KEY,
       secret: e.REALTIME_APP_SECRET,
       activityTimeoutS: e.REALTIME_ACTIVITY_TIMEOUT_S,
+      reauthS: e.REALTIME_REAUTH_S,
     },
     oauth: { clientId: e.OAUTH_CLIENT_ID, clientSecret: e.OAUTH_CLIENT_SECRET, jwks: e.OAUTH_JWKS },
     rateLimit: {
@@ -311,6 +316,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       codeTimeLimitMs: e.TEMPLATE_CODE_TIME_LIMIT_MS,
       renderTimeLimitMs: e.TEMPLATE_RENDER_TIME_LIMIT_MS,
       codeMemoryBytes: e.TEMPLATE_CODE_MEMORY_MB * 1024 * 1024,
+      sandboxWorkers: e.TEMPLATE_SANDBOX_WORKERS,
       archiveTtlHours: e.ARCHIVE_TTL_HOURS,
     },
     deployments: { timeoutMs: e.DEPLOYMENT_TIMEOUT_S * 1000, uploadMaxFiles: e.DEPLOYMENT_UPLOAD_MAX_FILES },

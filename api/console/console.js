@@ -116,8 +116,8 @@ async function listen() {
     const data = typeof frame.data === "string" ? JSON.parse(frame.data) : frame.data;
     if (frame.event === "pusher:connection_established") {
       const channel = "private-admin.jobs";
-      const { auth } = await api("POST", "/broadcasting/auth", { socket_id: data.socket_id, channel_name: channel });
-      socket.send(JSON.stringify({ event: "pusher:subscribe", data: { channel, auth } }));
+      const { auth, channel_data } = await api("POST", "/broadcasting/auth", { socket_id: data.socket_id, channel_name: channel });
+      socket.send(JSON.stringify({ event: "pusher:subscribe", data: { channel, auth, channel_data } }));
     } else if (frame.event === "pusher_internal:subscription_succeeded") {
       $("#live").textContent = "live";
       $("#live").classList.add("on");

@@ -4,7 +4,8 @@
  * A JWT must verify (signature, typ, issuer, audience, expiry, not-before), its user must
  * exist, it must not be revoked by /logout, the OAuth grant it was issued under (if any) must
  * still exist (a replayed refresh token revokes the grant), and it must be younger than the
- * user's `tokens_revoked_at` (logout-all-devices, password change). Anything else answers 401;
+ * user's `tokens_revoked_at` (logout-all-devices, password change). The user's row is read
+ * on every request; the revocation checks are remembered per token (api/oauth/passedTokens.ts). Anything else answers 401;
  * failed attempts count against the caller's IP budget, so token guessing is limited.
  *
  * A valid token then needs the scope of the route (`requireScope`, shared/auth/scopes.ts):
@@ -19,7 +20,7 @@ import { sql } from "../../shared/db/pool.ts";
 import { findUserById, userColumns, userRow, type UserRow } from "../../shared/db/users.ts";
 import { AppError, unauthorized } from "../../shared/errors.ts";
 import type { AppContext, AppDeps, AuthMethod, TokenScopes } from "../context.ts";
-import { issuedAtMs } from "../oauth/accessTokens.ts";
+import { issuedAtMs, type AccessClaims } from "../oauth/accessTokens.ts";
 import { chargeIp } from "./rateLimit.ts";
 
 export interface Authenticated {
@@ -33,30 +34,57 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-/** The user as this token may act (administrator roles only with `admin`), and the token's scopes. */
-function scoped(user: UserRow, names: readonly string[]): { user: UserRow } & TokenScopes {
+/** The user as this token may act (administrator roles only with `admin`), and the token's scopes (also for realtime re-checks). */
+export function scoped(user: UserRow, names: readonly string[]): { user: UserRow } & TokenScopes {
   const scopes = effectiveScopes(names, user.roles);
   const roles = rolesInEffect(user.roles, scopes);
   return { user: { ...user, roles }, scopes, withheldRoles: user.roles.filter((role) => !roles.includes(role)) };
 }
 
-const userWithRevocation = userRow.extend({ revoked: z.boolean(), grant_gone: z.boolean() });
+const userWithEpoch = userRow.extend({ token_epoch: z.number() });
+const userWithRevocation = userWithEpoch.extend({ revoked: z.boolean(), grant_account: z.string().nullable() });
+
+/**
+ * The user of a JWT and whether the token still stands. A token that passed the revocation
+ * checks before (api/oauth/passedTokens.ts) costs one read of its user's row, trusted while
+ * the row's token_epoch is the one seen then; otherwise one round trip reads the user,
+ * whether this token was revoked by /logout, and the OAuth grant it came from (a replayed
+ * refresh token revokes its whole family, the access tokens included). Both are named
+ * prepared statements: planning cost as much as executing.
+ */
+async function loadJwtUser(deps: AppDeps, claims: AccessClaims): Promise<UserRow | null> {
+  const userId = Number(claims.sub);
+  const passed = deps.identity.passedTokens.get(claims.jti, userId);
+  if (passed) {
+    const row = await deps.pool.maybeOne(sql.prepared("authenticate_jwt_user", userWithEpoch)`
+      select ${userColumns}, u.token_epoch from users u where u.id = ${userId}`);
+    if (!row) return null;
+    if (row.token_epoch === passed.epoch) {
+      const { token_epoch: _epoch, ...user } = row;
+      return user;
+    }
+    deps.identity.passedTokens.forget(claims.jti);
+  }
+  const gid = claims.gid ?? null;
+  const row = await deps.pool.maybeOne(sql.prepared("authenticate_jwt_user_checks", userWithRevocation)`
+    select ${userColumns}, u.token_epoch, exists (select 1 from revoked_access_tokens where jti = ${claims.jti}) as revoked,
+      (select account_id from oauth_models where model = 'Grant' and id = ${gid}::text) as grant_account
+    from users u where u.id = ${userId}`);
+  if (!row || row.revoked || (gid !== null && row.grant_account === null)) return null;
+  const { token_epoch: epoch, revoked: _revoked, grant_account: grantAccount, ...user } = row;
+  // Only a grant of this very user is covered by its epoch (the grant's deletion bumps its account's).
+  if (gid === null || grantAccount === claims.sub) {
+    deps.identity.passedTokens.remember(claims.jti, { userId, epoch, expiresAtMs: claims.exp * 1000 });
+  }
+  return user;
+}
 
 async function resolveJwt(deps: AppDeps, token: string): Promise<Authenticated | null> {
   const claims = await deps.identity.verifier.verify(token);
   if (!claims) return null;
-  // One round trip: the user, whether this token was revoked by /logout, and whether the
-  // OAuth grant it came from is gone (a replayed refresh token revokes its whole family, the
-  // access tokens included). A named prepared statement: planning this query (its subqueries)
-  // cost twice its execution on every request.
-  const row = await deps.pool.maybeOne(sql.prepared("authenticate_jwt_user_grant", userWithRevocation)`
-    select ${userColumns}, exists (select 1 from revoked_access_tokens where jti = ${claims.jti}) as revoked,
-      (${claims.gid ?? null}::text is not null
-        and not exists (select 1 from oauth_models where model = 'Grant' and id = ${claims.gid ?? null}::text)) as grant_gone
-    from users u where u.id = ${Number(claims.sub)}`);
-  if (!row || row.revoked || row.grant_gone || row.disabled_at) return null;
-  if (row.tokens_revoked_at && issuedAtMs(claims) < row.tokens_revoked_at.getTime()) return null;
-  const { revoked: _revoked, grant_gone: _grantGone, ...user } = row;
+  const user = await loadJwtUser(deps, claims);
+  if (!user || user.disabled_at) return null;
+  if (user.tokens_revoked_at && issuedAtMs(claims) < user.tokens_revoked_at.getTime()) return null;
   const clientId = claims.client_id ?? (Array.isArray(claims.aud) ? claims.aud[0]! : claims.aud!);
   const scope = typeof claims.scope === "string" ? claims.scope : "";
   const { user: acting, ...scopes } = scoped(user, scope.split(" "));

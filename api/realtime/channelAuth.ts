@@ -30,16 +30,21 @@ export function findChannelAuthorizer(channel: string): { authorizer: ChannelAut
 export const channelNamePattern = /^[A-Za-z0-9_\-=@,.;]{1,164}$/;
 export const socketIdPattern = /^\d{1,20}\.\d{1,20}$/;
 
-/** The `auth` string for a socket and channel. */
-export function signChannel(key: string, secret: string, socketId: string, channel: string): string {
-  const signature = createHmac("sha256", secret).update(`${socketId}:${channel}`).digest("hex");
+/**
+ * The `auth` string for a socket and channel: HMAC over `socket_id:channel`, or over
+ * `socket_id:channel:channel_data` when the authorization carries channel data (the grant,
+ * grants.ts), as Pusher signs presence channels.
+ */
+export function signChannel(key: string, secret: string, socketId: string, channel: string, channelData?: string): string {
+  const signed = channelData === undefined ? `${socketId}:${channel}` : `${socketId}:${channel}:${channelData}`;
+  const signature = createHmac("sha256", secret).update(signed).digest("hex");
   return `${key}:${signature}`;
 }
 
-/** Whether `auth` is the valid signature for this socket and channel. */
-export function verifyChannelSignature(key: string, secret: string, socketId: string, channel: string, auth: unknown): boolean {
+/** Whether `auth` is the valid signature for this socket, channel and channel data. */
+export function verifyChannelSignature(key: string, secret: string, socketId: string, channel: string, auth: unknown, channelData?: string): boolean {
   if (typeof auth !== "string") return false;
-  const expected = Buffer.from(signChannel(key, secret, socketId, channel));
+  const expected = Buffer.from(signChannel(key, secret, socketId, channel, channelData));
   const given = Buffer.from(auth);
   return expected.length === given.length && timingSafeEqual(expected, given);
 }

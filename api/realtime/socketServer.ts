@@ -5,7 +5,8 @@
  * serialised once and written to every subscribed socket.
  *
  * Glossary: a *connection* is one client socket with its socket id; a *channel* is a
- * Pusher channel name such as `private-job.12`.
+ * Pusher channel name such as `private-job.12`. A private subscription keeps the grant it was
+ * signed with (grants.ts), so it is re-authorized when access changes (reauthorize.ts).
  */
 import { randomInt } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -13,7 +14,9 @@ import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
 import type { AppDeps } from "../context.ts";
 import { channelNamePattern, verifyChannelSignature } from "./channelAuth.ts";
+import { parseGrant } from "./grants.ts";
 import { closeCodes, errorFrame, frame, parseClientFrame, PROTOCOL_VERSION, type ClientFrame } from "./protocol.ts";
+import { MAX_HELD_FRAMES, SubscriptionReauthorizer, type Subscription, type SubscriptionSet } from "./reauthorize.ts";
 
 const MAX_CHANNELS_PER_CONNECTION = 100;
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
@@ -22,6 +25,8 @@ const PONG_TIMEOUT_MS = 30_000;
 class Connection {
   readonly socketId = `${randomInt(1, 2 ** 31)}.${randomInt(1, 2 ** 31)}`;
   readonly channels = new Set<string>();
+  /** The private channels' subscriptions, with their grants. */
+  readonly subscriptions = new Map<string, Subscription>();
   lastSeen = Date.now();
   pingSentAt: number | undefined;
   readonly ws: WebSocket;
@@ -30,19 +35,28 @@ class Connection {
   }
 }
 
-export class RealtimeServer {
+/** A private subscription of a connection. */
+interface OwnedSubscription extends Subscription {
+  connection: Connection;
+}
+
+export class RealtimeServer implements SubscriptionSet {
   readonly #deps: AppDeps;
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024, perMessageDeflate: false });
   readonly #members = new Map<string, Set<Connection>>();
   readonly #hubSubscriptions = new Map<string, () => void>();
   readonly #connections = new Set<Connection>();
   readonly #timer: NodeJS.Timeout;
+  /** Checks private subscriptions again when access changes. */
+  readonly reauthorizer: SubscriptionReauthorizer;
 
   constructor(deps: AppDeps) {
     this.#deps = deps;
     const activityMs = deps.config.realtime.activityTimeoutS * 1000;
     this.#timer = setInterval(() => this.#checkActivity(activityMs), Math.min(10_000, activityMs / 4));
     this.#timer.unref();
+    this.reauthorizer = new SubscriptionReauthorizer(deps, this);
+    this.reauthorizer.start();
   }
 
   /** Open connections on this process. */
@@ -62,6 +76,7 @@ export class RealtimeServer {
   /** Closes every connection with "reconnect now", so clients move to another web process. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
+    this.reauthorizer.stop();
     for (const connection of this.#connections) connection.ws.close(closeCodes.genericReconnect, "Server shutting down");
     for (const unsubscribe of this.#hubSubscriptions.values()) unsubscribe();
     this.#hubSubscriptions.clear();
@@ -128,14 +143,20 @@ export class RealtimeServer {
     if (channel.startsWith("presence-") || channel.startsWith("private-encrypted-")) {
       return reject("Presence and encrypted channels are not supported", 400);
     }
+    const grant = channel.startsWith("private-") ? parseGrant(data.channel_data) : undefined;
     if (channel.startsWith("private-")) {
       const { key, secret } = this.#deps.config.realtime;
-      if (!verifyChannelSignature(key, secret, connection.socketId, channel, data.auth)) {
-        return reject("Invalid signature: authorize the channel at /api/broadcasting/auth", 401);
+      const channelData = typeof data.channel_data === "string" ? data.channel_data : undefined;
+      if (!grant || !verifyChannelSignature(key, secret, connection.socketId, channel, data.auth, channelData)) {
+        return reject("Invalid signature: authorize the channel at /api/broadcasting/auth and send its auth and channel_data", 401);
       }
     }
     if (!connection.channels.has(channel) && connection.channels.size >= MAX_CHANNELS_PER_CONNECTION) {
       return reject(`A connection may subscribe to at most ${MAX_CHANNELS_PER_CONNECTION} channels`, 429);
+    }
+    if (grant) {
+      const subscription: OwnedSubscription = { channel, grant, held: null, connection };
+      connection.subscriptions.set(channel, subscription);
     }
     this.#join(connection, channel);
     connection.ws.send(frame("pusher_internal:subscription_succeeded", {}, channel));
@@ -154,6 +175,7 @@ export class RealtimeServer {
 
   #leave(connection: Connection, channel: string): void {
     connection.channels.delete(channel);
+    connection.subscriptions.delete(channel);
     const members = this.#members.get(channel);
     if (!members) return;
     members.delete(connection);
@@ -177,12 +199,43 @@ export class RealtimeServer {
     for (const connection of members) {
       const { ws } = connection;
       if (ws.readyState !== WebSocket.OPEN) continue;
+      const held = connection.subscriptions.get(channel)?.held;
+      if (held) {
+        // Access is being checked: the frame goes out only if it stands.
+        if (held.length < MAX_HELD_FRAMES) held.push(text);
+        else ws.close(closeCodes.overCapacity, "Too many events while access was checked");
+        continue;
+      }
       if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
         ws.close(closeCodes.overCapacity, "Client is not reading fast enough");
         continue;
       }
       ws.send(text);
     }
+  }
+
+  *subscriptions(): Iterable<Subscription> {
+    for (const connection of this.#connections) yield* connection.subscriptions.values();
+  }
+
+  isOpen(subscription: Subscription): boolean {
+    const { connection } = subscription as OwnedSubscription;
+    return this.#connections.has(connection) && connection.subscriptions.get(subscription.channel) === subscription;
+  }
+
+  release(subscription: Subscription): void {
+    const held = subscription.held ?? [];
+    subscription.held = null;
+    const { ws } = (subscription as OwnedSubscription).connection;
+    for (const text of held) if (ws.readyState === WebSocket.OPEN) ws.send(text);
+  }
+
+  revoke(subscription: Subscription): void {
+    const { connection } = subscription as OwnedSubscription;
+    subscription.held = null;
+    this.#leave(connection, subscription.channel);
+    if (connection.ws.readyState !== WebSocket.OPEN) return;
+    connection.ws.send(frame("pusher:subscription_error", { type: "AuthError", error: "Access to this channel has ended", status: 403 }, subscription.channel));
   }
 
   #checkActivity(activityMs: number): void {

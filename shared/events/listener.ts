@@ -22,6 +22,8 @@ export class PgListener {
   #attempt = 0;
   #timer: NodeJS.Timeout | undefined;
   #connecting: Promise<void> | undefined;
+  /** The LISTEN statements sent on the current connection, one after another: pg wants one query at a time per client. */
+  #queue: Promise<void> = Promise.resolve();
 
   constructor(url: string, log: Logger) {
     this.#url = url;
@@ -44,9 +46,11 @@ export class PgListener {
     if (!set) {
       set = new Set();
       this.#handlers.set(channel, set);
-      this.#client?.query(`listen ${pg.escapeIdentifier(channel)}`).catch((error: unknown) => {
-        this.#log.warn({ err: error, channel }, "LISTEN failed; will retry on reconnect");
-      });
+      if (this.#client) {
+        this.#listen(this.#client, [channel]).catch((error: unknown) => {
+          this.#log.warn({ err: error, channel }, "LISTEN failed; will retry on reconnect");
+        });
+      }
     }
     set.add(handler);
     return () => {
@@ -107,14 +111,24 @@ export class PgListener {
       return;
     }
     this.#client = client;
+    this.#queue = Promise.resolve();
     const late = [...this.#handlers.keys()].filter((c) => !channels.includes(c));
-    if (late.length) await client.query(late.map((c) => `listen ${pg.escapeIdentifier(c)}`).join("; "));
+    if (late.length) await this.#listen(client, late);
     const wasReconnect = this.#attempt > 0;
     this.#attempt = 0;
     if (wasReconnect) {
       this.#log.info("LISTEN connection re-established");
       for (const handler of this.#reconnectHandlers) handler();
     }
+  }
+
+  /** LISTENs on `channels` once the statements sent before on `client` are done. */
+  #listen(client: pg.Client, channels: string[]): Promise<void> {
+    const sent = this.#queue.then(async () => {
+      await client.query(channels.map((c) => `listen ${pg.escapeIdentifier(c)}`).join("; "));
+    });
+    this.#queue = sent.catch(() => {});
+    return sent;
   }
 
   #scheduleReconnect(): void {

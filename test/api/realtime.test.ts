@@ -63,11 +63,11 @@ t.test("realtime (Pusher protocol)", async (t) => {
     // a signature obtained for another socket must not work on this one
     const other = await client(app.url, owner.token).post("/api/broadcasting/auth", { socket_id: "123.456", channel_name: `private-job.${job.id}` });
     t.equal(other.status, 200);
-    socket.send("pusher:subscribe", { channel: `private-job.${job.id}`, auth: other.body.auth });
+    socket.send("pusher:subscribe", { channel: `private-job.${job.id}`, auth: other.body.auth, channel_data: other.body.channel_data });
     const refused = await socket.waitFor("pusher:subscription_error");
     t.match(refused, { channel: `private-job.${job.id}`, data: { status: 401 } });
     const own = await client(app.url, owner.token).post("/api/broadcasting/auth", { socket_id: socketId, channel_name: `private-job.${job.id}` });
-    socket.send("pusher:subscribe", { channel: `private-job.${job.id}`, auth: own.body.auth });
+    socket.send("pusher:subscribe", { channel: `private-job.${job.id}`, auth: own.body.auth, channel_data: own.body.channel_data });
     t.match(await socket.waitFor("pusher_internal:subscription_succeeded"), { channel: `private-job.${job.id}` });
   });
 

@@ -5,6 +5,10 @@
  * same query, 50 concurrent connections, alternating runs. Target ratio ≥ 0.7.
  * And (issue "Identity") `GET /api/user` with a bearer JWT versus that one-query route:
  * token verification must cost little beyond loading the user. Target ratio ≥ 0.8.
+ *
+ * `BENCH_CPU_PROF=<dir>` runs the servers under `node --cpu-prof` (the profile is written to
+ * <dir> when they stop) and loads only the one-query route (`BENCH_CPU_PROF_ROUTE=user`:
+ * only `GET /api/user`), so the profile shows that route's path.
  */
 import { spawn } from "node:child_process";
 import autocannon from "autocannon";
@@ -29,7 +33,9 @@ const pool = await createPool(db.url);
 await insertUser(pool, { name: "Bench User", username: "bench", email: "bench@example.test", passwordHash: await hashPassword("bench password") });
 await pool.end();
 
-const child = spawn(process.execPath, [new URL("./support/httpServers.ts", import.meta.url).pathname], {
+const profileDir = process.env.BENCH_CPU_PROF;
+const profileArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+const child = spawn(process.execPath, [...profileArgs, new URL("./support/httpServers.ts", import.meta.url).pathname], {
   env: { ...process.env, DATABASE_URL: db.url },
   stdio: ["ignore", "pipe", "inherit"],
 });
@@ -58,22 +64,33 @@ try {
     body: JSON.stringify({ email: "bench@example.test", password: "bench password" }),
   });
   const token = ((await login.json()) as { access_token: string }).access_token;
+  const measure = async () => {
+    await load(bareUrl, 1);
+    await load(userUrl, 1, token);
+    const ours: number[] = [];
+    const bare: number[] = [];
+    const user: number[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      bare.push(await load(bareUrl, SECONDS));
+      ours.push(await load(oursUrl, SECONDS));
+      user.push(await load(userUrl, SECONDS, token));
+    }
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    report("HTTP: one SQL query per request, 50 connections", [
+      ratioFigure("http.one_query", mean(ours), mean(bare), "req/s", 0.7, "full stack vs bare Koa + pg"),
+      ratioFigure("http.get_user_jwt", mean(user), mean(ours), "req/s", 0.8, "GET /api/user with a bearer JWT vs the one-query route"),
+    ]);
+  };
   await load(oursUrl, 1);
-  await load(bareUrl, 1);
-  await load(userUrl, 1, token);
-  const ours: number[] = [];
-  const bare: number[] = [];
-  const user: number[] = [];
-  for (let round = 0; round < ROUNDS; round += 1) {
-    bare.push(await load(bareUrl, SECONDS));
-    ours.push(await load(oursUrl, SECONDS));
-    user.push(await load(userUrl, SECONDS, token));
+  if (profileDir) {
+    if (process.env.BENCH_CPU_PROF_ROUTE === "user") await load(userUrl, SECONDS, token);
+    else await load(oursUrl, SECONDS);
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM"); // the profile is written as the process exits
+    await exited;
+  } else {
+    await measure();
   }
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  report("HTTP: one SQL query per request, 50 connections", [
-    ratioFigure("http.one_query", mean(ours), mean(bare), "req/s", 0.7, "full stack vs bare Koa + pg"),
-    ratioFigure("http.get_user_jwt", mean(user), mean(ours), "req/s", 0.8, "GET /api/user with a bearer JWT vs the one-query route"),
-  ]);
 } finally {
   child.kill("SIGKILL");
   await db.drop();

@@ -28,6 +28,20 @@ export function ratioFigure(name: string, value: number, baseline: number, unit:
   return { name, value, unit, baseline, ratio, target: `>= ${minRatio}x`, met: ratio >= minRatio, ...(note ? { note } : {}) };
 }
 
+/** Builds a figure where higher is better, with an absolute floor (e.g. ">= 5000 jobs/s"). */
+export function floorFigure(name: string, value: number, unit: string, min: number, baseline: number | null = null, note?: string): Figure {
+  return {
+    name,
+    value,
+    unit,
+    baseline,
+    ratio: baseline !== null && baseline > 0 ? value / baseline : null,
+    target: `>= ${min} ${unit}`,
+    met: value >= min,
+    ...(note ? { note } : {}),
+  };
+}
+
 /** Builds a figure with an absolute upper limit (latency, memory). */
 export function limitFigure(name: string, value: number, unit: string, max: number, baseline: number | null = null, note?: string): Figure {
   return {

@@ -2,7 +2,7 @@
  * `npm run bench [-- <name filter>] [-- --json]`: runs each test/bench/*.bench.ts in its
  * own process (so memory figures are its own) against a database server prepared as for
  * the tests. Benchmarks are not timed tests: they report, they never fail the run because
- * a target was missed.
+ * a target was missed. BENCH_NODE_FLAGS adds flags to each benchmark's node process.
  */
 import { spawn } from "node:child_process";
 import { readdir } from "node:fs/promises";
@@ -18,6 +18,10 @@ const files = (await readdir(dir))
   .filter((f) => filters.length === 0 || filters.some((name) => f.includes(name)))
   .sort();
 
+// Extra flags for each benchmark's process, e.g. BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof"
+// for a CPU profile per benchmark (NODE_OPTIONS refuses --cpu-prof).
+const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
+
 // fsync on, as in production: commit cost is most of what job benchmarks measure.
 const cluster = await startTestCluster({ durable: true });
 let failed = 0;
@@ -25,7 +29,7 @@ try {
   for (const file of files) {
     if (!args.includes("--json")) process.stdout.write(`\n=== ${file}\n`);
     const code = await new Promise<number>((resolve) => {
-      const child = spawn(process.execPath, ["--expose-gc", path.join(dir, file), ...args], {
+      const child = spawn(process.execPath, ["--expose-gc", ...nodeFlags, path.join(dir, file), ...args], {
         stdio: "inherit",
         env: { ...process.env, TEST_PG_ADMIN_URL: cluster.adminUrl, TEST_PG_TEMPLATE: cluster.templateDb, NODE_ENV: "test" },
       });

@@ -1,11 +1,14 @@
 /**
  * POST /broadcasting/auth: signs a private channel subscription for a socket when the
  * caller may view the resource the channel carries (DESIGN §5). pusher-js posts
- * `socket_id` and `channel_name` form-encoded; JSON is accepted too.
+ * `socket_id` and `channel_name` form-encoded; JSON is accepted too. The answer carries the
+ * grant as `channel_data` (signed with the channel), so the socket server can re-authorize
+ * the subscription when the caller's access changes (api/realtime/grants.ts).
  */
 import { z } from "zod";
 import { AppError, forbidden } from "../../../shared/errors.ts";
 import { currentUser } from "../../context.ts";
+import { grantOf } from "../../realtime/grants.ts";
 import { channelNamePattern, findChannelAuthorizer, signChannel, socketIdPattern } from "../../realtime/channelAuth.ts";
 import { defineRoute } from "../route.ts";
 
@@ -26,7 +29,10 @@ const auth = defineRoute({
   body: authBody,
   bodyKind: "json-or-form",
   responses: {
-    200: { description: "Signature for pusher:subscribe", schema: z.object({ auth: z.string() }) },
+    200: {
+      description: "Signature for pusher:subscribe; send `channel_data` with it (pusher-js does): the subscription ends when the caller's access to the channel ends",
+      schema: z.object({ auth: z.string(), channel_data: z.string() }),
+    },
     403: { description: "Not allowed on this channel" },
   },
   handler: async (ctx, { body }) => {
@@ -40,7 +46,8 @@ const auth = defineRoute({
       throw forbidden("You may not subscribe to this channel.");
     }
     const { key, secret } = ctx.deps.config.realtime;
-    ctx.body = { auth: signChannel(key, secret, body.socket_id, body.channel_name) };
+    const channelData = JSON.stringify(grantOf(currentUser(ctx), ctx.state.auth!));
+    ctx.body = { auth: signChannel(key, secret, body.socket_id, body.channel_name, channelData), channel_data: channelData };
   },
 });
 

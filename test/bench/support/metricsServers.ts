@@ -18,6 +18,7 @@ const url = process.env.DATABASE_URL!;
 const config = testConfig(url, {
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
   NODE_ENV: "production",
+  METRICS_PUBLIC: "true",
   RATE_LIMIT_PUBLIC_PER_HOUR: "100000000",
   RATE_LIMIT_USER_PER_HOUR: "100000000",
 });
