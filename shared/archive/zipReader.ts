@@ -68,9 +68,9 @@ interface Checked {
  * entry, so callers must treat the import as failed, never keep what came before.
  * @throws ArchiveError for every refusal; errors opening a file path are passed through.
  */
-export async function* readZip(source: Buffer | string, limits: Partial<ZipReadLimits> = {}): AsyncGenerator<ZipFileEntry> {
+export async function* readZip(source: Buffer | string, limits: Partial<ZipReadLimits> = {}, options: ZipReadOptions = {}): AsyncGenerator<ZipFileEntry> {
   const limit = { ...defaultZipLimits, ...limits };
-  const zip = await open(source);
+  const zip = await open(source, options);
   try {
     if (zip.entryCount > limit.maxEntries) {
       throw new ArchiveError("archive_too_many_entries", `The archive has ${zip.entryCount} entries; at most ${limit.maxEntries} are allowed.`);
@@ -78,10 +78,42 @@ export async function* readZip(source: Buffer | string, limits: Partial<ZipReadL
     const files = await checkDirectory(zip, limit);
     let total = 0;
     for (const file of files) {
-      const content = await inflate(zip, file, limit, total);
+      const content = await inflate(zip, file, limit, total, true);
       total += content.length;
       yield { path: file.path, content, mtime: file.entry.getLastModDate(), mode: file.mode };
     }
+  } finally {
+    zip.close();
+  }
+}
+
+/** How an archive file is read. */
+export interface ZipReadOptions {
+  /**
+   * Read the archive file in place instead of loading one under 64 MiB into memory first:
+   * slower on many small entries, but concurrent readers (uploads) keep only their current
+   * entry in memory.
+   */
+  inPlace?: boolean;
+}
+
+/**
+ * Checks a whole archive file with {@link readZip}'s checks, inflating every entry but
+ * keeping none: at most one entry's chunks are in memory. Returns how many files it holds and
+ * how many bytes they inflate to.
+ * @throws ArchiveError for every refusal.
+ */
+export async function scanZip(path: string, limits: Partial<ZipReadLimits> = {}): Promise<{ files: number; bytes: number }> {
+  const limit = { ...defaultZipLimits, ...limits };
+  const zip = await open(path, { inPlace: true });
+  try {
+    if (zip.entryCount > limit.maxEntries) {
+      throw new ArchiveError("archive_too_many_entries", `The archive has ${zip.entryCount} entries; at most ${limit.maxEntries} are allowed.`);
+    }
+    let bytes = 0;
+    const files = await checkDirectory(zip, limit);
+    for (const file of files) bytes += await inflate(zip, file, limit, bytes, false);
+    return { files: files.length, bytes };
   } finally {
     zip.close();
   }
@@ -110,10 +142,10 @@ function translate(error: unknown, entry?: string): unknown {
  */
 const readWholeBelow = 64 * 1024 * 1024;
 
-async function open(source: Buffer | string): Promise<ZipFile> {
+async function open(source: Buffer | string, how: ZipReadOptions = {}): Promise<ZipFile> {
   // decodeStrings off: names are decoded and judged here, so that every refusal has our code.
   const options = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: false, strictFileNames: true };
-  if (typeof source === "string" && (await stat(source)).size <= readWholeBelow) source = await readFile(source);
+  if (typeof source === "string" && !how.inPlace && (await stat(source)).size <= readWholeBelow) source = await readFile(source);
   try {
     return typeof source === "string" ? await yauzl.openPromise(source, options) : await yauzl.fromBufferPromise(source, options);
   } catch (error) {
@@ -187,8 +219,10 @@ function checkSize(name: string, size: number, compressedSize: number, limit: Zi
   }
 }
 
-/** Inflates one entry, counting actual bytes against every limit and checking size and CRC. */
-async function inflate(zip: ZipFile, file: Checked, limit: ZipReadLimits, totalBefore: number): Promise<Buffer> {
+/** Inflates one entry, counting actual bytes against every limit and checking size and CRC; keeps its bytes only when `keep`. */
+async function inflate(zip: ZipFile, file: Checked, limit: ZipReadLimits, totalBefore: number, keep: true): Promise<Buffer>;
+async function inflate(zip: ZipFile, file: Checked, limit: ZipReadLimits, totalBefore: number, keep: false): Promise<number>;
+async function inflate(zip: ZipFile, file: Checked, limit: ZipReadLimits, totalBefore: number, keep: boolean): Promise<Buffer | number> {
   const { entry, path } = file;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -206,7 +240,7 @@ async function inflate(zip: ZipFile, file: Checked, limit: ZipReadLimits, totalB
       if (totalBefore + size > limit.maxTotalSize) throw tooLarge(limit);
       if (size > entry.uncompressedSize) throw corrupt(`The archive entry ${quote(path)} inflates to more than its declared ${entry.uncompressedSize} bytes.`, path);
       crc = zlib.crc32(chunk, crc);
-      chunks.push(chunk);
+      if (keep) chunks.push(chunk);
     }
   } catch (error) {
     stream.destroy?.();
@@ -214,5 +248,5 @@ async function inflate(zip: ZipFile, file: Checked, limit: ZipReadLimits, totalB
   }
   if (size !== entry.uncompressedSize) throw corrupt(`The archive entry ${quote(path)} inflates to ${size} bytes, not its declared ${entry.uncompressedSize}.`, path);
   if (crc !== entry.crc32) throw corrupt(`The archive entry ${quote(path)} fails its CRC check.`, path);
-  return Buffer.concat(chunks, size);
+  return keep ? Buffer.concat(chunks, size) : size;
 }

@@ -1,12 +1,15 @@
 /**
  * Deployments of the upload form (`POST /deployments/upload`): files and credentials come
- * with the request and belong to no project. The API seals them (AES-256-GCM under
- * APP_KEY) into one short-lived storage object; the job's payload carries only that
- * object's key, so no credential reaches a job record. The worker opens it, deploys with an
- * in-memory state and log, removes it and returns the outcome with the log.
+ * with the request and belong to no project. The API seals the credentials (AES-256-GCM
+ * under APP_KEY) into one short-lived storage object, the bundle, and streams the files,
+ * encrypted, into a second one beside it (uploadPayload.ts), so neither side ever holds the
+ * files whole in memory; the job's payload carries only the bundle's key, so no credential
+ * reaches a job record. The worker opens the bundle, deploys the files one at a time with an
+ * in-memory state and log, removes both objects and returns the outcome with the log.
  */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import { ArchiveError } from "../archive/errors.ts";
 import { open, seal } from "../crypto.ts";
 import { DeployError } from "../deploy/errors.ts";
 import { deploy, type DeployTarget } from "../deploy/index.ts";
@@ -16,6 +19,7 @@ import type { DeployFile, LogEntry } from "../deploy/types.ts";
 import type { Logger } from "../logger.ts";
 import type { NetworkPolicy } from "../net/networkGuard.ts";
 import type { Storage } from "../storage/storage.ts";
+import { fetchPayload, payloadKey, payloadRef, storePayload, type FetchedPayload, type UploadSource } from "./uploadPayload.ts";
 
 /**
  * How long a sealed upload waits for its job; the storage sweep removes it a grace period
@@ -26,18 +30,19 @@ const UPLOAD_TTL_MS = 60 * 60 * 1000;
 const sealedUpload = z.object({
   method: z.enum(["ftp", "ssh"]),
   config: z.record(z.string(), z.unknown()),
-  files: z.array(z.object({ path: z.string(), content: z.string() })),
+  /** The files, streamed into their own object. */
+  payload: payloadRef.optional(),
+  /** Bundles written before the files moved out (base64 inline); read for jobs still queued. */
+  files: z.array(z.object({ path: z.string(), content: z.string() })).optional(),
 });
 
-/** Seals an upload into storage; returns its key (the job's payload). */
-export async function storeUpload(storage: Storage, appKey: Buffer, target: DeployTarget & { method: "ftp" | "ssh" }, files: DeployFile[]): Promise<string> {
+/** Seals an upload into storage, its files streamed from `source`; returns the bundle's key (the job's payload). */
+export async function storeUpload(storage: Storage, appKey: Buffer, target: DeployTarget & { method: "ftp" | "ssh" }, source: UploadSource): Promise<string> {
   const key = `deployment-uploads/${randomBytes(18).toString("base64url")}`;
-  const body = JSON.stringify({
-    method: target.method,
-    config: target.config,
-    files: files.map((file) => ({ path: file.path, content: file.content.toString("base64") })),
-  });
-  await storage.put(key, seal(appKey, body), { contentType: "application/octet-stream", expiresAt: new Date(Date.now() + UPLOAD_TTL_MS) });
+  const expiresAt = new Date(Date.now() + UPLOAD_TTL_MS);
+  const payload = await storePayload(storage, payloadKey(key), source, expiresAt);
+  const body = JSON.stringify({ method: target.method, config: target.config, payload });
+  await storage.put(key, seal(appKey, body), { contentType: "application/octet-stream", expiresAt });
   return key;
 }
 
@@ -73,10 +78,13 @@ export async function runUpload(
   storage: Storage,
   appKey: Buffer,
   key: string,
-  options: { runId: string; network: NetworkPolicy; signal: AbortSignal; finalAttempt: boolean; log: Logger },
+  options: { runId: string; network: NetworkPolicy; signal: AbortSignal; finalAttempt: boolean; log: Logger; maxFiles: number },
 ): Promise<UploadOutcome> {
+  let fetched: FetchedPayload | null = null;
   const discard = async () => {
     try {
+      await fetched?.dispose();
+      await storage.delete(payloadKey(key));
       await storage.delete(key);
     } catch (error) {
       // The outcome stands; the sweep removes the bundle after its expiry.
@@ -84,7 +92,11 @@ export async function runUpload(
     }
   };
   const sealed = await storage.readBuffer(key);
-  if (!sealed) return failed(UPLOAD_EXPIRED, []);
+  if (!sealed) {
+    // The sweep took the bundle; its files go with it.
+    await discard();
+    return failed(UPLOAD_EXPIRED, []);
+  }
   let upload: z.infer<typeof sealedUpload>;
   try {
     upload = sealedUpload.parse(JSON.parse(open(appKey, sealed).toString("utf8")));
@@ -96,7 +108,23 @@ export async function runUpload(
   const target = { method: upload.method, config: upload.config } as DeployTarget;
   const scrubber = scrubberFor(upload.config);
   const logs: UploadLogEntry[] = [];
-  const files = upload.files.map((file) => ({ path: file.path, content: Buffer.from(file.content, "base64") }));
+  let files: Iterable<DeployFile> | AsyncIterable<DeployFile>;
+  if (upload.payload) {
+    try {
+      fetched = await fetchPayload(storage, payloadKey(key), upload.payload, { maxEntries: options.maxFiles });
+    } catch (error) {
+      if (!options.finalAttempt) throw error;
+      await discard();
+      return failed(UPLOAD_UNREADABLE, []);
+    }
+    if (!fetched) {
+      await discard();
+      return failed(UPLOAD_EXPIRED, []);
+    }
+    files = fetched.files;
+  } else {
+    files = (upload.files ?? []).map((file) => ({ path: file.path, content: Buffer.from(file.content, "base64") }));
+  }
   try {
     const result = await deploy(target, {
       deploymentId: options.runId,
@@ -113,12 +141,15 @@ export async function runUpload(
   } catch (error) {
     // Anything else (a lost database connection, a crash) leaves the upload for the retry,
     // unless no retry will come.
-    if (!(error instanceof DeployError)) {
+    if (!(error instanceof DeployError) && !(error instanceof ArchiveError)) {
       if (options.finalAttempt) await discard();
       throw error;
     }
     await discard();
     return failed({ code: error.code, message: scrubber.text(error.message) }, logs);
+  } finally {
+    // The decrypted copy never outlives the attempt (a retry fetches it again).
+    await fetched?.dispose();
   }
 }
 

@@ -112,3 +112,35 @@ export async function deleteMessage(tx: CommonQueryMethods, id: number, threadId
 export async function countMessageAttachments(conn: CommonQueryMethods, messageId: number): Promise<number> {
   return conn.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from attachments where message_id = ${messageId}`);
 }
+
+/** Who is told about a new message: the thread's participants (a reply) or the project's people (a new thread); see shared/messages/notify.ts. */
+export type Audience = "participants" | "project";
+
+const recipientRow = z.object({ id: z.number() });
+
+/** The users to push a new message of `authorId` in `threadId` to (see shared/messages/notify.ts). */
+export async function listMessageRecipients(conn: CommonQueryMethods, threadId: number, authorId: number, audience: Audience): Promise<readonly number[]> {
+  const candidates =
+    audience === "participants"
+      ? sql.fragment`
+          select t.created_by as user_id from message_threads t where t.id = ${threadId}
+          union select m.user_id from messages m where m.thread_id = ${threadId}
+          union select r.user_id from message_thread_reads r where r.thread_id = ${threadId}`
+      : sql.fragment`
+          select p.owner_id as user_id from message_threads t join projects p on p.id = t.project_id where t.id = ${threadId}
+          union select tm.user_id from message_threads t join team_projects tp on tp.project_id = t.project_id
+            join team_members tm on tm.team_id = tp.team_id where t.id = ${threadId}`;
+  return conn.anyFirst(sql.type(recipientRow)`
+    with candidates as (${candidates})
+    select u.id from candidates c
+      join users u on u.id = c.user_id
+      join message_threads t on t.id = ${threadId}
+      join projects p on p.id = t.project_id and p.deleted_at is null
+    where u.id <> ${authorId} and u.disabled_at is null
+      and (p.owner_id = u.id
+        or exists (select 1 from team_projects tp join team_members tm on tm.team_id = tp.team_id where tp.project_id = p.id and tm.user_id = u.id)
+        or exists (select 1 from user_roles r where r.user_id = u.id and r.role in ('admin', 'super_admin')))
+      and exists (select 1 from push_subscriptions s where s.user_id = u.id and (s.expires_at is null or s.expires_at > now()))
+      and coalesce((select (us.notifications -> 'message_posted' ->> 'push')::boolean from user_settings us where us.user_id = u.id), true)
+    order by u.id`);
+}

@@ -130,6 +130,24 @@ t.test("projects", async (t) => {
     t.equal((await api.delete(`/api/projects/${id}`)).status, 200, "the owner may still delete it");
   });
 
+  t.test("archiving follows delete: allowed when the subscription expired, refused (423) while locked", async (t) => {
+    const id = (await api.post("/api/projects", { name: "Lapsed" })).body.project.id;
+    await app.pool.query(sql.type(z.object({}))`update subscriptions set expires_at = now() - interval '1 day' where project_id = ${id}`);
+    const archived = await api.post(`/api/projects/${id}/archive`);
+    t.equal(archived.status, 200, archived.text);
+    t.equal(archived.body.project.is_archived, true);
+    const restored = await api.post(`/api/projects/${id}/unarchive`);
+    t.equal(restored.status, 200, restored.text);
+    t.equal(restored.body.project.is_archived, false);
+    t.equal((await api.put(`/api/projects/${id}`, { name: "again" })).body.code, "subscription_expired", "still soft-locked for changes");
+    await app.pool.query(sql.type(z.object({}))`update subscriptions set expires_at = now() + interval '30 days' where project_id = ${id}`);
+    t.equal((await api.post(`/api/projects/${id}/lock`)).status, 200);
+    const locked = await api.post(`/api/projects/${id}/archive`);
+    t.equal(locked.status, 423);
+    t.equal(locked.body.code, "project_locked");
+    t.equal((await api.get(`/api/projects/${id}`)).body.project.is_archived, false, "nothing changed");
+  });
+
   t.test("archive hides a project and makes it read-only; delete is soft", async (t) => {
     const id = (await api.post("/api/projects", { name: "Old stuff" })).body.project.id;
     t.equal((await api.post(`/api/projects/${id}/archive`)).body.project.is_archived, true);

@@ -40,8 +40,8 @@ t.test("two-factor authentication", async (t) => {
     const user = await buildUser(app.pool, { passwordHash });
     const login = (extra: Record<string, unknown> = {}) => api.post("/api/auth/login", { email: user.email, password, ...extra });
     const me = client(app.url, (await login()).body.access_token);
-    const secret: string = (await me.post("/api/auth/2fa/enable")).body.secret;
-    const confirm = await me.post("/api/auth/2fa/confirm", { code: (await freshCode(user.id, secret)).code });
+    const secret: string = (await me.post("/api/auth/2fa/enable", { current_password: password })).body.secret;
+    const confirm = await me.post("/api/auth/2fa/confirm", { code: (await freshCode(user.id, secret)).code, current_password: password });
     if (confirm.status !== 200) throw new Error(`enrollment failed: ${confirm.text}`);
     const recovery: string[] = confirm.body.recovery_codes;
     return { user, login, me, secret, recovery };
@@ -79,26 +79,50 @@ t.test("two-factor authentication", async (t) => {
   t.test("enrollment: enable gives a secret, confirm needs a valid code and returns ten recovery codes", async (t) => {
     const user = await buildUser(app.pool, { passwordHash });
     const me = client(app.url, (await api.post("/api/auth/login", { email: user.email, password })).body.access_token);
-    const enable = await me.post("/api/auth/2fa/enable");
+    const enable = await me.post("/api/auth/2fa/enable", { current_password: password });
     t.equal(enable.status, 200);
     const secret: string = enable.body.secret;
     t.match(enable.body.otpauth_url, /^otpauth:\/\/totp\/SchemaForge:/);
     const before = await written(user.id);
     const wrong = codeFor(secret, stepNow() + 3) === "000000" ? "000001" : "000000";
-    t.equal((await me.post("/api/auth/2fa/confirm", { code: wrong })).status, 422);
-    t.equal((await me.post("/api/auth/2fa/confirm", { code: codeFor(secret, stepNow() + 3) })).status, 422, "three steps ahead is outside the window");
-    t.equal((await me.post("/api/auth/2fa/confirm", { code: "12" })).status, 422);
-    t.equal((await me.post("/api/auth/2fa/confirm", {})).status, 422);
+    t.equal((await me.post("/api/auth/2fa/confirm", { code: wrong, current_password: password })).status, 422);
+    t.equal((await me.post("/api/auth/2fa/confirm", { code: codeFor(secret, stepNow() + 3), current_password: password })).status, 422, "three steps ahead is outside the window");
+    t.equal((await me.post("/api/auth/2fa/confirm", { code: "12", current_password: password })).status, 422);
+    t.equal((await me.post("/api/auth/2fa/confirm", { current_password: password })).status, 422);
     t.same(await written(user.id), before, "nothing written: not confirmed, no recovery codes");
     t.same(before.codes, []);
     const { step, code } = await freshCode(user.id, secret);
-    const confirm = await me.post("/api/auth/2fa/confirm", { code });
+    const confirm = await me.post("/api/auth/2fa/confirm", { code, current_password: password });
     t.equal(confirm.status, 200, confirm.text);
     t.equal(await lastStep(user.id), step, "the confirming code's step is recorded as used");
     const recovery: string[] = confirm.body.recovery_codes;
     t.equal(recovery.length, 10);
     t.equal(new Set(recovery).size, 10);
-    t.equal((await me.post("/api/auth/2fa/enable")).status, 409, "already enabled");
+    t.equal((await me.post("/api/auth/2fa/enable", { current_password: password })).status, 409, "already enabled");
+  });
+
+  t.test("enrollment needs the current password: a token alone cannot switch two-factor on", async (t) => {
+    const user = await buildUser(app.pool, { passwordHash });
+    const me = client(app.url, (await api.post("/api/auth/login", { email: user.email, password })).body.access_token);
+    const before = await written(user.id);
+    for (const body of [undefined, {}, { current_password: "" }, { current_password: "a guess" }]) {
+      const refused = await me.post("/api/auth/2fa/enable", body);
+      t.equal(refused.status, 422, JSON.stringify(body));
+      t.equal(refused.body.code, "validation_failed");
+      t.same(Object.keys(refused.body.errors), ["current_password"]);
+    }
+    t.same((await me.post("/api/auth/2fa/enable", { current_password: "a guess" })).body.errors.current_password, ["The current password is incorrect."]);
+    t.same(await written(user.id), before, "no pending secret stored");
+    const secret: string = (await me.post("/api/auth/2fa/enable", { current_password: password })).body.secret;
+    const pending = await written(user.id);
+    const { code } = await freshCode(user.id, secret);
+    for (const extra of [{}, { current_password: "a guess" }]) {
+      const refused = await me.post("/api/auth/2fa/confirm", { code, ...extra });
+      t.equal(refused.status, 422);
+      t.same(Object.keys(refused.body.errors), ["current_password"]);
+    }
+    t.same(await written(user.id), pending, "a right code without the password confirms nothing");
+    t.equal((await me.post("/api/auth/2fa/confirm", { code, current_password: password })).status, 200, "the same code with the password");
   });
 
   t.test("login now asks for the second factor; a TOTP code completes it once", async (t) => {

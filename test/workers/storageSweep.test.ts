@@ -115,7 +115,9 @@ t.test("outbox e-mails expire after OUTBOX_TTL_DAYS", async (t) => {
 t.test("upload bundles: removed when their job is done; a job whose bundle was swept fails with a message", async (suite) => {
   const app = await startTestApp(suite, { env: { SYNC_WAIT_MS: "0" } });
   const { token } = await buildUserWithToken(app.pool);
-  const bundles = async () => (await storedKeys(app.pool)).filter((key) => key.startsWith("deployment-uploads/"));
+  // The sealed bundles (credentials); each one's files wait beside it under `<key>.payload`.
+  const bundles = async () => (await storedKeys(app.pool)).filter((key) => key.startsWith("deployment-uploads/") && !key.endsWith(".payload"));
+  const payloads = async () => (await storedKeys(app.pool)).filter((key) => key.startsWith("deployment-uploads/") && key.endsWith(".payload"));
 
   await suite.test("a job that comes after the sweep answers upload_expired", async (t) => {
     const queued = await request(app.url, "POST", "/api/deployments/upload", { token, body: await deadFtpForm(), raw: true, headers: { prefer: "respond-async" } });
@@ -134,6 +136,7 @@ t.test("upload bundles: removed when their job is done; a job whose bundle was s
     t.match(done.result, { status: "failed", files: 0, error: UPLOAD_EXPIRED, logs: [] });
     const seen = await client(app.url, token).get(`/api/jobs/${done.id}`);
     t.match(seen.body.job.result.error.message, /no longer available/);
+    t.same(await payloads(), [], "the files of a swept bundle go with it");
   });
 
   await suite.test("a finished job removes its bundle at once, without waiting for its expiry", async (t) => {
@@ -141,6 +144,7 @@ t.test("upload bundles: removed when their job is done; a job whose bundle was s
     const finished = await waitForJob(app.pool, failed.body.job.id, (row) => row.status === "succeeded");
     t.match(finished.result, { status: "failed", error: { code: "unreachable" } }, "the deployment itself failed");
     t.same(await bundles(), [], "and its bundle, credentials included, was removed at once");
+    t.same(await payloads(), [], "and its files");
   });
 
   await suite.test("an unreadable bundle is kept for a retry and removed on the last attempt", async (t) => {

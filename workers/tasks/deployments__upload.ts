@@ -15,5 +15,6 @@ export default defineTask(deploymentsUpload, async (payload, { deps, jobId, sign
     signal: AbortSignal.any([signal, AbortSignal.timeout(deps.config.deployments.timeoutMs)]),
     finalAttempt: attempt >= maxAttempts,
     log,
+    maxFiles: deps.config.deployments.uploadMaxFiles,
   }),
 );

@@ -17,7 +17,8 @@ import { defineTask } from "../defineTask.ts";
 sandboxHost.warm().catch(() => undefined);
 
 export default defineTask(templatesExecute, async (payload, { deps, jobId }) => {
-  const { codeTimeLimitMs, codeMemoryBytes, renderTimeLimitMs } = deps.config.templates;
+  const { codeTimeLimitMs, codeMemoryBytes, renderTimeLimitMs, sandboxWorkers } = deps.config.templates;
+  sandboxHost.resize(sandboxWorkers);
   const outcome = await runTemplates(
     deps.pool,
     {

@@ -1,7 +1,9 @@
 /**
- * Two-factor enrollment (DESIGN §6): /auth/2fa/enable (a pending secret and its otpauth
- * URI), /auth/2fa/confirm {code} (turns it on; ten recovery codes, shown once),
- * /auth/2fa/disable {password} and /auth/2fa/recovery-codes {password} (new codes).
+ * Two-factor enrollment (DESIGN §6): /auth/2fa/enable {current_password} (a pending secret and
+ * its otpauth URI), /auth/2fa/confirm {code, current_password} (turns it on; ten recovery
+ * codes, shown once), /auth/2fa/disable {password} and /auth/2fa/recovery-codes {password}
+ * (new codes). Enrolling asks for the password too: with a stolen token alone, switching 2FA
+ * on to the thief's authenticator would lock the owner out of their account.
  */
 import { z } from "zod";
 import { findLoginUser } from "../../../shared/auth/credentials.ts";
@@ -15,6 +17,8 @@ import { defineRoute } from "../route.ts";
 import { messageResponse } from "./auth.schema.ts";
 
 const passwordBody = z.object({ password: z.string().min(1).max(1024) });
+/** The password re-check of enrollment: optional here so a missing one answers 422 on `current_password` with the re-check's message. */
+const currentPassword = z.string().max(1024).optional();
 const codesResponse = z.object({ message: z.string(), recovery_codes: z.array(z.string()) });
 
 async function loginUser(ctx: AppContext) {
@@ -23,10 +27,10 @@ async function loginUser(ctx: AppContext) {
   return user;
 }
 
-/** The password re-check, counted with login's failed attempts. @throws 422, 429 */
-async function requirePassword(ctx: AppContext, password: string) {
+/** The password re-check, counted with login's failed attempts. @throws 422 on `field`, 429 */
+async function requirePassword(ctx: AppContext, password: string | undefined, field = "password") {
   const { pool, identity, config } = ctx.deps;
-  return reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, { password, passwordField: "password" });
+  return reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, { password, passwordField: field });
 }
 
 const enable = defineRoute({
@@ -34,12 +38,15 @@ const enable = defineRoute({
   path: "/auth/2fa/enable",
   summary: "Start two-factor enrollment: a new secret to add to an authenticator app",
   tags: ["Two-factor"],
+  description: "Needs `current_password` (422 `errors.current_password` when missing or wrong; wrong ones count against the failed-password limit, 429).",
   auth: "bearer",
+  body: z.object({ current_password: currentPassword }),
   responses: {
     200: { description: "Pending secret", schema: z.object({ message: z.string(), secret: z.string(), otpauth_url: z.string() }) },
     409: { description: "Two-factor authentication is already on" },
   },
-  handler: async (ctx) => {
+  handler: async (ctx, { body }) => {
+    await requirePassword(ctx, body.current_password, "current_password");
     const user = await loginUser(ctx);
     if (user.two_factor_confirmed_at) throw conflict("Two-factor authentication is already enabled.", "two_factor_enabled");
     const secret = newTotpSecret();
@@ -54,11 +61,13 @@ const confirm = defineRoute({
   path: "/auth/2fa/confirm",
   summary: "Confirm enrollment with a code from the app; returns ten recovery codes",
   tags: ["Two-factor"],
+  description: "Needs `current_password` as enable does.",
   auth: "bearer",
-  body: z.object({ code: z.string().trim().regex(/^\d{6}$/, { error: "The code must be 6 digits." }) }),
+  body: z.object({ code: z.string().trim().regex(/^\d{6}$/, { error: "The code must be 6 digits." }), current_password: currentPassword }),
   responses: { 200: { description: "Enabled", schema: codesResponse } },
   handler: async (ctx, { body }) => {
     const { pool, config } = ctx.deps;
+    await requirePassword(ctx, body.current_password, "current_password");
     const pending = await pool.maybeOneFirst(sql.type(z.object({ s: z.instanceof(Buffer).nullable() }))`
       select two_factor_pending_secret as s from users where id = ${currentUser(ctx).id}`);
     if (!pending) throw invalid({ code: ["Start with /auth/2fa/enable first."] });

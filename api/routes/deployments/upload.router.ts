@@ -2,21 +2,25 @@
  * POST /deployments/upload: the spec's multipart form. FTP: ftp_host, ftp_port,
  * ftp_username, ftp_password, ftp_path and files[i] (each file's name is its path in the
  * target folder). SSH: ssh_host, ssh_port, ssh_username, ssh_auth_method, ssh_path,
- * ssh_password or ssh_key, and archive (a zip, extracted with the archive reader's limits).
+ * ssh_password or ssh_key, and archive (a zip, checked with the archive reader's limits).
+ *
+ * The files stay on disk: the zip is checked by inflating each entry and keeping none, then
+ * the uploaded files are streamed into storage (shared/deployments/uploadPayload.ts), so a
+ * few concurrent uploads of large archives keep the process's memory flat (security review
+ * finding 11).
  *
  * The deployment runs at once as a job (`deployments__upload`) and the answer carries its
  * outcome and log (or 202 with the job when it outlives the wait). It belongs to no
  * project, so it leaves no deployment record.
  */
-import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { extractToMemory } from "../../../shared/archive/zipReader.ts";
+import { scanZip } from "../../../shared/archive/zipReader.ts";
 import { EntryPathSet } from "../../../shared/archive/entryPath.ts";
 import { ArchiveError } from "../../../shared/archive/errors.ts";
 import type { DeployTarget } from "../../../shared/deploy/index.ts";
-import type { DeployFile } from "../../../shared/deploy/types.ts";
 import { prepareConfig, targetsOf, assembleConfig } from "../../../shared/deployments/targetConfigs.ts";
 import { storeUpload, type UploadOutcome } from "../../../shared/deployments/upload.ts";
+import type { UploadSource } from "../../../shared/deployments/uploadPayload.ts";
 import { invalid, type FieldErrors } from "../../../shared/errors.ts";
 import { enqueue } from "../../../shared/jobs/enqueue.ts";
 import { deploymentsUpload } from "../../../shared/jobs/kinds.ts";
@@ -99,7 +103,7 @@ function formConfig(input: z.infer<typeof body>): Record<string, unknown> {
 }
 
 /** The `files[i]` of an FTP form, each named by its (relative) file name. */
-async function formFiles(input: Record<string, unknown>, maxFiles: number): Promise<DeployFile[]> {
+function formFiles(input: Record<string, unknown>, maxFiles: number): UploadSource {
   const uploads: UploadedFile[] = [];
   for (const [key, value] of Object.entries(input)) {
     if (!/^files(\[\d*\])?$/.test(key)) continue;
@@ -108,7 +112,7 @@ async function formFiles(input: Record<string, unknown>, maxFiles: number): Prom
   if (uploads.length === 0) throw invalid({ files: ["The files field must hold at least one file (files[0], files[1], …)."] });
   if (uploads.length > maxFiles) throw invalid({ files: [`At most ${maxFiles} files may be uploaded at once.`] });
   const paths = new EntryPathSet();
-  const files: DeployFile[] = [];
+  const files: { path: string; file: string; size: number }[] = [];
   for (const upload of uploads) {
     let path: string;
     try {
@@ -117,19 +121,19 @@ async function formFiles(input: Record<string, unknown>, maxFiles: number): Prom
       if (error instanceof ArchiveError) throw invalid({ files: [error.message.replace("archive path", "file name")] });
       throw error;
     }
-    files.push({ path, content: await readFile(upload.filepath) });
+    files.push({ path, file: upload.filepath, size: upload.size });
   }
-  return files;
+  return { format: "files", files };
 }
 
-/** The files of the SSH form's `archive` zip. */
-async function archiveFiles(input: Record<string, unknown>, maxFiles: number): Promise<DeployFile[]> {
+/** The SSH form's `archive` zip, checked whole (paths, sizes, ratios, CRCs) without keeping its contents. */
+async function archiveFiles(input: Record<string, unknown>, maxFiles: number): Promise<UploadSource> {
   const archive = input.archive;
   if (!isUploadedFile(archive)) throw invalid({ archive: ["The archive field must be a zip file."] });
   try {
-    const entries = await extractToMemory(archive.filepath, { maxEntries: maxFiles });
-    if (entries.length === 0) throw invalid({ archive: ["The archive holds no files."] });
-    return entries.map((entry) => ({ path: entry.path, content: entry.content }));
+    const scanned = await scanZip(archive.filepath, { maxEntries: maxFiles });
+    if (scanned.files === 0) throw invalid({ archive: ["The archive holds no files."] });
+    return { format: "zip", file: archive.filepath };
   } catch (error) {
     if (error instanceof ArchiveError) throw invalid({ archive: [error.message] });
     throw error;
@@ -169,7 +173,7 @@ const route = defineRoute({
     const hostErrors = await checkTargets(targetsOf(method, prepared.prepared.public), config);
     if (Object.keys(hostErrors).length) throw invalid(formErrors(method, hostErrors));
     const maxFiles = config.deployments.uploadMaxFiles;
-    const files = method === "ftp" ? await formFiles(input, maxFiles) : await archiveFiles(input, maxFiles);
+    const files = method === "ftp" ? formFiles(input, maxFiles) : await archiveFiles(input, maxFiles);
     const secrets = Object.fromEntries(["password", "private_key"].filter((f) => typeof given[f] === "string").map((f) => [f, given[f] as string]));
     const target = { method, config: assembleConfig(prepared.prepared.public, secrets) } as DeployTarget & { method: "ftp" | "ssh" };
     const key = await storeUpload(storage, config.appKey, target, files);

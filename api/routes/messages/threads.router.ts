@@ -3,11 +3,14 @@
  * they own or share through a team), newest activity first with counts and the caller's
  * unread count; a thread with its messages (reading it marks it read); starting a thread
  * with its first message; posting, which publishes `MessagePosted` on
- * `private-message-thread.{threadId}` in the posting transaction.
+ * `private-message-thread.{threadId}` in the posting transaction. Both queue push
+ * notifications (kind `message_posted`) in that transaction: a new thread to the project's
+ * people, a reply to the thread's participants (shared/messages/notify.ts).
  */
 import { z } from "zod";
 import { findProject } from "../../../shared/db/projects.ts";
 import { publish } from "../../../shared/events/publish.ts";
+import { notifyMessagePosted } from "../../../shared/messages/notify.ts";
 import { findMessage, findThread, insertMessage, insertThread, listMessages, listThreads, markRead } from "../../../shared/messages/store.ts";
 import { currentUser } from "../../context.ts";
 import { paginated, paginatedSchema } from "../../pagination.ts";
@@ -47,6 +50,7 @@ const create = defineRoute({
   method: "post",
   path: "/messages/threads",
   summary: "Start a thread in a project with its first message",
+  description: "The project's owner and team members with a push subscription are notified (kind `message_posted`, as their settings allow).",
   tags,
   auth: "bearer",
   body: createThreadBody,
@@ -59,7 +63,9 @@ const create = defineRoute({
     const { pool, config } = ctx.deps;
     const { threadId } = await pool.transaction(async (tx) => {
       const project = await projectForRead(tx, body.project_id, user);
-      return insertThread(tx, project.id, user.id, body.subject, body.body);
+      const created = await insertThread(tx, project.id, user.id, body.subject, body.body);
+      await notifyMessagePosted(tx, { threadId: created.threadId, subject: body.subject, authorId: user.id, authorName: user.name, body: body.body }, "project");
+      return created;
     });
     const thread = (await findThread(pool, threadId, user.id))!;
     ctx.status = 201;
@@ -90,7 +96,8 @@ const post = defineRoute({
   method: "post",
   path: "/messages/threads/{threadId}",
   summary: "Post a message in a thread",
-  description: "Publishes `MessagePosted` (`{thread_id, message}`) on `private-message-thread.{threadId}`.",
+  description:
+    "Publishes `MessagePosted` (`{thread_id, message}`) on `private-message-thread.{threadId}` and notifies the thread's other participants (who started it, wrote in it or opened it) by push (kind `message_posted`, as their settings allow).",
   tags,
   auth: "bearer",
   params: threadParams,
@@ -106,6 +113,7 @@ const post = defineRoute({
       const data = presentMessage((await findMessage(tx, id))!, [], sign);
       // Subscribers get the message without its links' signatures mattering: it has no attachments yet.
       await publish(tx, { channel: threadChannel(thread.id), event: "MessagePosted", data: { thread_id: thread.id, message: data } });
+      await notifyMessagePosted(tx, { threadId: thread.id, subject: thread.subject, authorId: user.id, authorName: user.name, body: body.body }, "participants");
       return data;
     });
     ctx.status = 201;

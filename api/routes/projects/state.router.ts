@@ -68,7 +68,10 @@ function archiveRoute(archive: boolean): RouteSpec {
     handler: async (ctx, { params }) => {
       const user = currentUser(ctx);
       const project = await ctx.deps.pool.transaction(async (tx) => {
-        const row = await projectForWrite(tx, params.projectId, user, "manage", { allowArchived: true });
+        // Shelving or restoring changes no content: like lock and delete, it stays open when the
+        // subscription has run out (an unarchived expired project still refuses changes with 402).
+        // A locked project must be unlocked first, as for delete.
+        const row = await projectForWrite(tx, params.projectId, user, "manage", { allowArchived: true, allowExpired: true });
         await tx.query(sql.type(ignoredRow)`
           update projects set archived_at = ${archive ? sql.fragment`coalesce(archived_at, now())` : null}, updated_at = now() where id = ${row.id}`);
         await recordEvent(tx, { type: "ProjectUpdated", projectId: row.id, actorId: user.id, payload: { changes: ["archived"], archived: archive } });

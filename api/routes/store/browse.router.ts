@@ -17,8 +17,8 @@ const browse = defineRoute({
   path: "/store/templates",
   summary: "Browse and search published store templates",
   description: [
-    "`q` searches names and descriptions (full-text, name weighted above description) and tolerates typos (trigram similarity",
-    "with the name); results are ranked by relevance unless `sort` (`sales_count`, `rating`, `newest`) is given, and are newest",
+    "`q` searches names and descriptions (full-text, name weighted above description) and tolerates typos (a word the store's",
+    "texts do not hold also stands for the store's words nearest to it by trigram similarity); results are ranked by relevance unless `sort` (`sales_count`, `rating`, `newest`) is given, and are newest",
     "first without `q`. `price_min`/`price_max` compare a template's price in its own unit (credits, or euros; free is 0).",
     "Pagination by `page` (default 1) and `rows` (default 12, at most 100): `{data, meta: {current_page, rows, total, last_page}}`.",
   ].join(" "),

@@ -1,6 +1,9 @@
 /**
- * Host side of the sandbox: one worker thread per process, started on first use, shared by
- * every render. A watchdog replaces the worker when a request outlives its deadline (QuickJS
+ * Host side of the sandbox: a small pool of worker threads per process (TEMPLATE_SANDBOX_WORKERS,
+ * default 2), each started on first use. A render's session lives on one thread, chosen as the
+ * one with the fewest open sessions when the render meets its first code block, so a render
+ * that holds its thread for its whole budget cannot delay renders on the others (security
+ * review finding 12). A watchdog replaces the worker when a request outlives its deadline (QuickJS
  * only polls its interrupt handler between bytecodes, so a single long native call such as a
  * huge `repeat` could otherwise overrun it) or when the worker reports its engine unusable.
  * Requests of other renders caught by a replacement fail with SandboxRestarted; sessions retry.
@@ -29,8 +32,8 @@ interface Pending {
   timeMs: number;
 }
 
-/** The worker thread and the requests in flight to it. */
-class SandboxHost {
+/** One worker thread and the requests in flight to it. */
+export class SandboxHost {
   private worker: Worker | null = null;
   private ready: Promise<void> | null = null;
   /** Bumped whenever the worker is replaced; sessions opened under an older one are gone. */
@@ -134,5 +137,51 @@ class SandboxHost {
   }
 }
 
-/** The process-wide sandbox host. */
-export const sandboxHost = new SandboxHost();
+/** The worker threads of the process; sessions take one each (`acquire`) and give it back (`release`). */
+export class SandboxPool {
+  private size = 2;
+  private readonly hosts: SandboxHost[] = [];
+  private readonly sessions = new Map<SandboxHost, number>();
+
+  /** Sets how many threads renders may spread over (TEMPLATE_SANDBOX_WORKERS); threads beyond it take no new sessions. */
+  resize(size: number): void {
+    this.size = Math.max(1, Math.trunc(size));
+  }
+
+  /** The thread with the fewest open sessions; a new one while the pool is below its size and every thread is taken. */
+  acquire(): SandboxHost {
+    const usable = this.hosts.slice(0, this.size);
+    let best = usable[0];
+    for (const host of usable) if ((this.sessions.get(host) ?? 0) < (this.sessions.get(best!) ?? 0)) best = host;
+    if (!best || ((this.sessions.get(best) ?? 0) > 0 && usable.length < this.size)) {
+      best = new SandboxHost();
+      this.hosts.push(best);
+    }
+    this.sessions.set(best, (this.sessions.get(best) ?? 0) + 1);
+    return best;
+  }
+
+  /** Gives back a thread taken by `acquire`. */
+  release(host: SandboxHost): void {
+    this.sessions.set(host, Math.max(0, (this.sessions.get(host) ?? 0) - 1));
+  }
+
+  /** Grows whenever any thread is replaced (tests read it). */
+  get generation(): number {
+    return this.hosts.reduce((sum, host) => sum + host.generation, 0);
+  }
+
+  /** Whether any thread exists. */
+  get running(): boolean {
+    return this.hosts.some((host) => host.running);
+  }
+
+  /** Starts the first thread ahead of the first code block. */
+  warm(): Promise<void> {
+    if (this.hosts.length === 0) this.hosts.push(new SandboxHost());
+    return this.hosts[0]!.warm();
+  }
+}
+
+/** The process-wide sandbox threads. */
+export const sandboxHost = new SandboxPool();

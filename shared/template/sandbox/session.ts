@@ -6,7 +6,7 @@
 import type { CodeSite } from "../codegen.ts";
 import { fail, TemplateError } from "../errors.ts";
 import type { TemplateLimits } from "../types.ts";
-import { sandboxHost, SandboxRestarted } from "./host.ts";
+import { sandboxHost, SandboxRestarted, type SandboxHost } from "./host.ts";
 import type { FailureKind, Reply } from "./protocol.ts";
 
 /** A code block that failed, with why (`error` when its code threw; the others are limits). */
@@ -36,6 +36,8 @@ const excerpt = (source: string) => {
 export class CodeSession {
   private id = 0;
   private generation = -1;
+  /** The pool thread this render's session lives on, taken at its first block. */
+  private host: SandboxHost | null = null;
   private scopeJson: string | null = null;
   private readonly scope: Record<string, unknown>;
   private readonly limits: TemplateLimits;
@@ -57,8 +59,9 @@ export class CodeSession {
         if (left <= 0) this.overBudget(block);
         // A block gets its own limit, or what is left of the render's budget when that is less.
         const timeMs = Math.max(1, Math.min(this.limits.timeMs, left));
-        if (this.generation !== sandboxHost.generation || this.id === 0) await this.open(block);
-        const reply = await sandboxHost.request(
+        const host = (this.host ??= sandboxHost.acquire());
+        if (this.generation !== host.generation || this.id === 0) await this.open(block, host);
+        const reply = await host.request(
           { type: "run", session: this.id, code: block.source, bindings: JSON.stringify(bindings), names: Object.keys(bindings), timeMs },
           timeMs,
         );
@@ -74,12 +77,12 @@ export class CodeSession {
     }
   }
 
-  private async open(block: CodeSite): Promise<void> {
-    this.close();
+  private async open(block: CodeSite, host: SandboxHost): Promise<void> {
+    if (this.id !== 0) host.close(this.id, this.generation);
     this.scopeJson ??= JSON.stringify(this.scope);
     this.id = nextSession++;
-    this.generation = sandboxHost.generation;
-    const reply = await sandboxHost.request(
+    this.generation = host.generation;
+    const reply = await host.request(
       { type: "open", session: this.id, scope: this.scopeJson, memoryBytes: this.limits.memoryBytes, maxOutputBytes: this.limits.maxOutputBytes },
       openTimeMs,
     );
@@ -116,9 +119,11 @@ export class CodeSession {
     throw new BlockError(reply.kind, { file: block.pos.file, line, column, message: messages[reply.kind] });
   }
 
-  /** Frees the session's QuickJS context. */
+  /** Frees the session's QuickJS context and gives its thread back to the pool. */
   close(): void {
-    if (this.id !== 0) sandboxHost.close(this.id, this.generation);
+    if (this.host && this.id !== 0) this.host.close(this.id, this.generation);
+    if (this.host) sandboxHost.release(this.host);
+    this.host = null;
     this.id = 0;
   }
 }

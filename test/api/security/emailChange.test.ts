@@ -94,8 +94,8 @@ t.test("e-mail change", async (t) => {
   t.test("with two-factor authentication the change needs a current code too", async (t) => {
     const second = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
     const session = client(app.url, (await login(second.email)).body.access_token);
-    const secret = (await session.post("/api/auth/2fa/enable")).body.secret as string;
-    t.equal((await session.post("/api/auth/2fa/confirm", { code: codeAt(secret) })).status, 200);
+    const secret = (await session.post("/api/auth/2fa/enable", { current_password: password })).body.secret as string;
+    t.equal((await session.post("/api/auth/2fa/confirm", { code: codeAt(secret), current_password: password })).status, 200);
     const noCode = await session.put("/api/profile", { email: "second.new@example.test", current_password: password });
     t.equal(noCode.status, 422);
     t.ok(noCode.body.errors.two_factor_code);

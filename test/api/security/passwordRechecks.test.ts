@@ -10,6 +10,8 @@ import { client } from "../../support/http.ts";
 
 const wrong = "not the password";
 const rechecks: [string, string, string, (correct: string) => Record<string, unknown>][] = [
+  ["two-factor enrollment", "POST", "/api/auth/2fa/enable", (current) => ({ current_password: current })],
+  ["two-factor confirmation", "POST", "/api/auth/2fa/confirm", (current) => ({ code: "123456", current_password: current })],
   ["two-factor off", "POST", "/api/auth/2fa/disable", (password) => ({ password })],
   ["new recovery codes", "POST", "/api/auth/2fa/recovery-codes", (password) => ({ password })],
   ["password change", "PUT", "/api/profile/password", (current) => ({ current_password: current, password: "a new password", password_confirmation: "a new password" })],

@@ -1,8 +1,9 @@
 /**
  * Security review finding 14: open realtime subscriptions are re-authorized when access
  * changes. Members subscribed to a board channel with pusher-js lose it at once when they are
- * removed from the team, their account is disabled, they log out of every device or their
- * token is revoked: each gets `pusher:subscription_error` (403) on the channel and no board
+ * removed from the team, their account is disabled, they log out of every device, their
+ * token is revoked (a personal token, an OAuth access token) or the OAuth client it was issued
+ * to is revoked: each gets `pusher:subscription_error` (403) on the channel and no board
  * event after it, while the owner's subscription keeps receiving. A change no trigger sees
  * (made with triggers off) is caught by the periodic re-check (REALTIME_REAUTH_S), and a
  * project deleted ends every subscription to its board.
@@ -15,12 +16,15 @@
 import t, { type Test } from "tap";
 import type { Channel } from "pusher-js";
 import { z } from "zod";
+import { createClient } from "../../../shared/auth/clients.ts";
+import { hashPassword } from "../../../shared/auth/passwords.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import { publish } from "../../../shared/events/publish.ts";
 import { startTestApp, type TestApp } from "../../support/app.ts";
-import { buildTeam, buildUserWithToken } from "../../support/factories.ts";
-import { client } from "../../support/http.ts";
-import { connectPusher, type PusherClient } from "../../support/pusher.ts";
+import { buildTeam, buildUser, buildUserWithToken } from "../../support/factories.ts";
+import { client, request } from "../../support/http.ts";
+import { signChannel } from "../../../api/realtime/channelAuth.ts";
+import { connectPusher, rawSocket, type PusherClient } from "../../support/pusher.ts";
 import { until } from "../../support/wait.ts";
 
 const KEY = "test-app-key";
@@ -54,6 +58,17 @@ async function marker(app: TestApp, watchers: Watcher[], n: number): Promise<voi
   await until(() => watchers.every((w) => w.markers.includes(n)), { message: `marker ${n} on every socket` });
 }
 
+/** An OAuth access token (password grant) of a new user, from `clientId`. */
+async function oauthUser(app: TestApp, clientId: string, clientSecret: string) {
+  const password = "realtime reauthorization";
+  const user = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+  const res = await request(app.url, "POST", "/api/oauth/token", {
+    body: { grant_type: "password", client_id: clientId, client_secret: clientSecret, username: user.email, password, scope: "*" },
+  });
+  if (res.status !== 200) throw new Error(`no token: ${res.text}`);
+  return { user, token: res.body.access_token as string };
+}
+
 async function boardOf(app: TestApp, token: string) {
   const api = client(app.url, token);
   const project = (await api.post("/api/projects", { name: "Shared" })).body.project;
@@ -70,8 +85,11 @@ t.test("access changes end subscriptions at once", async (t) => {
   const loggedOut = await buildUserWithToken(app.pool);
   const admin = await buildUserWithToken(app.pool);
   await app.pool.query(sql.type(z.object({}))`insert into user_roles (user_id, role) values (${admin.user.id}, 'admin')`);
+  const oauthLoggedOut = await oauthUser(app, app.config.oauth.clientId!, app.config.oauth.clientSecret!);
+  const partner = await createClient(app.pool, app.config, { name: "Partner integration" });
+  const partnerUser = await oauthUser(app, partner.clientId, partner.clientSecret);
   const { api, project, board, column } = await boardOf(app, owner.token);
-  const members = [removed, disabled, loggedOutAll, loggedOut];
+  const members = [removed, disabled, loggedOutAll, loggedOut, oauthLoggedOut, partnerUser];
   const team = await buildTeam(app.pool, owner.user.id, Object.fromEntries(members.map((m) => [m.user.id, 3])), [project]);
 
   const watchers = [
@@ -80,6 +98,8 @@ t.test("access changes end subscriptions at once", async (t) => {
     await watch(t, app, "disabled", disabled.token, board),
     await watch(t, app, "logged out of all devices", loggedOutAll.token, board),
     await watch(t, app, "logged out", loggedOut.token, board),
+    await watch(t, app, "logged out of an OAuth session", oauthLoggedOut.token, board),
+    await watch(t, app, "signed in through a revoked client", partnerUser.token, board),
   ];
   const [ownerWatch, ...lost] = watchers;
 
@@ -92,6 +112,8 @@ t.test("access changes end subscriptions at once", async (t) => {
   t.equal(disabling.status, 200, disabling.text);
   t.equal((await client(app.url, loggedOutAll.token).post("/api/logout-all-devices", {})).status, 200, "logged out of every device");
   t.equal((await client(app.url, loggedOut.token).post("/api/logout", {})).status, 200, "the token was revoked");
+  t.equal((await client(app.url, oauthLoggedOut.token).post("/api/logout", {})).status, 200, "the OAuth access token was revoked");
+  await app.pool.query(sql.type(z.object({}))`update oauth_clients set revoked_at = now() where client_id = ${partner.clientId}`);
 
   await until(() => lost.every((w) => w.errors.length > 0), { message: "a subscription_error on every lost subscription" });
   for (const w of lost) t.match(w.errors, [{ status: 403 }], `${w.name}: pusher:subscription_error 403 on the board channel`);
@@ -143,4 +165,26 @@ t.test("a deleted project ends every subscription to its channels", async (t) =>
   t.equal((await other.api.post("/api/kanban-cards", { column_id: other.column, title: "Still here" })).status, 201);
   await created;
   t.match(errors, [{ status: 403 }], "only the deleted project's board was ended");
+});
+
+t.test("a private subscription without its signed grant is refused", async (t) => {
+  const app = await startTestApp(t);
+  const owner = await buildUserWithToken(app.pool);
+  const { board } = await boardOf(app, owner.token);
+  const channel = `private-kanban-board.${board}`;
+  const socket = await rawSocket(t, app.url, KEY);
+  const socketId = ((await socket.waitFor("pusher:connection_established")).data as { socket_id: string }).socket_id;
+  const granted = await client(app.url, owner.token).post("/api/broadcasting/auth", { socket_id: socketId, channel_name: channel });
+  t.equal(granted.status, 200);
+  t.match(JSON.parse(granted.body.channel_data), { user_id: owner.user.id, kind: "personal_token" }, "the grant names the user and the credential");
+  // A signature over socket and channel alone (no grant to re-check later) no longer subscribes.
+  socket.send("pusher:subscribe", { channel, auth: signChannel(app.config.realtime.key, app.config.realtime.secret, socketId, channel) });
+  t.match(await socket.waitFor("pusher:subscription_error"), { channel, data: { status: 401 } });
+  // Nor does a grant altered after signing.
+  const forged = JSON.stringify({ ...JSON.parse(granted.body.channel_data), user_id: owner.user.id + 1000 });
+  socket.frames.length = 0;
+  socket.send("pusher:subscribe", { channel, auth: granted.body.auth, channel_data: forged });
+  t.match(await socket.waitFor("pusher:subscription_error"), { channel, data: { status: 401 } });
+  socket.send("pusher:subscribe", { channel, auth: granted.body.auth, channel_data: granted.body.channel_data });
+  t.match(await socket.waitFor("pusher_internal:subscription_succeeded"), { channel });
 });

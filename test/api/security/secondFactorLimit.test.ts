@@ -20,8 +20,8 @@ t.test("second factors have a per-account limit", async (t) => {
   const password = "two factor account";
   const user = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
   const session = client(app.url, (await api.post("/api/auth/login", { email: user.email, password })).body.access_token);
-  const secret = (await session.post("/api/auth/2fa/enable")).body.secret as string;
-  t.equal((await session.post("/api/auth/2fa/confirm", { code: codeAt(secret) })).status, 200);
+  const secret = (await session.post("/api/auth/2fa/enable", { current_password: password })).body.secret as string;
+  t.equal((await session.post("/api/auth/2fa/confirm", { code: codeAt(secret), current_password: password })).status, 200);
   // A code of ten minutes ago: well-formed, never valid now.
   const stale = () => codeAt(secret, -20);
   const grant = (otp: string) =>

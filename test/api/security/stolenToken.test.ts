@@ -23,8 +23,8 @@ t.test("a stolen read+write token of an administrator reaches neither the admin 
   const password = "administrator password";
   const owner = await buildUser(app.pool, { passwordHash: await hashPassword(password), roles: ["admin", "developer"], email: "admin@example.test" });
   const ownerSession = client(app.url, (await api.post("/api/auth/login", { email: owner.email, password })).body.access_token);
-  const secret = (await ownerSession.post("/api/auth/2fa/enable")).body.secret as string;
-  t.equal((await ownerSession.post("/api/auth/2fa/confirm", { code: codeAt(secret) })).status, 200);
+  const secret = (await ownerSession.post("/api/auth/2fa/enable", { current_password: password })).body.secret as string;
+  t.equal((await ownerSession.post("/api/auth/2fa/confirm", { code: codeAt(secret), current_password: password })).status, 200);
 
   // The owner signs in with the password grant and a narrower scope; this token is stolen.
   const grant = await request(app.url, "POST", "/api/oauth/token", {

@@ -53,8 +53,8 @@ t.test("verification links", async (t) => {
     const user = await buildUser(app.pool, { emailVerified: false, passwordHash: await hashPassword(password) });
     const mailed = link(user);
     const session = client(app.url, (await api.post("/api/auth/login", { email: user.email, password })).body.access_token);
-    const secret = (await session.post("/api/auth/2fa/enable")).body.secret as string;
-    t.equal((await session.post("/api/auth/2fa/confirm", { code: codeAt(secret) })).status, 200);
+    const secret = (await session.post("/api/auth/2fa/enable", { current_password: password })).body.secret as string;
+    t.equal((await session.post("/api/auth/2fa/confirm", { code: codeAt(secret), current_password: password })).status, 200);
     const res = await api.post(verifyPath(mailed));
     t.equal(res.status, 200, res.text);
     t.equal(res.body.two_factor_required, true);
