@@ -11,6 +11,7 @@ import type { AppDeps } from "./context.ts";
 import { createIdentity } from "./identity.ts";
 import { CLIENT_CHANGES_CHANNEL } from "./oauth/accessTokens.ts";
 import { AppMetrics } from "./metrics.ts";
+import { PerformanceRollup } from "./performanceRollup.ts";
 import { ServerTimings } from "./serverTimings.ts";
 
 export async function buildAppDeps(base: { config: Config; pool: DatabasePool; log: Logger; hub: EventHub }): Promise<AppDeps> {
@@ -21,11 +22,13 @@ export async function buildAppDeps(base: { config: Config; pool: DatabasePool; l
   base.hub.onReconnect(() => {
     identity.clients.reload().catch((error: unknown) => base.log.warn({ err: error }, "could not reload the OAuth client cache"));
   });
+  const rollup = new PerformanceRollup(base.pool, base.log);
   const settings = new SettingsCache(base.pool);
   settings.attach(base.hub);
   return {
     settings,
-    timings: new ServerTimings(base.pool, base.log),
+    rollup,
+    timings: new ServerTimings(base.pool, base.log, rollup),
     ...base,
     metrics: new AppMetrics(base.pool),
     storage: new PostgresStorage(base.pool),

@@ -12,6 +12,7 @@ import type { Logger } from "../shared/logger.ts";
 import type { SettingsCache } from "../shared/settings/cache.ts";
 import type { Storage } from "../shared/storage/storage.ts";
 import type { Identity } from "./identity.ts";
+import type { PerformanceRollup } from "./performanceRollup.ts";
 import type { ServerTimings } from "./serverTimings.ts";
 import type { AppMetrics } from "./metrics.ts";
 
@@ -28,6 +29,8 @@ export interface AppDeps {
   settings: SettingsCache;
   /** Sampled request durations, flushed to performance_measures (api/serverTimings.ts). */
   timings: ServerTimings;
+  /** This process's share of the daily performance histograms (api/performanceRollup.ts). */
+  rollup: PerformanceRollup;
 }
 
 /** What the presented token may do (shared/auth/scopes.ts). */

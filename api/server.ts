@@ -101,6 +101,7 @@ export async function startWeb(deps: AppDeps, port: number, host: string, option
         await realtime.close();
         await closed;
         await deps.timings.stop();
+        await deps.rollup.stop();
         clearTimeout(timer);
       })()),
   };

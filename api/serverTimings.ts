@@ -3,21 +3,24 @@
  * device class `server`) so GET /admin/performance-metrics shows both. Requests are only
  * sampled into memory on the hot path; every `flushMs` the samples go to the database in
  * one insert, at most `perRoute` per route template and interval (reservoir sampling keeps
- * the sample fair under load).
+ * the sample fair under load), and into the process's histogram cells.
  */
 import type { DatabasePool } from "../shared/db/pool.ts";
 import type { Logger } from "../shared/logger.ts";
 import { insertMeasures, type Measure } from "../shared/usage/performanceStore.ts";
+import type { PerformanceRollup } from "./performanceRollup.ts";
 
 export class ServerTimings {
   readonly #pool: DatabasePool;
   readonly #log: Logger;
+  readonly #rollup: PerformanceRollup;
   readonly #perRoute: number;
   #samples = new Map<string, { seen: number; values: number[] }>();
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(pool: DatabasePool, log: Logger, options: { flushMs?: number; perRoute?: number } = {}) {
+  constructor(pool: DatabasePool, log: Logger, rollup: PerformanceRollup, options: { flushMs?: number; perRoute?: number } = {}) {
     this.#pool = pool;
+    this.#rollup = rollup;
     this.#log = log;
     this.#perRoute = options.perRoute ?? 100;
     this.#timer = setInterval(() => void this.flush(), options.flushMs ?? 10_000);
@@ -45,6 +48,7 @@ export class ServerTimings {
     if (measures.length === 0) return;
     try {
       await insertMeasures(this.#pool, measures);
+      this.#rollup.add(measures);
     } catch (error) {
       this.#log.debug({ err: error }, "could not store server timings");
     }

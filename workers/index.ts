@@ -63,6 +63,12 @@ export async function startWorker(base: Omit<WorkerDeps, "storage">, options: Wo
     events,
     noHandleSignals: true,
     gracefulShutdownAbortTimeout: deps.config.shutdownTimeoutMs,
+    // Completions that finish in the same tick are deleted in one statement (one commit) instead
+    // of one each (docs/perf/README.md). A crash before that statement leaves the job locked
+    // until the sweeper frees it; its record already says it finished, so the re-run skips it.
+    // graphile-worker's local queue (batched fetches) was tried too: no fewer commits in the
+    // jobs benchmark's one-at-a-time arrivals, and a slower enqueue→start in most runs.
+    preset: { worker: { completeJobBatchDelay: 0 } },
   });
   const heartbeat = await startHeartbeat({
     pool: deps.pool,

@@ -2,6 +2,7 @@
  * The outermost error mapping (STYLE "Errors"): every failure leaves as
  * `{message, code, errors?}` with a fitting status, and no stack trace ever leaves the
  * server. Unexpected errors become a 500 "Server error" and are logged with their cause.
+ * The message follows the caller's language (shared/languages/errorMessages.ts).
  */
 import {
   ForeignKeyIntegrityConstraintViolationError,
@@ -10,6 +11,7 @@ import {
 } from "slonik";
 import { ZodError } from "zod";
 import { AppError, invalid } from "../../shared/errors.ts";
+import { errorLocale, localizedErrorMessage } from "../../shared/languages/errorMessages.ts";
 import { fieldErrors } from "../../shared/validation.ts";
 import type { AppContext } from "../context.ts";
 
@@ -71,16 +73,18 @@ export function toAppError(error: unknown): AppError | undefined {
 /** Answers `error` as the client will see it: mapped, or a bare 500 that is logged. */
 export function respondWithError(ctx: AppContext, error: unknown): void {
   const mapped = toAppError(error);
+  // The message in the caller's language (the code stays as it is: clients switch on it).
+  const locale = errorLocale(ctx.state.user?.language, ctx.get("accept-language") || undefined);
+  ctx.set("Content-Language", locale);
   if (mapped) {
+    const message = localizedErrorMessage(mapped.code, mapped.message, locale);
     ctx.status = mapped.status;
     ctx.set(mapped.headers);
-    ctx.body = mapped.errors
-      ? { message: mapped.message, code: mapped.code, errors: mapped.errors }
-      : { message: mapped.message, code: mapped.code };
+    ctx.body = mapped.errors ? { message, code: mapped.code, errors: mapped.errors } : { message, code: mapped.code };
     if (mapped.status >= 500) ctx.state.log.error({ err: error }, "request failed");
     return;
   }
   ctx.state.log.error({ err: error }, "unhandled error");
   ctx.status = 500;
-  ctx.body = { message: "Server error", code: "server_error" };
+  ctx.body = { message: localizedErrorMessage("server_error", "Server error", locale), code: "server_error" };
 }

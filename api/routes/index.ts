@@ -88,6 +88,7 @@ import { billingRoutes } from "./billing/billing.router.ts";
 import { adminBillingRoutes } from "./admin/billing.router.ts";
 import { projectFormRoutes } from "./projectForms/forms.router.ts";
 import { projectReportRoutes } from "./projectForms/reports.router.ts";
+import { reportImageRoutes } from "./projectForms/reportImages.router.ts";
 
 export const allRoutes: RouteSpec[] = [
   ...systemRoutes,
@@ -173,6 +174,7 @@ export const allRoutes: RouteSpec[] = [
   ...adminBillingRoutes,
   ...projectFormRoutes,
   ...projectReportRoutes,
+  ...reportImageRoutes,
   ...jobRoutes,
   ...broadcastingRoutes,
 ];

@@ -11,6 +11,8 @@ import { inlinePayload, REALTIME_CHANNEL } from "../events/publish.ts";
 import { jobCompletedEvent, publishJobCompleted } from "./events.ts";
 import { asyncCommit, markSucceeded, type JobRow } from "./records.ts";
 
+const idRow = z.object({ id: z.number() });
+
 /** Marks the running job `running` succeeded with `result` and publishes `JobCompleted`. */
 export async function finishSucceeded(pool: DatabasePool, running: JobRow, result: unknown): Promise<void> {
   const now = new Date();
@@ -33,7 +35,7 @@ export async function finishSucceeded(pool: DatabasePool, running: JobRow, resul
     });
     return;
   }
-  await pool.maybeOne(sql.type(z.object({ id: z.number() }))`
+  await pool.maybeOne(sql.type(idRow)`
     with ${asyncCommit}, done as (
       update jobs set status = 'succeeded', progress = 100, result = ${sql.jsonb((result ?? null) as never)},
         error = null, error_code = null, error_details = null,

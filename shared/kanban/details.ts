@@ -108,34 +108,66 @@ export async function findComment(conn: CommonQueryMethods, id: number): Promise
     where c.id = ${id}`);
 }
 
-const summaryRow = z.object({
-  card_id: z.number(),
-  assignees: z.array(assigneeRow.omit({ card_id: true })),
-  labels: z.array(labelRow),
-  comments_count: z.number(),
-});
+const assignmentRow = z.object({ id: z.number(), card_id: z.number(), user_id: z.number(), kanban_role: z.enum(kanbanRoles).nullable() });
+const personRow = z.object({ id: z.number(), name: z.string(), username: z.string(), kanban_initials: z.string().nullable(), kanban_color: z.string().nullable() });
+const cardLabelRow = z.object({ card_id: z.number(), label_id: z.number() });
+const countRow = z.object({ card_id: z.number(), n: z.number() });
 
 /**
- * Assignees, labels and comment counts of every card of some boards, one row per card with
- * the lists aggregated in SQL: a board read validates and transfers one row per card, not
- * one per assignee and label.
+ * Assignees, labels and comment counts of every card of some boards, in five set-based
+ * queries of narrow rows (assignments, the people assigned, card labels, those labels, comment
+ * counts) joined here, however many cards: aggregating JSON per card in SQL (a subquery per
+ * card and list) cost more than the rest of a 2,000-card board read together, and each person
+ * and label crosses the wire once, not once per card.
  */
 export async function loadCardSummaries(conn: CommonQueryMethods, boardIds: readonly number[]): Promise<{ details: CardDetails; counts: Map<number, number> }> {
-  const rows = boardIds.length === 0 ? [] : await conn.any(sql.type(summaryRow)`
-    select k.id as card_id,
-      coalesce((select json_agg(json_build_object('id', a.id, 'user_id', u.id, 'name', u.name, 'username', u.username,
-          'kanban_initials', u.kanban_initials, 'kanban_color', u.kanban_color, 'kanban_role', a.kanban_role) order by a.id)
-        from kanban_card_assignees a join users u on u.id = a.user_id where a.card_id = k.id), '[]') as assignees,
-      coalesce((select json_agg(json_build_object('id', l.id, 'board_id', l.board_id, 'name', l.name, 'color', l.color) order by l.id)
-        from kanban_card_labels cl join kanban_labels l on l.id = cl.label_id where cl.card_id = k.id), '[]') as labels,
-      (select count(*)::int from kanban_comments c where c.card_id = k.id) as comments_count
-    from kanban_cards k where k.board_id = any(${sql.array([...boardIds], "int8")})`);
   const details: CardDetails = { assignees: new Map(), labels: new Map(), comments: new Map(), attachments: new Map(), activities: new Map() };
   const counts = new Map<number, number>();
-  for (const row of rows) {
-    if (row.assignees.length) details.assignees.set(row.card_id, row.assignees.map((a) => ({ ...a, card_id: row.card_id })));
-    if (row.labels.length) details.labels.set(row.card_id, row.labels);
-    counts.set(row.card_id, row.comments_count);
+  if (boardIds.length === 0) return { details, counts };
+  const boards = sql.array([...boardIds], "int8");
+  const [assignments, people, cardLabels, labels, commentCounts] = await Promise.all([
+    conn.any(sql.type(assignmentRow)`
+      select a.id, a.card_id, a.user_id, a.kanban_role from kanban_card_assignees a join kanban_cards k on k.id = a.card_id
+      where k.board_id = any(${boards}) order by a.card_id, a.id`),
+    conn.any(sql.type(personRow)`
+      select u.id, u.name, u.username, u.kanban_initials, u.kanban_color from users u
+      where u.id in (select a.user_id from kanban_card_assignees a join kanban_cards k on k.id = a.card_id where k.board_id = any(${boards}))`),
+    conn.any(sql.type(cardLabelRow)`
+      select cl.card_id, cl.label_id from kanban_card_labels cl join kanban_cards k on k.id = cl.card_id
+      where k.board_id = any(${boards}) order by cl.card_id, cl.label_id`),
+    conn.any(sql.type(labelRow)`
+      select l.id, l.board_id, l.name, l.color from kanban_labels l
+      where l.id in (select cl.label_id from kanban_card_labels cl join kanban_cards k on k.id = cl.card_id where k.board_id = any(${boards}))`),
+    conn.any(sql.type(countRow)`
+      select c.card_id, count(*)::int as n from kanban_comments c join kanban_cards k on k.id = c.card_id
+      where k.board_id = any(${boards}) group by c.card_id`),
+  ]);
+  const personById = new Map(people.map((p) => [p.id, p]));
+  for (const a of assignments) {
+    const person = personById.get(a.user_id);
+    if (!person) continue; // assigned and deleted between the two reads
+    const row: AssigneeRow = {
+      id: a.id,
+      card_id: a.card_id,
+      user_id: a.user_id,
+      name: person.name,
+      username: person.username,
+      kanban_initials: person.kanban_initials,
+      kanban_color: person.kanban_color,
+      kanban_role: a.kanban_role,
+    };
+    const list = details.assignees.get(a.card_id);
+    if (list) list.push(row);
+    else details.assignees.set(a.card_id, [row]);
   }
+  const labelById = new Map(labels.map((l) => [l.id, l]));
+  for (const cl of cardLabels) {
+    const label = labelById.get(cl.label_id);
+    if (!label) continue;
+    const list = details.labels.get(cl.card_id);
+    if (list) list.push(label);
+    else details.labels.set(cl.card_id, [label]);
+  }
+  for (const row of commentCounts) counts.set(row.card_id, row.n);
   return { details, counts };
 }

@@ -12,6 +12,7 @@ import { sql } from "../db/pool.ts";
 import { dict } from "../dict.ts";
 import type { FieldErrors } from "../errors.ts";
 import { nulPath } from "../nulText.ts";
+import type { Storage } from "../storage/storage.ts";
 import { createProject } from "./createProject.ts";
 
 export const BUNDLE_FORMAT = "schemaforge-project";
@@ -23,7 +24,20 @@ export interface ImportContext {
   userId: number;
   /** Old id → new id, per section, for cross-references. */
   ids: Map<string, Map<number, number>>;
+  /** Where sections put the files a bundle carries (report images); null: files are left out. */
+  storage: Storage | null;
+  /** Keys a section put into storage, so the caller can remove them when the import rolls back. */
+  stored: string[];
 }
+
+/** What a section's export reads besides the database. */
+export interface ExportContext {
+  /** Where files a section carries are read from (report images); null: files are left out. */
+  storage: Storage | null;
+}
+
+/** What an import writes besides the database (see ImportContext). */
+export type ImportIO = Pick<ImportContext, "storage" | "stored">;
 
 /** What a section's `prepare` may use. */
 export interface PrepareContext {
@@ -42,7 +56,7 @@ export interface BundleSection<T = unknown, P = T> {
    * Without it, `import` gets the parsed data.
    */
   prepare?(data: T, ctx: PrepareContext): Promise<Prepared<P>>;
-  export(conn: CommonQueryMethods, projectId: number): Promise<T>;
+  export(conn: CommonQueryMethods, projectId: number, ctx: ExportContext): Promise<T>;
   import(tx: CommonQueryMethods, data: P, ctx: ImportContext): Promise<void>;
   /** How many records the section holds (for the validation summary). */
   count(data: T): number;
@@ -91,12 +105,12 @@ const projectRow = z.object({
 });
 
 /** Builds the bundle of a project. */
-export async function exportProject(conn: CommonQueryMethods, projectId: number): Promise<Bundle> {
+export async function exportProject(conn: CommonQueryMethods, projectId: number, io: ExportContext = { storage: null }): Promise<Bundle> {
   const project = await conn.one(sql.type(projectRow)`
     select name, description, is_public, allow_join_requests, form_designer_snap_to_grid, form_designer_grid_size
     from projects where id = ${projectId}`);
   const data: Record<string, unknown> = {};
-  for (const section of sections) data[section.name] = await section.export(conn, projectId);
+  for (const section of sections) data[section.name] = await section.export(conn, projectId, io);
   return { format: BUNDLE_FORMAT, version: BUNDLE_VERSION, exported_at: new Date().toISOString(), project, sections: data };
 }
 
@@ -158,8 +172,13 @@ function issuesToErrors(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey
   return errors;
 }
 
-/** Creates the project of a checked bundle under `ownerId`; returns its id. */
-export async function importProject(tx: CommonQueryMethods, check: Extract<BundleCheck, { valid: true }>, ownerId: number): Promise<number> {
+/** Creates the project of a checked bundle under `ownerId`; returns its id. Files go to `io.storage`, their keys into `io.stored`. */
+export async function importProject(
+  tx: CommonQueryMethods,
+  check: Extract<BundleCheck, { valid: true }>,
+  ownerId: number,
+  io: ImportIO = { storage: null, stored: [] },
+): Promise<number> {
   const p = check.bundle.project;
   const projectId = await createProject(tx, {
     ownerId,
@@ -170,7 +189,7 @@ export async function importProject(tx: CommonQueryMethods, check: Extract<Bundl
     formDesignerSnapToGrid: p.form_designer_snap_to_grid,
     formDesignerGridSize: p.form_designer_grid_size,
   });
-  const ctx: ImportContext = { projectId, userId: ownerId, ids: new Map() };
+  const ctx: ImportContext = { projectId, userId: ownerId, ids: new Map(), ...io };
   for (const section of sections) {
     const data = check.parsed[section.name];
     if (data !== undefined) await section.import(tx, data, ctx);

@@ -151,6 +151,39 @@ t.test("jobs", async (t) => {
     t.equal(again.body.code, "job_not_cancellable");
   });
 
+  t.test("a request awaiting a job that is then cancelled answers 409 job_cancelled", async (t) => {
+    // No worker here, so the job stays queued until it is cancelled.
+    const idle = await startTestApp(t, { extraRoutes: testRoutes });
+    const waiter = await buildUserWithToken(idle.pool);
+    const awaiting = client(idle.url, waiter.token).post("/api/test/jobs/echo", { payload: { value: "never run" } });
+    const id = await until(
+      () => idle.pool.maybeOneFirst(sql.type(z.object({ id: z.number() }))`select id from jobs where user_id = ${waiter.user.id} and kind = 'test__echo'`),
+      { message: "the awaited job to be recorded" },
+    );
+    const cancelled = await client(idle.url, waiter.token).post(`/api/jobs/${id}/cancel`);
+    t.equal(cancelled.status, 200);
+    const res = await awaiting;
+    t.equal(res.status, 409);
+    t.same(res.body, { message: "The job was cancelled before it ran.", code: "job_cancelled" });
+    t.equal((await findJob(idle.pool, id))?.status, "cancelled");
+    t.equal(await idle.pool.oneFirst(sql.type(count)`select count(*)::int as count from graphile_worker.jobs where key = ${`job:${id}`}`), 0, "its worker job is gone");
+  });
+
+  t.test("a running job cannot be cancelled: 409 job_not_cancellable, and it runs to its end", async (t) => {
+    // Long enough that the cancel arrives while it runs, even on a loaded machine.
+    const job = await app.pool.transaction((tx) => enqueue(tx, sleepKind, { firstAttemptMs: 15_000, laterAttemptMs: 1 }, { userId: owner.user.id }));
+    await until(async () => (await findJob(app.pool, job.id))?.status === "running", { timeoutMs: 60_000, message: "the job to start" });
+    const res = await api.post(`/api/jobs/${job.id}/cancel`);
+    t.equal(res.status, 409);
+    t.equal(res.body.code, "job_not_cancellable");
+    t.equal((await findJob(app.pool, job.id))?.status, "running", "refused while it ran, not because it had finished");
+    const done = await until(async () => {
+      const row = await findJob(app.pool, job.id);
+      return row && row.status !== "running" ? row : null;
+    }, { timeoutMs: 120_000, message: "the job to finish" });
+    t.match(done, { status: "succeeded", attempts: 1 });
+  });
+
   t.test("an unexpected error is stored as a generic message: no internals in the record, GET /jobs/{id} or JobCompleted", async (t) => {
     const internals = /ECONNREFUSED|10\.0\.0\.5|5432|password|hunter2/;
     // An awaiting request for another such job, meanwhile (both wait out the retry back-off).

@@ -32,6 +32,25 @@ t.test("languages", async (t) => {
     t.equal((await request(app.url, "POST", "/api/languages/detect", { body: { text: 42 } })).status, 422);
   });
 
+  t.test("error messages follow the user's language, else Accept-Language; codes never change", async (t) => {
+    const german = await buildUserWithToken(app.pool, { language: "de" });
+    const english = await buildUserWithToken(app.pool, { language: "en" });
+    const missing = await client(app.url, german.token).get("/api/projects/987654");
+    t.match(missing, { status: 404, body: { code: "not_found", message: "Die angeforderte Ressource wurde nicht gefunden." } });
+    t.equal(missing.headers.get("content-language"), "de");
+    const englishMissing = await request(app.url, "GET", "/api/projects/987654", { token: english.token, headers: { "accept-language": "de" } });
+    t.match(englishMissing, { status: 404, body: { code: "not_found", message: "Project not found." } }, "the account's language wins over the header");
+    t.equal(englishMissing.headers.get("content-language"), "en");
+    const invalid = await client(app.url, german.token).post("/api/projects", { name: "" });
+    t.equal(invalid.status, 422);
+    t.equal(invalid.body.code, "validation_failed");
+    t.equal(invalid.body.message, "Die übermittelten Daten sind ungültig.");
+    t.ok(invalid.body.errors.name, "the field map is kept");
+    const anonymous = await request(app.url, "GET", "/api/projects", { headers: { "accept-language": "fr-CH, de-AT;q=0.8" } });
+    t.match(anonymous, { status: 401, body: { code: "unauthenticated", message: "Nicht angemeldet." } });
+    t.match(await request(app.url, "GET", "/api/projects"), { status: 401, body: { code: "unauthenticated", message: "Unauthenticated." } });
+  });
+
   t.test("the default language follows the global settings", async (t) => {
     const admin = await buildUserWithToken(app.pool, { roles: ["admin"] });
     t.equal((await client(app.url, admin.token).put("/api/admin/settings", { default_language: "de" })).status, 200);

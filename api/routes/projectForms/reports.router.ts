@@ -2,16 +2,17 @@
  * Reports of a project (DESIGN §11, §14): `/projects/{p}/reports[/{r}]` bound to a table,
  * the banded layout and the grouping/sorting pattern (`GET|PUT …/layout`, `…/pattern`), and
  * images (`POST …/images` multipart `image`, checked and re-encoded by shared/media/images.ts,
- * kept in storage; `DELETE …/images/{id}` also drops the layout items showing it).
+ * kept in storage; `DELETE …/images/{id}` also drops the layout items showing it; the bytes
+ * are served by reportImages.router.ts).
  */
-import { randomBytes } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { AppError, invalid, notFound } from "../../../shared/errors.ts";
 import { checkReportLayout, checkReportPattern, reportBands, reportLayout, reportPattern, type ReportLayout } from "../../../shared/forms/projectDocs.ts";
-import { findReport, insertBound, listReports, reportImageRow, reportImages, saveReportDoc, tableFields, touch, updateBound } from "../../../shared/forms/projectStore.ts";
+import { findReport, insertBound, listReports, reportImages, saveReportDoc, tableFields, touch, updateBound } from "../../../shared/forms/projectStore.ts";
+import { insertReportImage, MAX_IMAGES_PER_REPORT, reportImageKey } from "../../../shared/forms/reportImages.ts";
 import { checkImage, defaultImageLimits, ImageRejected } from "../../../shared/media/images.ts";
 import { currentUser } from "../../context.ts";
 import { projectForRead, projectForWrite } from "../../policies/projectGuard.ts";
@@ -24,8 +25,6 @@ import { createBoundBody, projectReportParams, reportImageParams, updateBoundBod
 const tags = ["Project reports"];
 const envelope = z.object({ message: z.string(), report: projectReportResource });
 const writeStates = { 402: { description: "The project's subscription expired" }, 409: { description: "The project is archived" }, 423: { description: "The project is locked" } };
-/** Images a report may hold. */
-export const MAX_IMAGES_PER_REPORT = 50;
 const FIELD = "image";
 
 async function present(conn: CommonQueryMethods, projectId: number, id: number): Promise<ProjectReportResource> {
@@ -241,17 +240,14 @@ const addImage = defineRoute({
       if (error instanceof ImageRejected) throw new AppError(422, error.code, error.message, { [FIELD]: [error.message] });
       throw error;
     }
-    const key = `media/reports/${params.reportId}/${randomBytes(12).toString("hex")}.${image.extension}`;
+    const key = reportImageKey(params.reportId, image.extension);
     await storage.put(key, image.data, { contentType: image.contentType });
     try {
       const row = await pool.transaction(async (tx) => {
         const report = await reportForWrite(tx, params, user);
         const count = (await reportImages(tx, [report.id])).length;
         if (count >= MAX_IMAGES_PER_REPORT) throw new AppError(422, "validation_failed", `A report holds at most ${MAX_IMAGES_PER_REPORT} images.`, { [FIELD]: [`A report holds at most ${MAX_IMAGES_PER_REPORT} images.`] });
-        const inserted = await tx.one(sql.type(reportImageRow)`
-          insert into project_report_images (report_id, storage_key, content_type, byte_size, width, height, sha256)
-          values (${report.id}, ${key}, ${image.contentType}, ${image.data.length}, ${image.width}, ${image.height}, ${image.sha256})
-          returning id, report_id, storage_key, content_type, byte_size, width, height, sha256, created_at`);
+        const inserted = await insertReportImage(tx, report.id, key, image);
         await touch(tx, "report", report.id);
         return inserted;
       });

@@ -50,7 +50,7 @@ const exportRoute = defineRoute({
     const user = currentUser(ctx);
     const project = await projectForRead(ctx.deps.pool, params.projectId, user);
     authorize(canManageProject(user, project), "Only the project's owner and admins may export it.");
-    const bundle = await exportProject(ctx.deps.pool, project.id);
+    const bundle = await exportProject(ctx.deps.pool, project.id, { storage: ctx.deps.storage });
     const name = downloadName(`${project.name}-${bundle.exported_at.slice(0, 10)}`, "json");
     ctx.set("Content-Disposition", `attachment; filename="${name}"`);
     ctx.type = "application/json";
@@ -98,7 +98,15 @@ const importRoute = defineRoute({
     const input = await readBundleInput(ctx, body);
     const check = await checkBundle(input.value, input.size, { config: ctx.deps.config });
     if (!check.valid) throw invalid(check.errors);
-    const project = await ctx.deps.pool.transaction(async (tx) => reloadProject(tx, user, await importProject(tx, check, user.id)));
+    const { pool, storage } = ctx.deps;
+    const stored: string[] = [];
+    const project = await pool
+      .transaction(async (tx) => reloadProject(tx, user, await importProject(tx, check, user.id, { storage, stored })))
+      .catch(async (error: unknown) => {
+        // The files of a rolled-back import belong to nothing.
+        await Promise.all(stored.map((key) => storage.delete(key)));
+        throw error;
+      });
     ctx.status = 201;
     ctx.body = { message: "Project imported.", project };
   },

@@ -187,7 +187,7 @@ const serve = defineRoute({
 });
 
 /** Whether an If-None-Match header names the strong ETag of `sha256` (weak comparison, RFC 9110 §13.1.2). */
-function etagMatches(header: string, sha256: string): boolean {
+export function etagMatches(header: string, sha256: string): boolean {
   if (!header) return false;
   return header.split(",").some((tag) => {
     const value = tag.trim();

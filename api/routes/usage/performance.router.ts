@@ -25,6 +25,7 @@ const record = defineRoute({
   responses: { 202: { description: "Recorded", schema: z.object({ accepted: z.number() }) } },
   handler: async (ctx, { body }) => {
     await insertMeasures(ctx.deps.pool, body.metrics);
+    ctx.deps.rollup.add(body.metrics);
     ctx.status = 202;
     ctx.body = { accepted: body.metrics.length };
   },
@@ -43,6 +44,8 @@ const read = defineRoute({
   method: "get",
   path: "/admin/performance-metrics",
   summary: "Percentiles of timing measures per day, metric and route (site administrators only)",
+  description:
+    "Read from daily histograms (buckets 5 % wide, each with its smallest and largest value), as `percentile_cont` over the measures would compute them: exact when the values within a bucket are evenly spread (one or two distinct values, or consecutive whole numbers), otherwise within the bucket's 5 % and in practice within about 1 %. Measures accepted by another web process appear within about a second.",
   tags: ["Admin"],
   auth: "bearer",
   query: performanceQuery,
@@ -53,6 +56,8 @@ const read = defineRoute({
   handler: async (ctx, { query }) => {
     authorize(isSiteAdmin(currentUser(ctx)), "Only administrators may read performance metrics.");
     const range = dayRange(query.from, query.to, 7);
+    // This process's latest cells first (a failed write is logged and retried by the next one).
+    await ctx.deps.rollup.flush().catch(() => {});
     const rows = await percentiles(ctx.deps.pool, { ...range, name: query.name, route: query.route, deviceClass: query.device_class }, 1000);
     const round = (n: number) => Math.round(n * 1000) / 1000;
     ctx.body = {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import sharp from "sharp";
 import t from "tap";
 import { z } from "zod";
@@ -145,10 +146,37 @@ t.test("project forms and reports", async (t) => {
     t.equal(res.body.preview, 'Users:users:email/E-mail;Posts by ["user_id"] [{"type":"field","x":0,"y":0,"width":400,"height":24,"field_name":"title"}]');
   });
 
-  await t.test("export and import carry forms and reports (images stay behind)", async (t) => {
+  await t.test("an image downloads for whoever reads the report: its bytes, safe headers, ETag 304", async (t) => {
+    const path = `${base}/reports/${reportId}/images/${imageId}`;
+    const stored = (await api.get(`${base}/reports/${reportId}`)).body.report.images[0];
+    for (const token of [owner.token, viewer.token]) {
+      const res = await fetch(`${app.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+      t.equal(res.status, 200);
+      const bytes = Buffer.from(await res.arrayBuffer());
+      t.equal(bytes.length, stored.size);
+      t.equal(createHash("sha256").update(bytes).digest("hex"), stored.sha256, "the stored bytes");
+      t.equal((await sharp(bytes).metadata()).format, "png");
+      t.match(Object.fromEntries(res.headers), {
+        "content-type": "image/png", "x-content-type-options": "nosniff", "content-security-policy": /default-src 'none'/, etag: `"${stored.sha256}"`,
+        "cache-control": /private/, "content-disposition": `inline; filename="report-${reportId}-image-${imageId}.png"`,
+      });
+    }
+    const again = await fetch(`${app.url}${path}`, { headers: { authorization: `Bearer ${owner.token}`, "if-none-match": `"${stored.sha256}"` } });
+    t.equal(again.status, 304);
+    const attachment = await fetch(`${app.url}${path}?download=1`, { headers: { authorization: `Bearer ${owner.token}` } });
+    t.match(attachment.headers.get("content-disposition"), /^attachment;/);
+    t.equal((await fetch(`${app.url}${path}`)).status, 401, "a token is needed");
+    t.equal((await request(app.url, "GET", path, { token: stranger.token })).status, 404, "a stranger sees nothing");
+    t.equal((await api.get(`${base}/reports/${reportId}/images/${imageId + 1000}`)).status, 404);
+    t.equal((await api.get(`${base}/reports/${reportId}/images/abc`)).status, 404, "a path that names no image");
+  });
+
+  await t.test("export and import carry forms and reports with their images", async (t) => {
     const bundle = (await api.get(`${base}/export`)).body;
     t.equal(bundle.sections.forms.length, 1);
     t.equal(bundle.sections.reports.length, 1);
+    const original = (await api.get(`${base}/reports/${reportId}`)).body.report.images[0];
+    t.match(bundle.sections.reports[0].images, [{ id: imageId, content_type: "image/png", data: /^[A-Za-z0-9+/]+=*$/ }]);
     const imported = await api.post("/api/projects/import", bundle);
     t.equal(imported.status, 201, imported.text);
     const copy = imported.body.project;
@@ -158,8 +186,30 @@ t.test("project forms and reports", async (t) => {
     t.not(forms[0].schema_id, schemaId, "bound to the imported schema");
     const reports = (await api.get(`/api/projects/${copy.id}/reports`)).body.data;
     t.same(reports[0].pattern, { group_by: ["user_id"], sort_by: [{ field_name: "title", direction: "desc" }] });
-    t.same(reports[0].layout.bands.header.items.map((i: { type: string }) => i.type), ["text"], "the image item is dropped");
-    t.same(reports[0].images, []);
+    t.match(reports[0].images, [{ content_type: "image/png", width: 40, height: 30, sha256: original.sha256 }], "the image came along");
+    const copied = reports[0].images[0].id;
+    t.not(copied, imageId);
+    t.same(reports[0].layout.bands.header.items.map((i: { type: string; image_id?: number }) => [i.type, i.image_id]), [["text", undefined], ["image", copied]], "the layout shows the new image");
+    const downloaded = await fetch(`${app.url}/api/projects/${copy.id}/reports/${reports[0].id}/images/${copied}`, { headers: { authorization: `Bearer ${owner.token}` } });
+    t.equal(createHash("sha256").update(Buffer.from(await downloaded.arrayBuffer())).digest("hex"), original.sha256);
+
+    // An older bundle without images, and one whose image is not an image.
+    const withoutImages = structuredClone(bundle);
+    delete withoutImages.sections.reports[0].images;
+    const older = await api.post("/api/projects/import", withoutImages);
+    t.equal(older.status, 201, older.text);
+    const olderReport = (await api.get(`/api/projects/${older.body.project.id}/reports`)).body.data[0];
+    t.same(olderReport.images, []);
+    t.same(olderReport.layout.bands.header.items.map((i: { type: string }) => i.type), ["text"], "an item of an image the bundle lacks is dropped");
+    const script = structuredClone(bundle);
+    script.sections.reports[0].images[0].data = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>').toString("base64");
+    const before = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from stored_files where key like 'media/reports/%'`);
+    const refused = await api.post("/api/projects/import", script);
+    t.equal(refused.status, 422);
+    t.ok(refused.body.errors["sections.reports.0.images.0.data"], refused.text);
+    const checked = await api.post("/api/projects/import/validate", script);
+    t.match(checked.body, { valid: false, errors: { "sections.reports.0.images.0.data": [/./] } });
+    t.equal(await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from stored_files where key like 'media/reports/%'`), before, "nothing stored");
   });
 
   await t.test("deleting an image drops its layout items; deleting a report its stored files", async (t) => {
@@ -168,7 +218,7 @@ t.test("project forms and reports", async (t) => {
     const report = (await api.get(`${base}/reports/${reportId}`)).body.report;
     t.same(report.images, []);
     t.same(report.layout.bands.header.items.map((i: { type: string }) => i.type), ["text"]);
-    const keys = () => app.pool.anyFirst(sql.type(z.object({ key: z.string() }))`select key from stored_files where key like 'media/reports/%'`);
+    const keys = () => app.pool.anyFirst(sql.type(z.object({ key: z.string() }))`select key from stored_files where key like ${`media/reports/${reportId}/%`}`);
     t.same(await keys(), []);
     t.equal((await api.delete(`${base}/forms/${formId}`)).status, 200);
     t.equal((await api.delete(`${base}/reports/${reportId}`)).status, 200);

@@ -2,6 +2,7 @@
  * Bulk enqueueing against a real database and a real worker: records and graphile-worker
  * jobs written together, in payload order, all or nothing, and run like single jobs.
  */
+import pg from "pg";
 import t from "tap";
 import { z } from "zod";
 import { createLogger } from "../../../shared/logger.ts";
@@ -70,6 +71,27 @@ t.test("enqueueMany", async (t) => {
     t.same(await enqueueMany(db.pool, echoKind, []), []);
     await t.rejects(enqueueMany(db.pool, echoKind, Array.from({ length: maxBulkJobs + 1 }, () => ({ value: 0 }))), RangeError);
     t.same(await countJobs(), before);
+  });
+
+  t.test("the operator console hears one JobChanged per statement, with the count, not one per job", async (t) => {
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    t.teardown(() => listener.end());
+    const heard: { event: string; channel: string; data: { id: number; kind: string; status: string; count: number } }[] = [];
+    listener.on("notification", (n) => {
+      const event = JSON.parse(n.payload ?? "null") as (typeof heard)[number];
+      if (event.channel === "private-admin.jobs") heard.push(event);
+    });
+    await listener.query("listen realtime");
+    const ids = await enqueueMany(db.pool, echoKind, Array.from({ length: 50 }, (_, i) => ({ value: i })));
+    await until(() => heard.length >= 1, { message: "the JobChanged of the batch" });
+    // A later single-job statement: its event arriving proves nothing else was pending.
+    const [single] = await enqueueMany(db.pool, echoKind, [{ value: "single" }]);
+    await until(() => heard.some((e) => e.data.id === single), { message: "the JobChanged of the single job" });
+    t.same(heard, [
+      { channel: "private-admin.jobs", event: "JobChanged", data: { id: ids[0], kind: "test__echo", status: "queued", count: 50 } },
+      { channel: "private-admin.jobs", event: "JobChanged", data: { id: single, kind: "test__echo", status: "queued", count: 1 } },
+    ]);
   });
 
   t.test("a worker runs every job of a batch to success", async (t) => {
