@@ -21,6 +21,8 @@ import { MAX_HELD_FRAMES, SubscriptionReauthorizer, type Subscription, type Subs
 const MAX_CHANNELS_PER_CONNECTION = 100;
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 const PONG_TIMEOUT_MS = 30_000;
+/** ws.send options for pre-encoded JSON: a text frame, never compressed. */
+const textFrame = { binary: false, compress: false } as const;
 
 class Connection {
   readonly socketId = `${randomInt(1, 2 ** 31)}.${randomInt(1, 2 ** 31)}`;
@@ -196,6 +198,8 @@ export class RealtimeServer implements SubscriptionSet {
     const members = this.#members.get(channel);
     if (!members) return;
     const text = frame(event, data, channel);
+    // Encoded once: ws would turn a string into UTF-8 bytes again for every socket.
+    const bytes = Buffer.from(text);
     for (const connection of members) {
       const { ws } = connection;
       if (ws.readyState !== WebSocket.OPEN) continue;
@@ -210,7 +214,7 @@ export class RealtimeServer implements SubscriptionSet {
         ws.close(closeCodes.overCapacity, "Client is not reading fast enough");
         continue;
       }
-      ws.send(text);
+      ws.send(bytes, textFrame);
     }
   }
 

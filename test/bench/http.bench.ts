@@ -2,9 +2,11 @@
  * HTTP benchmark (issue "Foundation", BENCHMARKS.md "HTTP"): a route doing one SQL query
  * through the full middleware stack (request id, logs, metrics, errors, security headers,
  * router, validation, Slonik with row validation) versus a bare Koa + pg handler doing the
- * same query, 50 concurrent connections, alternating runs. Target ratio ≥ 0.7.
+ * same query, 50 concurrent connections, alternating runs. Target ratio ≥ 0.85 (second round;
+ * the first asked 0.7).
  * And (issue "Identity") `GET /api/user` with a bearer JWT versus that one-query route:
- * token verification must cost little beyond loading the user. Target ratio ≥ 0.8.
+ * token verification must cost little beyond loading the user. Target ratio ≥ 0.95 (first
+ * round 0.8).
  *
  * `BENCH_CPU_PROF=<dir>` runs the servers under `node --cpu-prof` (the profile is written to
  * <dir> when they stop) and loads only the one-query route (`BENCH_CPU_PROF_ROUTE=user`:
@@ -77,8 +79,8 @@ try {
     }
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     report("HTTP: one SQL query per request, 50 connections", [
-      ratioFigure("http.one_query", mean(ours), mean(bare), "req/s", 0.7, "full stack vs bare Koa + pg"),
-      ratioFigure("http.get_user_jwt", mean(user), mean(ours), "req/s", 0.8, "GET /api/user with a bearer JWT vs the one-query route"),
+      ratioFigure("http.one_query", mean(ours), mean(bare), "req/s", 0.85, "full stack vs bare Koa + pg"),
+      ratioFigure("http.get_user_jwt", mean(user), mean(ours), "req/s", 0.95, "GET /api/user with a bearer JWT vs the one-query route"),
     ]);
   };
   await load(oursUrl, 1);

@@ -2,8 +2,9 @@
  * A process of raw WebSocket clients for the realtime benchmark, speaking Pusher protocol
  * v7 directly (pusher-js costs too much per socket for thousands of them). Says `{type: "ready"}`
  * on start, then is driven over IPC:
- * - `{type: "open", url, count, channel}` opens `count` sockets and subscribes each to
- *   `channel`, or, when `channel` is null, each to a public channel of its own; answers
+ * - `{type: "open", url, count, channel, localAddresses?}` opens `count` sockets (over the
+ *   given servers and source addresses in turn) and subscribes each to `channel`, or, when
+ *   `channel` is null, each to a public channel of its own; answers
  *   `{type: "opened", open, failed}` once all are subscribed or have failed;
  * - `{type: "collect"}` answers `{type: "samples", latencies: {seq: [ms, …]}, closed}`:
  *   for every `bench` event received, publish → receive time at each socket, taken from
@@ -11,7 +12,17 @@
  */
 import { WebSocket } from "ws";
 
-export type ClientCommand = { type: "open"; url: string; count: number; channel: string | null } | { type: "collect" };
+export type ClientCommand =
+  | {
+      type: "open";
+      /** One server, or several: sockets go to them in turn. */
+      url: string | string[];
+      count: number;
+      channel: string | null;
+      /** Loopback source addresses to connect from, in turn (more sockets than one address has ephemeral ports). */
+      localAddresses?: string[];
+    }
+  | { type: "collect" };
 export type ClientReply =
   | { type: "ready" }
   | { type: "opened"; open: number; failed: number; error: string | null }
@@ -40,9 +51,9 @@ function onFrame(ws: WebSocket, text: string): void {
 }
 
 /** Opens one socket and subscribes it; resolves once the subscription succeeded. */
-function openOne(url: string, channel: string): Promise<void> {
+function openOne(url: string, channel: string, localAddress: string | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const ws = new WebSocket(url, { perMessageDeflate: false, ...(localAddress ? { localAddress } : {}) });
     const timer = setTimeout(() => {
       ws.terminate();
       reject(new Error("no subscription within 20 s"));
@@ -72,15 +83,17 @@ function openOne(url: string, channel: string): Promise<void> {
   });
 }
 
-async function open(url: string, count: number, channel: string | null): Promise<ClientReply> {
+async function open(url: string | string[], count: number, channel: string | null, localAddresses: string[] = []): Promise<ClientReply> {
+  const urls = Array.isArray(url) ? url : [url];
   let next = 0;
   let failed = 0;
   let error: string | null = null;
   const lane = async () => {
     while (next < count) {
+      const n = next;
       next += 1;
       try {
-        await openOne(url, channel ?? `bench-idle-${process.pid}-${(ownChannel += 1)}`);
+        await openOne(urls[n % urls.length]!, channel ?? `bench-idle-${process.pid}-${(ownChannel += 1)}`, localAddresses[n % localAddresses.length]);
       } catch (e) {
         failed += 1;
         error ??= e instanceof Error ? e.message : String(e);
@@ -93,7 +106,7 @@ async function open(url: string, count: number, channel: string | null): Promise
 
 process.on("message", (command: ClientCommand) => {
   if (command.type === "open") {
-    void open(command.url, command.count, command.channel).then((reply) => process.send?.(reply));
+    void open(command.url, command.count, command.channel, command.localAddresses).then((reply) => process.send?.(reply));
   } else {
     process.send?.({ type: "samples", latencies: Object.fromEntries(latencies), closed } satisfies ClientReply);
   }
