@@ -1,44 +1,83 @@
 /**
- * `npm run test:mutation -- <area>`: StrykerJS over one area's modules, each mutant checked
- * by the test files that cover that area. The test database server starts once for the whole
- * run (not once per mutant, as `npm run test:only` would), and every mutant runs tap on the
- * area's files against it, so a mutant costs one run of those files.
+ * `npm run test:mutation -- <area>`: StrykerJS over one area's modules. The test database
+ * server starts once for the whole run (not once per mutant, as `npm run test:only` would),
+ * and each mutant runs tap (stopping at the first failure) on the test files that check the
+ * mutated module, so a mutant costs one run of those files only. An area is a list of parts,
+ * each its own Stryker run over some modules with their test files; the scores are printed per
+ * file and in total from each part's JSON report (reports/mutation/<area>-<n>.json).
  *
- * Areas: `policies` (api/policies), `jobs` (shared/jobs), `all` (the areas of
- * stryker.config.json with its command). More arguments go to `stryker run` (e.g.
- * `--mutate api/policies/team.ts`).
+ * Areas: `policies` (api/policies), `jobs` (shared/jobs), `all` (both). Arguments after the
+ * area go to every `stryker run` (e.g. `--concurrency 2`).
  */
 import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { startTestCluster } from "./support/cluster.ts";
 
 const tap = fileURLToPath(new URL("../node_modules/tap/dist/esm/run.mjs", import.meta.url));
 const stryker = fileURLToPath(new URL("../node_modules/@stryker-mutator/core/bin/stryker.js", import.meta.url));
 
-/** Per area: what is mutated and the test files that check it. */
-const areas: Record<string, { mutate: string; tests: string[] }> = {
-  policies: { mutate: "api/policies/**/*.ts", tests: ["test/api/policies.test.ts"] },
-  jobs: { mutate: "shared/jobs/**/*.ts", tests: ["test/shared/jobs/lifecycle.test.ts", "test/shared/jobs/await.test.ts", "test/shared/jobs/console.test.ts", "test/shared/jobs/kinds.test.ts", "test/shared/jobs/enqueueMany.test.ts"] },
+interface Part {
+  mutate: string[];
+  tests: string[];
+}
+
+const jobLayerTests = ["test/shared/jobs/lifecycle.test.ts", "test/shared/jobs/enqueueMany.test.ts", "test/shared/jobs/await.test.ts"];
+const areas: Record<string, Part[]> = {
+  policies: [{ mutate: ["api/policies/**/*.ts"], tests: ["test/api/policies.test.ts"] }],
+  jobs: [
+    { mutate: ["shared/jobs/kinds.ts", "shared/jobs/kind.ts"], tests: ["test/shared/jobs/kinds.test.ts", "test/shared/jobs/lifecycle.test.ts"] },
+    { mutate: ["shared/jobs/console.ts"], tests: ["test/shared/jobs/console.test.ts"] },
+    { mutate: ["shared/jobs/{await,enqueue,enqueueMany,errors,events,finish,records}.ts"], tests: jobLayerTests },
+  ],
 };
+areas.all = [...areas.policies!, ...areas.jobs!];
 
 const [area = "all", ...rest] = process.argv.slice(2);
-const chosen = areas[area];
-if (area !== "all" && !chosen) {
-  process.stderr.write(`unknown area ${area}: one of ${[...Object.keys(areas), "all"].join(", ")}\n`);
+const parts = areas[area];
+if (!parts) {
+  process.stderr.write(`unknown area ${area}: one of ${Object.keys(areas).join(", ")}\n`);
   process.exit(2);
 }
-const args = chosen
-  ? ["--mutate", chosen.mutate, "--commandRunner.command", `${JSON.stringify(process.execPath)} ${JSON.stringify(tap)} --jobs=1 ${chosen.tests.join(" ")}`, ...rest]
-  : rest;
+
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const child = spawn(process.execPath, [stryker, "run", ...args], { stdio: "inherit", env });
+  const stop = (signal: NodeJS.Signals) => child.kill(signal);
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  return new Promise<number>((resolve) => child.on("exit", (c, s) => resolve(c ?? (s ? 1 : 0))));
+}
+
+type Status = "Killed" | "Timeout" | "Survived" | "NoCoverage" | "CompileError" | "RuntimeError" | "Ignored" | "Pending";
+/** The JSON report, as far as the summary reads it. */
+const report = (text: string) => JSON.parse(text) as { files: Record<string, { mutants: { status: Status }[] }> };
 
 const cluster = await startTestCluster();
-const child = spawn(process.execPath, [stryker, "run", ...args], {
-  stdio: "inherit",
-  env: { ...process.env, TEST_PG_ADMIN_URL: cluster.adminUrl, TEST_PG_TEMPLATE: cluster.templateDb, NODE_ENV: "test" },
-});
-const stop = (signal: NodeJS.Signals) => child.kill(signal);
-process.on("SIGINT", stop);
-process.on("SIGTERM", stop);
-const code = await new Promise<number>((resolve) => child.on("exit", (c, s) => resolve(c ?? (s ? 1 : 0))));
+const env = { ...process.env, TEST_PG_ADMIN_URL: cluster.adminUrl, TEST_PG_TEMPLATE: cluster.templateDb, NODE_ENV: "test" };
+let code = 0;
+const reports: string[] = [];
+for (const [index, part] of parts.entries()) {
+  const json = `reports/mutation/${area}-${index + 1}.json`;
+  const command = [process.execPath, tap, "--bail", "--jobs=1", ...part.tests].map((word) => JSON.stringify(word)).join(" ");
+  const args = ["--mutate", part.mutate.join(","), "--commandRunner.command", command, "--reporters", "clear-text,json", "--jsonReporter.fileName", json, ...rest];
+  code = (await run(args, env)) || code;
+  reports.push(json);
+}
 await cluster.stop();
+
+// Score: detected (killed or timed out) over valid mutants (detected, survived, not covered).
+const rows: [string, number, number][] = [];
+for (const file of reports) {
+  const parsed = report(await readFile(file, "utf8").catch(() => '{"files":{}}'));
+  for (const [name, { mutants }] of Object.entries(parsed.files)) {
+    const detected = mutants.filter((m) => m.status === "Killed" || m.status === "Timeout").length;
+    const valid = detected + mutants.filter((m) => m.status === "Survived" || m.status === "NoCoverage").length;
+    rows.push([name, detected, valid]);
+  }
+}
+const detectedAll = rows.reduce((n, [, d]) => n + d, 0);
+const validAll = rows.reduce((n, [, , v]) => n + v, 0);
+const percent = (d: number, v: number) => (v ? ((100 * d) / v).toFixed(1) : "n/a");
+for (const [name, d, v] of rows) process.stdout.write(`${name}: ${d}/${v} detected (${percent(d, v)} %)\n`);
+process.stdout.write(`${area}: ${detectedAll}/${validAll} detected (${percent(detectedAll, validAll)} %)\n`);
 process.exit(code);

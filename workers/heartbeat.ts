@@ -6,6 +6,9 @@
  * nudges the idle workers, so a job whose worker died is retried within
  * `staleAfterMs + heartbeatMs + a poll` (about 20 s with the defaults).
  *
+ * A job whose worker died on its last attempt is never run again; the sweep fails its record
+ * (`worker_lost`) and announces it, so that no one waits for it forever.
+ *
  * A process stalled longer than `staleAfterMs` (a blocked event loop) is taken for dead,
  * and its job may run twice; tasks are idempotent for exactly this reason.
  */
@@ -13,6 +16,8 @@ import os from "node:os";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { ignoredRow, sql, type DatabasePool } from "../shared/db/pool.ts";
+import { publishJobCompleted } from "../shared/jobs/events.ts";
+import { failAbandoned } from "../shared/jobs/records.ts";
 import type { Logger } from "../shared/logger.ts";
 
 export interface HeartbeatOptions {
@@ -64,6 +69,11 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
       log.warn({ workers: unlocked }, "unlocked the jobs of worker processes that stopped beating");
       await pool.query(sql.type(ignoredRow)`select pg_notify('jobs:insert', json_build_object('count', ${unlocked.length})::text)`);
     }
+    await pool.transaction(async (tx) => {
+      const abandoned = await failAbandoned(tx);
+      for (const row of abandoned) await publishJobCompleted(tx, row);
+      if (abandoned.length) log.warn({ jobs: abandoned.map((row) => row.id) }, "failed the jobs that stopped their worker on their last attempt");
+    });
     return unlocked;
   };
 

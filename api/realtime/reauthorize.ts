@@ -24,6 +24,9 @@ import { actingUser, type ChannelGrant } from "./grants.ts";
 /** The NOTIFY channel of access changes (migration 0016). */
 export const ACCESS_CHANGES_CHANNEL = "realtime_access";
 
+/** Subscriptions checked concurrently (each check is one or two short queries). */
+const CHECKS_AT_ONCE = 8;
+
 /** Most events held for one subscription while its access is checked; past it the socket must reconnect. */
 export const MAX_HELD_FRAMES = 1000;
 
@@ -91,33 +94,33 @@ export class SubscriptionReauthorizer {
     this.#running ??= this.#drain().finally(() => (this.#running = null));
   }
 
-  /** Resolves once every queued check is done (tests and shutdown). */
-  async settled(): Promise<void> {
-    while (this.#running) await this.#running;
-  }
-
   async #drain(): Promise<void> {
     while (this.#pending.size > 0) {
       const batch = [...this.#pending];
       this.#pending.clear();
       // One credential check per grant and one authorizer call per (user as acting, channel) in a pass.
       const users = new Map<string, Promise<UserRow | null>>();
-      for (const subscription of batch) {
-        if (!this.#set.isOpen(subscription)) continue;
-        let allowed: boolean;
-        try {
-          allowed = await this.#allowed(subscription, users);
-        } catch (error) {
-          // The database is away: keep the subscription; the next pass (or a reconnect) checks again.
-          this.#deps.log.warn({ err: error, channel: subscription.channel }, "could not re-authorize a realtime subscription");
-          allowed = true;
-        }
-        if (!this.#set.isOpen(subscription)) continue;
-        if (!allowed) this.#set.revoke(subscription);
-        // A change announced during this check is checked again before the events go out.
-        else if (!this.#pending.has(subscription)) this.#set.release(subscription);
+      // A few checks at once: held events wait for their own check, not for the whole batch.
+      for (let i = 0; i < batch.length; i += CHECKS_AT_ONCE) {
+        await Promise.all(batch.slice(i, i + CHECKS_AT_ONCE).map((subscription) => this.#check(subscription, users)));
       }
     }
+  }
+
+  async #check(subscription: Subscription, users: Map<string, Promise<UserRow | null>>): Promise<void> {
+    if (!this.#set.isOpen(subscription)) return;
+    let allowed: boolean;
+    try {
+      allowed = await this.#allowed(subscription, users);
+    } catch (error) {
+      // The database is away: keep the subscription; the next pass (or a reconnect) checks again.
+      this.#deps.log.warn({ err: error, channel: subscription.channel }, "could not re-authorize a realtime subscription");
+      allowed = true;
+    }
+    if (!this.#set.isOpen(subscription)) return;
+    if (!allowed) this.#set.revoke(subscription);
+    // A change announced during this check is checked again before the events go out.
+    else if (!this.#pending.has(subscription)) this.#set.release(subscription);
   }
 
   async #allowed(subscription: Subscription, users: Map<string, Promise<UserRow | null>>): Promise<boolean> {

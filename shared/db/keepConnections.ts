@@ -49,6 +49,41 @@ const unwrap = <T>(outcome: Outcome<T>): T => {
 
 const queryMethods = ["any", "anyFirst", "exists", "many", "manyFirst", "maybeOne", "maybeOneFirst", "one", "oneFirst", "query"] as const;
 
+const serialMethods = new Set<string>([...queryMethods, "record", "stream"]);
+
+/**
+ * `tx` sending its queries one after another. A transaction is one PostgreSQL connection,
+ * and code that reads several things at once (`Promise.all` over a `conn` that may be a
+ * transaction) would otherwise hand pg several queries on one client, which pg deprecates
+ * and pg 9 refuses. A savepoint (`tx.transaction`) starts once the queries before it are done
+ * and gets a queue of its own; it is not queued itself, so a query that wrongly uses the
+ * outer `tx` inside it still meets Slonik's error rather than waiting forever.
+ */
+export function oneQueryAtATime<C extends object>(tx: C): C {
+  let queue: Promise<unknown> = Promise.resolve();
+  return new Proxy(tx, {
+    get(target, name) {
+      const value: unknown = Reflect.get(target, name, target);
+      if (typeof value !== "function") return value;
+      const method = value as (...args: unknown[]) => Promise<unknown>;
+      if (name === "transaction") {
+        return async (handler: (inner: object) => Promise<unknown>, ...rest: unknown[]) => {
+          await queue;
+          return method.call(target, (inner: object) => handler(oneQueryAtATime(inner)), ...rest);
+        };
+      }
+      if (typeof name === "string" && serialMethods.has(name)) {
+        return (...args: unknown[]) => {
+          const run = queue.then(() => method.apply(target, args));
+          queue = run.catch(() => {});
+          return run;
+        };
+      }
+      return method.bind(target);
+    },
+  });
+}
+
 /** `pool` with its query methods and `transaction` returning connections on ordinary errors. */
 export function keepConnections(pool: DatabasePool): DatabasePool {
   const kept: Record<string, unknown> = { ...pool };
@@ -67,12 +102,13 @@ export function keepConnections(pool: DatabasePool): DatabasePool {
   }
   kept.transaction = async <T>(handler: (tx: CommonQueryMethods & { transaction: DatabasePool["transaction"] }) => Promise<T>, retryLimit?: number) =>
     unwrap(
-      await pool.transaction(async (tx): Promise<Outcome<T>> => {
+      await pool.transaction(async (raw): Promise<Outcome<T>> => {
+        const tx = oneQueryAtATime(raw);
         try {
           return { ok: true, value: await handler(tx) };
         } catch (error) {
           if (spoilsConnection(error)) throw error;
-          // Undo the work, then leave an empty transaction for Slonik's COMMIT.
+          // Undo the work (after any query still queued), then leave an empty transaction for Slonik's COMMIT.
           await tx.query(sql.unsafe`rollback`);
           await tx.query(sql.unsafe`start transaction`);
           return { ok: false, error };

@@ -147,6 +147,8 @@ const recordsetColumns = sql.join(
 );
 const columnList = sql.join(allColumns.map((c) => sql.identifier([c])), comma);
 const assignments = sql.join(allColumns.map((c) => sql.fragment`${sql.identifier([c])} = ${sql.identifier(["x", c])}`), comma);
+/** Whether a stored element `e` differs from its new values `x` in any column (a row compare, NULL-safe). */
+const differs = sql.fragment`(${sql.join(allColumns.map((c) => sql.identifier(["e", c])), comma)}) is distinct from (${sql.join(allColumns.map((c) => sql.identifier(["x", c])), comma)})`;
 
 /** Elements of a window in tab order. */
 export async function windowElements(conn: CommonQueryMethods, windowIds: readonly number[]): Promise<readonly FormElementRow[]> {
@@ -263,16 +265,22 @@ export async function writeLayout(
     else inserts.push(values);
   }
   if (Object.keys(errors).length) throw invalid(errors);
-  // One statement: delete what is left out, update what is named, insert what is new, bump the version.
+  // One statement: delete what is left out, update what is named and differs from the stored
+  // row (a drag moves a few elements; the others are not rewritten), insert what is new, bump
+  // the version. The elements named but unchanged are read from the statement's snapshot.
   const windowId = ctx.window.id;
+  const named = sql.array([...seenIds.keys()], "int8");
   const rows = await tx.any(sql.type(formElementRow.extend({ window_version: z.number(), window_updated_at: z.date(), updated: z.boolean() }))`
     with removed as (
-      delete from form_elements where form_window_id = ${windowId} and not (id = any(${sql.array([...seenIds.keys()], "int8")})) returning id
+      delete from form_elements where form_window_id = ${windowId} and not (id = any(${named})) returning id
     ), changed as (
       update form_elements e set ${assignments}, updated_at = now()
       from jsonb_to_recordset(${sql.jsonb(updates as never)}) as x(${recordsetColumns})
-      where e.id = x.id and e.form_window_id = ${windowId}
+      where e.id = x.id and e.form_window_id = ${windowId} and ${differs}
       returning e.*
+    ), kept as (
+      select e.* from form_elements e
+      where e.form_window_id = ${windowId} and e.id = any(${named}) and not exists (select 1 from changed c where c.id = e.id)
     ), added as (
       insert into form_elements (form_window_id, ${columnList})
       select ${windowId}, ${columnList} from jsonb_to_recordset(${sql.jsonb(inserts as never)}) as x(${recordsetColumns})
@@ -281,7 +289,7 @@ export async function writeLayout(
       update form_windows set version = version + 1, updated_at = now() where id = ${windowId} returning version, updated_at
     )
     select ${formElementColumns}, b.version as window_version, b.updated_at as window_updated_at, e.updated
-    from (select *, true as updated from changed union all select *, false from added) e cross join bumped b
+    from (select *, true as updated from changed union all select *, true from kept union all select *, false from added) e cross join bumped b
     order by e.tab_order`);
   const updatedIds = new Set(rows.filter((r) => r.updated).map((r) => r.id));
   for (const [id, index] of seenIds) {

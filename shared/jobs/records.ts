@@ -98,3 +98,21 @@ export async function markCancelled(conn: CommonQueryMethods, id: number): Promi
     where id = ${id} and status = 'queued'
     returning ${jobColumns}`);
 }
+
+/** What a job whose worker died on its last attempt stores (no task got to say why). */
+export const WORKER_LOST = { message: "The job stopped its worker on every attempt; it was not retried again.", code: "worker_lost", status: 500 } as const;
+
+/**
+ * Fails the running jobs whose worker died on their last attempt: graphile-worker's job was
+ * unlocked (its process stopped beating) with its attempts used up, so it will never run
+ * again and no task will finish the record. Returns the failed records.
+ */
+export async function failAbandoned(conn: CommonQueryMethods): Promise<readonly JobRow[]> {
+  return conn.any(sql.type(jobRow)`
+    update jobs set status = 'failed', error = ${WORKER_LOST.message}, error_code = ${WORKER_LOST.code},
+      error_details = ${sql.jsonb({ status: WORKER_LOST.status, errors: null })}, finished_at = now(), updated_at = now()
+    where status = 'running' and exists (
+      select 1 from graphile_worker._private_jobs w
+      where w.key = 'job:' || jobs.id and w.locked_at is null and w.attempts >= w.max_attempts)
+    returning ${jobColumns}`);
+}

@@ -64,11 +64,22 @@ export class PostgresStorage implements Storage {
         returning id`);
       let seq = 0;
       let size = 0;
-      for await (const chunk of chunked(content)) {
-        await tx.query(sql.type(ignoredRow)`insert into stored_file_chunks (file_id, seq, data) values (${id}, ${seq}, ${sql.binary(chunk)})`);
-        seq += 1;
-        size += chunk.length;
+      // One chunk's insert stays in flight while the next chunk is produced (a zip being
+      // built, a download), so producing and storing overlap; at most two chunks are held.
+      let inFlight: Promise<unknown> | null = null;
+      try {
+        for await (const chunk of chunked(content)) {
+          if (inFlight) await inFlight;
+          inFlight = tx.query(sql.type(ignoredRow)`insert into stored_file_chunks (file_id, seq, data) values (${id}, ${seq}, ${sql.binary(chunk)})`);
+          inFlight.catch(() => {}); // awaited on the next chunk or below
+          seq += 1;
+          size += chunk.length;
+        }
+      } finally {
+        // Never leave the transaction with a statement of ours still running on it.
+        await inFlight?.catch(() => {});
       }
+      await inFlight;
       const row = await tx.one(sql.type(infoRow)`
         update stored_files set size = ${size}, complete = true where id = ${id}
         returning id, key, size, content_type, created_at, expires_at`);

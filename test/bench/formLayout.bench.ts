@@ -40,7 +40,7 @@ function elements(shift: number): Record<string, unknown>[] {
 }
 
 const db = await benchDatabase();
-const config = testConfig(db.url, { LOG_LEVEL: "silent", NODE_ENV: "production", RATE_LIMIT_USER_PER_HOUR: "100000000" });
+const config = testConfig(db.url, { LOG_LEVEL: "silent", NODE_ENV: "production", METRICS_TOKEN: "bench-metrics-token", RATE_LIMIT_USER_PER_HOUR: "100000000" });
 const log = createLogger("silent");
 const pool = await createPool(db.url, { maxPoolSize: 10 });
 const listener = new PgListener(db.url, log);

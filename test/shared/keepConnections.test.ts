@@ -70,3 +70,29 @@ t.test("a terminated backend is still replaced", async (t) => {
   const second = await pool.oneFirst(pid);
   t.not(second, first, "a fresh backend after the old one was killed");
 });
+
+t.test("queries sent at once inside a transaction run one after another on its connection", async (t) => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.message);
+  process.on("warning", onWarning);
+  t.teardown(() => process.off("warning", onWarning));
+  const db = await freshDatabase(t);
+  const pool = await createPool(db.url, { maxPoolSize: 2 });
+  t.teardown(() => pool.end());
+  await pool.query(sql.type(ignoredRow)`create table ordered (n int not null, at_step bigint generated always as identity)`);
+  const numbers = Array.from({ length: 8 }, (_, i) => i);
+  const answers = await pool.transaction(async (tx) =>
+    Promise.all(numbers.map((n) => tx.oneFirst(sql.type(z.object({ n: z.number() }))`insert into ordered (n) values (${n}) returning n`))),
+  );
+  t.same(answers, numbers, "every query answered its own caller");
+  t.same(await pool.anyFirst(sql.type(z.object({ n: z.number() }))`select n from ordered order by at_step`), numbers, "in the order they were sent");
+  // A savepoint waits for the queries before it and has its own queue.
+  const nested = await pool.transaction(async (tx) => {
+    const before = tx.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from ordered`);
+    const inner = tx.transaction(async (savepoint) => Promise.all([1, 2, 3].map((n) => savepoint.oneFirst(sql.type(z.object({ n: z.number() }))`select ${n}::int as n`))));
+    return [await before, await inner];
+  });
+  t.same(nested, [8, [1, 2, 3]]);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(warnings.filter((m) => /already executing a query/.test(m)), [], "pg saw one query at a time");
+});

@@ -2,7 +2,8 @@
  * Job kinds and tasks that exist only in tests, to drive the jobs layer through its
  * lifecycle: echo, progress, flaky (fails before succeeding), invalid (permanent 422),
  * sleep (for crashes and shutdown), publish (a realtime event from a worker), leaky (an
- * unexpected error full of internals) and refused (a failure written for the user).
+ * unexpected error full of internals), refused (a failure written for the user) and crash
+ * (kills its own worker process, on every attempt: only for workers in a child process).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
@@ -21,6 +22,7 @@ export const leakyKind = defineJobKind("test__leaky", z.object({}), { maxAttempt
 export const refusedKind = defineJobKind("test__refused", z.object({}), { maxAttempts: 3 });
 /** What the leaky task throws: the kind of text a driver error carries. */
 export const LEAKY_MESSAGE = "connect ECONNREFUSED 10.0.0.5:5432 password=hunter2-secret";
+export const crashKind = defineJobKind("test__crash", z.object({}), { maxAttempts: 2 });
 export const publishKind = defineJobKind("test__publish", z.object({ channel: z.string(), event: z.string(), data: z.unknown() }), { maxAttempts: 1 });
 
 export const testTasks = [
@@ -48,6 +50,10 @@ export const testTasks = [
   }),
   defineTask(refusedKind, async () => {
     throw new PermanentJobError("The remote host refused the upload: the folder is read-only.", "remote_refused");
+  }),
+  defineTask(crashKind, async () => {
+    process.kill(process.pid, "SIGKILL");
+    await sleep(60_000);
   }),
   defineTask(publishKind, async (payload, ctx) => {
     const data = typeof payload.data === "object" && payload.data !== null ? { ...payload.data, worker_pid: process.pid } : payload.data;

@@ -4,7 +4,8 @@ import { findJob, type JobRow } from "../../shared/jobs/records.ts";
 import { freshDatabase } from "../support/db.ts";
 import { buildUser } from "../support/factories.ts";
 import { spawnReady } from "../support/processes.ts";
-import { sleepKind } from "../support/testTasks.ts";
+import { crashKind, sleepKind } from "../support/testTasks.ts";
+import { until } from "../support/wait.ts";
 import type { DatabasePool } from "../../shared/db/pool.ts";
 
 async function waitFor(pool: DatabasePool, id: number, accept: (row: JobRow) => boolean, timeoutMs: number): Promise<JobRow> {
@@ -51,4 +52,22 @@ t.test("SIGTERM lets a worker finish its running job before it exits", async (t)
   const row = await findJob(db.pool, job.id);
   t.equal(row?.status, "succeeded", "the running job finished during the graceful stop");
   t.equal(row?.attempts, 1);
+});
+
+t.test("a job that kills its worker on every attempt ends failed once its attempts are used up", async (t) => {
+  const db = await freshDatabase(t);
+  const user = await buildUser(db.pool);
+  const dies = async () => {
+    const worker = await spawnReady(t, "test/support/workerProcess.ts", { DATABASE_URL: db.url });
+    return worker;
+  };
+  const first = await dies();
+  const job = await db.pool.transaction((tx) => enqueue(tx, crashKind, {}, { userId: user.id }));
+  await until(() => first.process.signalCode === "SIGKILL", { timeoutMs: 60_000, message: "the first attempt to kill its worker" });
+  const second = await dies();
+  await until(() => second.process.signalCode === "SIGKILL", { timeoutMs: 120_000, message: "the second attempt to kill its worker" });
+  // A third worker finds the job's attempts used up: the record must not stay running.
+  await dies();
+  const done = await waitFor(db.pool, job.id, (r) => r.status !== "running" && r.status !== "queued", 120_000);
+  t.match(done, { status: "failed", attempts: 2, error_code: "worker_lost" });
 });

@@ -1,4 +1,6 @@
 import t from "tap";
+import { z } from "zod";
+import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildProject, buildUserWithToken, makePatron } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
@@ -223,6 +225,30 @@ t.test("form designer", async (t) => {
     const now = (await api.get(`/api/form-windows/${w.id}`)).body.form_window;
     t.equal(now.elements[0].button_label, winner.body.form_window.elements[0].button_label, "the winner's write stands");
     t.equal(now.version, version + 1);
+  });
+
+  t.test("a layout write rewrites only the elements that changed", async (t) => {
+    const set = await newSet();
+    const w = await newWindow(set.id);
+    const elements = Array.from({ length: 5 }, (_, i) => ({ element_type: "separator_horizontal", x_position: 0, y_position: i * 20, width: 100, height: 2 }));
+    const first = await api.put(`/api/form-windows/${w.id}/layout`, { version: w.version, elements });
+    t.equal(first.status, 200, first.text);
+    const ids: number[] = first.body.form_window.elements.map((e: { id: number }) => e.id);
+    // A row's xmin is the transaction that last wrote it.
+    const writers = () => app.pool.anyFirst(sql.type(z.object({ xmin: z.string() }))`
+      select xmin::text as xmin from form_elements where id = any(${sql.array(ids, "int8")}) order by id`);
+    const before = await writers();
+    const moved = elements.map((e, i) => ({ ...e, id: ids[i], x_position: i === 2 ? 40 : 0 }));
+    const second = await api.put(`/api/form-windows/${w.id}/layout`, { version: first.body.form_window.version, elements: moved });
+    t.equal(second.status, 200, second.text);
+    t.same(second.body.form_window.elements.map((e: { id: number; x_position: number; tab_order: number }) => [e.id, e.x_position, e.tab_order]), ids.map((id, i) => [id, i === 2 ? 40 : 0, i + 1]), "every element answered");
+    t.equal(second.body.form_window.version, first.body.form_window.version + 1);
+    const after = await writers();
+    t.same(after.map((xmin, i) => xmin === before[i]), [true, true, false, true, true], "only the moved element was written");
+    const same = await api.put(`/api/form-windows/${w.id}/layout`, { version: second.body.form_window.version, elements: moved });
+    t.equal(same.status, 200);
+    t.same(await writers(), after, "the same layout again writes no element");
+    t.equal(same.body.form_window.elements.length, 5);
   });
 
   t.test("clone: a deep copy equal to the original but for ids and cloned_from_id", async (t) => {

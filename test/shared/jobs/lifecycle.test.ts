@@ -13,6 +13,7 @@ import { jobChannel, jobCompletedEvent, presentJob, publishJobCompleted, publish
 import { finishSucceeded } from "../../../shared/jobs/finish.ts";
 import { defineJobKind } from "../../../shared/jobs/kind.ts";
 import {
+  failAbandoned,
   findJob,
   isFinished,
   jobStatuses,
@@ -22,7 +23,7 @@ import {
   markRetrying,
   markRunning,
   markSucceeded,
-
+  WORKER_LOST,
 } from "../../../shared/jobs/records.ts";
 import { buildProject } from "../../support/factories.ts";
 import { jobsWorld } from "../../support/jobsWorld.ts";
@@ -136,6 +137,26 @@ t.test("job layer", async (t) => {
     await markRunning(pool, running.id, 1);
     t.equal(await markCancelled(pool, running.id), null);
     t.same(jobStatuses.filter(isFinished), ["succeeded", "failed", "cancelled"]);
+  });
+
+  t.test("failAbandoned: a running job whose worker job is unlocked with its attempts used up fails as worker_lost", async (t) => {
+    const spent = (id: number, attempts: number) =>
+      pool.query(sql.type(z.object({}))`update graphile_worker._private_jobs set attempts = ${attempts}, locked_at = null where key = ${workerJobKey(id)}`);
+    const abandoned = await fresh();
+    await markRunning(pool, abandoned.id, 4);
+    await spent(abandoned.id, 4);
+    const retried = await fresh();
+    await markRunning(pool, retried.id, 3);
+    await spent(retried.id, 3);
+    const waiting = await fresh();
+    await spent(waiting.id, 4);
+    const failed = await failAbandoned(pool);
+    t.same(failed.map((row) => row.id), [abandoned.id], "only the running one with no attempt left");
+    t.match(failed[0], { status: "failed", error: WORKER_LOST.message, error_code: "worker_lost", error_details: { status: 500, errors: null } });
+    t.ok(failed[0]?.finished_at);
+    t.match(await findJob(pool, retried.id), { status: "running" });
+    t.match(await findJob(pool, waiting.id), { status: "queued" });
+    t.same(await failAbandoned(pool), [], "once");
   });
 
   t.test("presentJob: the result only once succeeded, field errors from the details, ISO dates", async (t) => {
