@@ -10,7 +10,7 @@
  * area go to every `stryker run` (e.g. `--concurrency 2`).
  */
 import { spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { copyFile, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { startTestCluster } from "./support/cluster.ts";
 
@@ -59,8 +59,9 @@ const reports: string[] = [];
 for (const [index, part] of parts.entries()) {
   const json = `reports/mutation/${area}-${index + 1}.json`;
   const command = [process.execPath, tap, "--bail", "--jobs=1", ...part.tests].map((word) => JSON.stringify(word)).join(" ");
-  const args = ["--mutate", part.mutate.join(","), "--commandRunner.command", command, "--reporters", "clear-text,json", "--jsonReporter.fileName", json, ...rest];
+  const args = ["--mutate", part.mutate.join(","), "--commandRunner.command", command, "--reporters", "clear-text,json", ...rest];
   code = (await run(args, env)) || code;
+  await copyFile("reports/mutation/mutation.json", json).catch(() => {});
   reports.push(json);
 }
 await cluster.stop();

@@ -77,6 +77,14 @@ export const githubConfigSchema = z.object({
 });
 export type GithubConfig = z.input<typeof githubConfigSchema>;
 
+/**
+ * Not in the spec: how the host takes `access_token`. `oauth` when it is the token of a git
+ * connection (a user's sign-in, shared/git), which GitLab and Bitbucket take as a Bearer
+ * token; set by the service when it resolves an environment's `connection_id`, never taken
+ * from a request.
+ */
+const tokenType = z.enum(["personal", "oauth"]).optional();
+
 /** Project-id based host (GitLab). */
 export const gitlabConfigSchema = z.object({
   provider: z.literal("gitlab").optional(),
@@ -85,21 +93,44 @@ export const gitlabConfigSchema = z.object({
   access_token: secret.min(1),
   /** Self-hosted instance address; gitlab.com when absent. */
   gitlab_url: httpUrl.optional().nullable(),
+  token_type: tokenType,
 });
 export type GitlabConfig = z.input<typeof gitlabConfigSchema>;
 
 /** Workspace based host (Bitbucket Cloud). */
-export const bitbucketConfigSchema = z.object({
-  provider: z.literal("bitbucket").optional(),
-  workspace: name,
-  repo: name,
-  branch: branchName,
-  username: name,
-  app_password: secret.min(1),
-  /** Not in the spec: API base URL (`https://api.bitbucket.org/2.0` when absent). */
-  api_url: httpUrl.optional(),
-});
+export const bitbucketConfigSchema = z
+  .object({
+    provider: z.literal("bitbucket").optional(),
+    workspace: name,
+    repo: name,
+    branch: branchName,
+    username: name.optional(),
+    app_password: secret.min(1).optional(),
+    /** Not in the spec: API base URL (`https://api.bitbucket.org/2.0` when absent). */
+    api_url: httpUrl.optional(),
+    /** With `token_type: "oauth"`: a git connection's token, in place of `username` and `app_password`. */
+    access_token: secret.min(1).optional(),
+    token_type: tokenType,
+  })
+  .superRefine((config, ctx) => {
+    if (config.token_type === "oauth") {
+      if (!config.access_token) ctx.addIssue({ code: "custom", path: ["access_token"], message: "is required with an OAuth token" });
+      return;
+    }
+    if (!config.username) ctx.addIssue({ code: "custom", path: ["username"], message: "Invalid input: expected string, received undefined" });
+    if (!config.app_password) ctx.addIssue({ code: "custom", path: ["app_password"], message: "Invalid input: expected string, received undefined" });
+  });
 export type BitbucketConfig = z.input<typeof bitbucketConfigSchema>;
+
+/**
+ * Git configs that use a git connection (a user's sign-in) instead of a token: the
+ * repository fields alone; the connection gives the token and the host.
+ */
+export const gitConnectionConfigSchemas = {
+  github: z.object({ provider: z.literal("github").optional(), owner: name, repo: name, branch: branchName }),
+  gitlab: z.object({ provider: z.literal("gitlab").optional(), project_id: z.coerce.number().int().positive(), branch: branchName }),
+  bitbucket: z.object({ provider: z.literal("bitbucket").optional(), workspace: name, repo: name, branch: branchName }),
+} as const;
 
 /** Any git provider config. */
 export type GitConfig = GithubConfig | GitlabConfig | BitbucketConfig;

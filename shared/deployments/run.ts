@@ -30,6 +30,7 @@ import type { DeployLog } from "../deploy/types.ts";
 import { runGitOperation } from "../gitops/run.ts";
 import { networkPolicy } from "../net/networkGuard.ts";
 import { deployTargetOf, findEnvironment, hostKeyPinnerOf, methodsOf, openEnvironmentSecrets } from "./environments.ts";
+import { withConnectionToken } from "./gitConnection.ts";
 import { appendLog, deploymentLogSink, publishCompleted } from "./logs.ts";
 import { findDeployment, type DeploymentRow } from "./records.ts";
 import { deploymentState } from "./state.ts";
@@ -129,7 +130,7 @@ async function targetOf(ctx: RunContext, deployment: DeploymentRow): Promise<Dep
   if (!methodsOf(env).includes(deployment.deployment_method)) {
     throw new DeployError("invalid_config", `The environment "${env.name}" has no ${deployment.deployment_method.toUpperCase()} configuration.`);
   }
-  return deployTargetOf(env, await openEnvironmentSecrets(ctx.pool, ctx.config.appKey, env.id), deployment.deployment_method);
+  return withConnectionToken(ctx.pool, ctx.config, deployTargetOf(env, await openEnvironmentSecrets(ctx.pool, ctx.config.appKey, env.id), deployment.deployment_method));
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   bitbucketConfigSchema,
   detectGitProvider,
   ftpConfigSchema,
+  gitConnectionConfigSchemas,
   githubConfigSchema,
   gitlabConfigSchema,
   sshConfigSchema,
@@ -161,7 +162,39 @@ export function prepareConfig(method: DeploymentMethod, input: unknown, stored: 
   return { prepared: { public: publicPart, secrets }, errors, ...(method === "ssh" ? { hostKeyFingerprint } : {}) };
 }
 
-function prepareGit(object: Record<string, unknown>, stored: StoredConfig | null): PrepareResult {
+/** Fields a git connection decides (its token and its host), per provider. */
+const connectionDecides: Record<GitProvider, string[]> = {
+  github: ["access_token", "api_url"],
+  gitlab: ["access_token", "gitlab_url"],
+  bitbucket: ["username", "app_password", "api_url"],
+};
+const connectionId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A git config that names one of the caller's git connections (`connection_id`) instead of a
+ * pasted token: the repository fields as usual, no secret and no host (the connection's
+ * token and instance are used; whether the connection exists, is the caller's and is for
+ * this provider is checked against the database by the caller of prepareConfig).
+ */
+function prepareGitConnection(object: Record<string, unknown>, provider: GitProvider): PrepareResult {
+  const errors: FieldErrors = {};
+  const id = connectionId.safeParse(object.connection_id);
+  if (!id.success) errors["git_config.connection_id"] = ["The connection id must be the id of one of your git connections."];
+  for (const field of [...connectionDecides[provider], "access_token", "app_password"]) {
+    if (object[field] !== undefined && object[field] !== null) errors[`git_config.${field}`] = [`The ${field.replace(/_/g, " ")} comes from the git connection; leave it out.`];
+  }
+  const parsed = gitConnectionConfigSchemas[provider].safeParse({ ...object, provider });
+  if (!parsed.success) Object.assign(errors, fieldErrors(parsed.error, ["git_config"]));
+  if (!parsed.success || !id.success || Object.keys(errors).length) return { prepared: null, errors };
+  return {
+    prepared: { public: { ...parsed.data, provider, connection_id: id.data }, secrets: { git_access_token_sealed: null, git_app_password_sealed: null } },
+    errors: {},
+  };
+}
+
+function prepareGit(input: Record<string, unknown>, stored: StoredConfig | null): PrepareResult {
+  // Only the service sets how a token is sent (a connection's token is OAuth).
+  const { token_type: _tokenType, ...object } = input;
   const provider = detectGitProvider(object);
   if (!provider) {
     return {
@@ -169,6 +202,8 @@ function prepareGit(object: Record<string, unknown>, stored: StoredConfig | null
       errors: { "git_config.provider": ["Give owner and repo (GitHub), project_id (GitLab) or workspace and repo (Bitbucket), or a provider."] },
     };
   }
+  if (object.connection_id !== undefined && object.connection_id !== null) return prepareGitConnection(object, provider);
+  delete object.connection_id;
   const secretField = gitSecretOf[provider];
   const storedProvider = stored?.public ? detectGitProvider(stored.public) : null;
   // A token kept across a change of provider or host would be sent to the wrong host.

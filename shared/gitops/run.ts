@@ -1,7 +1,8 @@
 /**
  * One attempt of a commit or push (a deployment with `operation` `commit` or `push`, run by
  * the deployments__run job): the access comes from the user's git connection (refreshed
- * when its token expires) or from the environment's git config; the host's implementation in
+ * when its token expires), the connection the environment's git config names, or the
+ * environment's token; the host's implementation in
  * shared/deploy/git/branchOps*.ts does the work; logs, retries and the outcome are a
  * deployment's (shared/deployments/run.ts `settleRun`).
  */
@@ -14,6 +15,7 @@ import { commitGithub, pushGithub } from "../deploy/git/branchOpsGithub.ts";
 import { commitGitlab, pushGitlab } from "../deploy/git/branchOpsGitlab.ts";
 import { scrubberFor } from "../deploy/scrub.ts";
 import { findEnvironment, openEnvironmentSecrets } from "../deployments/environments.ts";
+import { connectionIdOf } from "../deployments/gitConnection.ts";
 import type { DeploymentRow } from "../deployments/records.ts";
 import { failBeforeStart, settleRun, type RunContext, type RunOutcome } from "../deployments/run.ts";
 import { assembleConfig } from "../deployments/targetConfigs.ts";
@@ -37,16 +39,18 @@ const defaultApis = { github: "https://api.github.com", gitlab: "https://gitlab.
 
 /** The access of a row: its connection, else its environment's git config. @throws DeployError */
 async function accessOf(ctx: RunContext, deployment: DeploymentRow): Promise<GitAccess> {
-  if (deployment.git_connection_id !== null) {
+  const env = deployment.environment_id === null ? null : await findEnvironment(ctx.pool, deployment.environment_id);
+  // The row's own connection, else the one its environment's git config names.
+  const connectionId = deployment.git_connection_id ?? connectionIdOf(env?.git_config);
+  if (connectionId !== null) {
     try {
-      const access = await connectionAccess(ctx.pool, ctx.config, deployment.git_connection_id);
+      const access = await connectionAccess(ctx.pool, ctx.config, connectionId);
       return { provider: access.connection.provider, apiBase: access.apiBase, token: access.token, kind: "oauth" };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       throw new DeployError(error.status >= 500 ? "unreachable" : error.status === 401 ? "auth_failed" : "invalid_config", error.message);
     }
   }
-  const env = deployment.environment_id === null ? null : await findEnvironment(ctx.pool, deployment.environment_id);
   if (!env?.git_config) throw new DeployError("invalid_config", "The git connection or environment of this operation was removed.");
   const config = assembleConfig(env.git_config, (await openEnvironmentSecrets(ctx.pool, ctx.config.appKey, env.id)).git) as Record<string, string | undefined>;
   const provider = detectGitProvider(config);

@@ -5,7 +5,10 @@ import { sql } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
 import { buildUser, buildUserWithToken } from "../support/factories.ts";
 import { request } from "../support/http.ts";
+import { RateLimiter } from "../../shared/rateLimit.ts";
+import { freshDatabase } from "../support/db.ts";
 import { spawnReady } from "../support/processes.ts";
+import { until } from "../support/wait.ts";
 
 const limits = { RATE_LIMIT_PUBLIC_PER_HOUR: "10", RATE_LIMIT_USER_PER_HOUR: "12" };
 
@@ -107,4 +110,26 @@ t.test("a lockout ends with its LOGIN_LOCKOUT_S window, and the next window coun
   t.ok(moved.length >= 2, "the pair and the e-mail were counted");
   t.equal((await login(password)).status, 200, "the lockout has ended");
   t.same([(await login("wrong")).status, (await login("wrong")).status, (await login(password)).status], [422, 422, 429], "a new window allows the limit again, then locks");
+});
+
+t.test("a request budget starts again with the next window", async (t) => {
+  const db = await freshDatabase(t);
+  // Ten-second windows instead of an hour, so the next one comes during the test.
+  const limiter = new RateLimiter(db.pool, 10);
+  const key = "test:window-reset";
+  const spent = await until(async () => {
+    const states = [await limiter.hit(key, 2), await limiter.hit(key, 2), await limiter.hit(key, 2)];
+    // Start over in the next window if this one ended midway.
+    return states.every((s) => s.resetAt.getTime() === states[0]!.resetAt.getTime()) && states[0]!.allowed ? states : null;
+  }, { timeoutMs: 120_000, message: "three hits within one window" });
+  t.same(spent.map((s) => s.allowed), [true, true, false], "the budget of two is spent");
+  t.equal(spent[2]!.remaining, 0);
+  const next = await until(async () => {
+    const state = await limiter.hit(key, 2);
+    return state.allowed ? state : null;
+  }, { timeoutMs: 120_000, intervalMs: 250, message: "a hit allowed again" });
+  t.ok(next.resetAt.getTime() > spent[0]!.resetAt.getTime(), "in a later window");
+  t.equal(next.remaining, 1, "with the whole budget again");
+  t.equal((await limiter.hit(key, 2)).allowed, true);
+  t.equal((await limiter.hit(key, 2)).allowed, false, "and the same limit");
 });

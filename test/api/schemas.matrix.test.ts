@@ -1,6 +1,8 @@
 /**
  * Every schema route × {owner, team admin, member, viewer, stranger, site admin}: readers
- * read, content writers (owner, team admin, member) change, strangers see nothing.
+ * read, content writers (owner, team admin, member) change, strangers see nothing. A refused
+ * request writes nothing and an allowed change writes (the database's fingerprint before and
+ * after, once the worker has finished the parse jobs of earlier cells).
  */
 import t from "tap";
 import { z } from "zod";
@@ -9,6 +11,7 @@ import { sql } from "../../shared/db/pool.ts";
 import { applyRevision, insertSchema } from "../../shared/schemas/store.ts";
 import { parseDdl } from "../../shared/sqlddl/index.ts";
 import { startTestApp } from "../support/app.ts";
+import { until } from "../support/wait.ts";
 import { buildWorld, content, runMatrix, view, type MatrixRow, type World } from "../support/matrix.ts";
 
 interface SchemaWorld extends World {
@@ -40,6 +43,7 @@ const rows: MatrixRow<SchemaWorld>[] = [
     method: "POST",
     path: (w) => `/api/projects/${w.project}/schemas/compare`,
     body: (w) => ({ schema_id_1: w.schema, schema_id_2: w.other }),
+    writesNothing: true,
     expect: view,
   },
   {
@@ -85,6 +89,11 @@ const rows: MatrixRow<SchemaWorld>[] = [
 
 t.test("schema authorization matrix", async (t) => {
   const app = await startTestApp(t, { worker: true });
+  const settle = () =>
+    until(async () => (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs where status in ('queued', 'running')`)) === 0, {
+      timeoutMs: 120_000,
+      message: "the worker to finish its jobs",
+    }).then(() => undefined);
   await runMatrix(t, app.url, rows, async () => {
     const world = await buildWorld(app.pool);
     const schema = await readySchema(app.pool, world.project, world.ids.owner, "Main");
@@ -92,5 +101,5 @@ t.test("schema authorization matrix", async (t) => {
     const translation = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
       insert into schema_translations (schema_id, language, table_name, label) values (${schema}, 'de', 'users', 'Benutzer') returning id`);
     return { ...world, schema, other, translation };
-  });
+  }, app.pool, { settle, effects: true });
 });

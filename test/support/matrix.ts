@@ -46,6 +46,8 @@ export interface MatrixRow<W extends World = World> {
   /** Runs before the request, as the owner would (e.g. lock the project for an unlock row). */
   before?: (w: W, baseUrl: string) => Promise<void>;
   expect: Expectation;
+  /** A POST or PUT that only reads (validation, comparison): with `effects`, its allowed cells need not write. */
+  writesNothing?: boolean;
   /** More assertions on the response (e.g. whether a list holds the project), run when the status matched. */
   check?: (t: Test, res: ApiResponse, w: W, actor: AnyActor) => void;
 }
@@ -81,8 +83,18 @@ export async function buildWorld(pool: DatabasePool): Promise<World> {
  * `pool` (an app without a background worker, so nothing else writes meanwhile), every
  * refused cell (an expected status of 400 or more) also shows that it wrote nothing: the
  * database's fingerprint (rows and newest xmin per table) is the same before and after.
+ * `options.settle` waits for background work (a worker's jobs) to end before each fingerprint;
+ * with `options.effects`, every allowed cell of a method other than GET must change the
+ * fingerprint (it wrote what it answered it did), unless its row `writesNothing`.
  */
-export async function runMatrix<W extends World>(t: Test, baseUrl: string, rows: MatrixRow<W>[], makeWorld: () => Promise<W>, pool?: DatabasePool): Promise<void> {
+export async function runMatrix<W extends World>(
+  t: Test,
+  baseUrl: string,
+  rows: MatrixRow<W>[],
+  makeWorld: () => Promise<W>,
+  pool?: DatabasePool,
+  options: { settle?: () => Promise<void>; effects?: boolean } = {},
+): Promise<void> {
   const fingerprint = pool ? await fingerprinter(pool) : undefined;
   for (const row of rows) {
     await t.test(row.name, async (t) => {
@@ -96,9 +108,17 @@ export async function runMatrix<W extends World>(t: Test, baseUrl: string, rows:
         await row.before?.(world, baseUrl);
         const token = actor === "publicVisitor" ? world.tokens.stranger : world.tokens[actor];
         const expected = row.expect[actor]!;
-        const before = fingerprint && expected >= 400 ? await fingerprint() : undefined;
+        const mustWrite = options.effects === true && expected < 400 && row.method !== "GET" && !row.writesNothing;
+        await options.settle?.();
+        const before = fingerprint && (expected >= 400 || mustWrite) ? await fingerprint() : undefined;
         const res = await request(baseUrl, row.method, row.path(world), { token, ...(row.body ? { body: row.body(world) } : {}) });
-        if (before && fingerprint) t.same(changedTables(before, await fingerprint()), [], `${actor}: the refused request wrote nothing`);
+        if (before && fingerprint && expected >= 400) {
+          await options.settle?.();
+          t.same(changedTables(before, await fingerprint()), [], `${actor}: the refused request wrote nothing`);
+        }
+        if (before && fingerprint && mustWrite && res.status === expected) {
+          t.not(changedTables(before, await fingerprint()).length, 0, `${actor}: the allowed request wrote its change`);
+        }
         t.equal(res.status, expected, `${actor}: ${expected}${res.status === expected ? "" : ` (got ${res.status} ${res.text.slice(0, 160)})`}`);
         if (res.status === 403) t.equal(res.body.code, "forbidden");
         if (res.status === 404) t.equal(res.body.code, "not_found");

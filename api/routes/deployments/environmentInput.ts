@@ -1,11 +1,12 @@
 /**
  * Turns an environment request body into column assignments: each given config validated
- * (merged with the stored one on update), its hosts checked by the network guard, its
- * secrets sealed. Every problem is collected into one 422 field map.
+ * (merged with the stored one on update), its hosts checked by the network guard, a git
+ * connection it names checked to be the writer's own and for its provider, its secrets sealed. Every problem is collected into one 422 field map.
  */
 import type { Config } from "../../../shared/config.ts";
 import { seal } from "../../../shared/crypto.ts";
-import { sql } from "../../../shared/db/pool.ts";
+import { sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
+import { checkGitConnection } from "../../../shared/deployments/gitConnection.ts";
 import type { StoredConfig } from "../../../shared/deployments/targetConfigs.ts";
 import { prepareConfig, targetsOf, type DeploymentMethod } from "../../../shared/deployments/targetConfigs.ts";
 import { invalid, type FieldErrors } from "../../../shared/errors.ts";
@@ -45,6 +46,7 @@ export async function configAssignments(
   input: EnvironmentInput,
   stored: Record<DeploymentMethod, StoredConfig> | null,
   config: Config,
+  writer: { conn: CommonQueryMethods; userId: number },
 ): Promise<Assignments> {
   const assignments: Assignments = new Map();
   const errors: FieldErrors = {};
@@ -64,6 +66,7 @@ export async function configAssignments(
     Object.assign(errors, result.errors);
     if (!result.prepared) continue;
     Object.assign(errors, await checkTargets(targetsOf(method, result.prepared.public), config));
+    if (method === "git") Object.assign(errors, await checkGitConnection(writer.conn, writer.userId, result.prepared.public));
     assignments.set(`${method}_config`, sql.fragment`${sql.jsonb(result.prepared.public)}`);
     for (const [column, value] of Object.entries(result.prepared.secrets)) {
       assignments.set(column, value === null ? sql.fragment`null` : sql.fragment`${sql.binary(seal(config.appKey, value))}`);

@@ -91,7 +91,7 @@ const create = defineRoute({
     const { pool, config } = ctx.deps;
     const user = currentUser(ctx);
     await projectForDeploymentRead(pool, params.projectId, user);
-    const assignments = await configAssignments(body, null, config);
+    const assignments = await configAssignments(body, null, config, { conn: pool, userId: user.id });
     const env = await pool.transaction(async (tx) => {
       const project = await projectForDeploymentConfig(tx, params.projectId, user);
       const hasDefault = await tx.exists(sql.type(ignoredRow)`select 1 from environments where project_id = ${project.id} and is_default`);
@@ -128,7 +128,7 @@ const update = defineRoute({
     const user = currentUser(ctx);
     const current = await environmentForRead(pool, params.id, user);
     const stored = storedConfigs(current, await openEnvironmentSecrets(pool, config.appKey, current.id));
-    const assignments = await configAssignments(body, stored, config);
+    const assignments = await configAssignments(body, stored, config, { conn: pool, userId: user.id });
     const env = await pool.transaction(async (tx) => {
       const locked = await environmentForConfig(tx, params.id, user);
       if (locked.updated_at.getTime() !== current.updated_at.getTime()) {

@@ -10,6 +10,8 @@ import { z } from "zod";
 import { deployTargetOf, hostKeyPinnerOf, openEnvironmentSecrets } from "../../../shared/deployments/environments.ts";
 import { deploymentMethods, prepareConfig, targetsOf, assembleConfig, type DeploymentMethod } from "../../../shared/deployments/targetConfigs.ts";
 import { testConnection, type DeployTarget } from "../../../shared/deploy/index.ts";
+import { DeployError } from "../../../shared/deploy/errors.ts";
+import { checkGitConnection, withConnectionToken } from "../../../shared/deployments/gitConnection.ts";
 import type { HostKeyPinner } from "../../../shared/deploy/types.ts";
 import { invalid, invalidField } from "../../../shared/errors.ts";
 import { networkPolicy } from "../../../shared/net/networkGuard.ts";
@@ -90,6 +92,18 @@ const route = defineRoute({
       const full = assembleConfig(prepared.prepared.public, secrets);
       if (method === "ssh" && prepared.hostKeyFingerprint) full.host_key_fingerprint = prepared.hostKeyFingerprint;
       target = { method, config: full } as DeployTarget;
+    }
+    if (target.method === "git" && input.environment_id === undefined) {
+      // An inline config may name only the caller's own connection.
+      const refused = await checkGitConnection(pool, user.id, target.config);
+      if (Object.keys(refused).length) throw invalid(refused);
+    }
+    try {
+      target = await withConnectionToken(pool, config, target);
+    } catch (error) {
+      if (!(error instanceof DeployError)) throw error;
+      ctx.body = { ok: false, message: error.message, code: error.code, host_key_fingerprint: null };
+      return;
     }
     const result = await testConnection(target, { network: networkPolicy(config), signal: AbortSignal.timeout(TEST_TIMEOUT_MS), ...(pinHostKey ? { pinHostKey } : {}) });
     ctx.body = { ok: result.ok, message: result.message, code: result.code ?? null, host_key_fingerprint: result.hostKeyFingerprint ?? null };

@@ -4,7 +4,7 @@
  * route under the project's path, and a board's read and rename.
  */
 import { z } from "zod";
-import { insertBoard, listBoards, renameBoard } from "../../../shared/kanban/store.ts";
+import { insertBoard, renameBoard } from "../../../shared/kanban/store.ts";
 import { currentUser } from "../../context.ts";
 import { registerChannelAuthorizer } from "../../realtime/channelAuth.ts";
 import { canViewProject } from "../../policies/project.ts";
@@ -17,6 +17,7 @@ import { projectParams } from "../projects/projects.schema.ts";
 import { defineRoute } from "../route.ts";
 import { createBoardBody, moveBody, projectCardParams, updateBoardBody } from "./kanban.schema.ts";
 import { boardForRead, boardForWrite, presentBoards } from "./load.ts";
+import { boardListEtag, boardListKey, cachedBoardList, etagListed } from "./boardCache.ts";
 import { performMove } from "./move.ts";
 
 const tags = ["Kanban"];
@@ -26,15 +27,30 @@ const list = defineRoute({
   method: "get",
   path: "/projects/{projectId}/kanban",
   summary: "The kanban boards of a project, with columns in order and their cards in order",
-  description: "Cards are listed with assignees, labels and `comments_count`; `GET /kanban-cards/{id}` has the full card with comments and activities.",
+  description:
+    "Cards are listed with assignees, labels and `comments_count`; `GET /kanban-cards/{id}` has the full card with comments and activities. The answer carries an `ETag` that changes with every change to what it shows; `If-None-Match` with it answers 304.",
   tags,
   auth: "bearer",
   params: projectParams,
-  responses: { 200: { description: "Boards", schema: z.object({ data: z.array(boardResource) }) } },
+  responses: {
+    200: { description: "Boards", schema: z.object({ data: z.array(boardResource) }) },
+    304: { description: "Not modified (the ETag matches)" },
+  },
   handler: async (ctx, { params }) => {
     const { pool } = ctx.deps;
-    const project = await projectForRead(pool, params.projectId, currentUser(ctx));
-    ctx.body = { data: await presentBoards(pool, await listBoards(pool, project.id)) };
+    // The version key is read alongside the authorization and used only once that passed.
+    const [project, key] = await Promise.all([projectForRead(pool, params.projectId, currentUser(ctx)), boardListKey(pool, params.projectId)]);
+    ctx.set("Cache-Control", "private, no-cache");
+    const etag = boardListEtag(project.id, key);
+    if (etagListed(ctx.get("If-None-Match"), etag)) {
+      ctx.set("ETag", etag);
+      ctx.status = 304;
+      return;
+    }
+    const answer = await cachedBoardList(pool, project.id, key);
+    ctx.set("ETag", answer.etag);
+    ctx.type = "application/json";
+    ctx.body = answer.body;
   },
 });
 

@@ -33,9 +33,16 @@ interface ErrorJson {
 type Json = Record<string, unknown>;
 
 /** A small client for one repository's endpoints. */
-function bitbucketClient(config: { workspace: string; repo: string; username: string; app_password: string; api_url?: string }, fetchFn: typeof fetch, scrubber: Scrubber, signal?: AbortSignal) {
+function bitbucketClient(
+  config: { workspace: string; repo: string; username?: string | undefined; app_password?: string | undefined; access_token?: string | undefined; token_type?: string | undefined; api_url?: string | undefined },
+  fetchFn: typeof fetch,
+  scrubber: Scrubber,
+  signal?: AbortSignal,
+) {
   const base = `${(config.api_url ?? DEFAULT_API).replace(/\/+$/, "")}/repositories/${encodeURIComponent(config.workspace)}/${encodeURIComponent(config.repo)}`;
-  const authorization = `Basic ${Buffer.from(`${config.username}:${config.app_password}`).toString("base64")}`;
+  // A connection's OAuth token is a Bearer token; an app password goes with its username.
+  const authorization =
+    config.token_type === "oauth" ? `Bearer ${config.access_token ?? ""}` : `Basic ${Buffer.from(`${config.username ?? ""}:${config.app_password ?? ""}`).toString("base64")}`;
   const where = `Bitbucket (${config.workspace}/${config.repo})`;
   /** Sends a request; answers the parsed JSON, the response for 201/204, null for an allowed 404. */
   const send = async (method: string, path: string, body?: Json | FormData, allowMissing = false): Promise<unknown> => {

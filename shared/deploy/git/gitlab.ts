@@ -21,9 +21,11 @@ import { checkApiUrl, commitMessage, deploymentBranch, gitFailure, isDeploymentC
 const DEFAULT_URL = "https://gitlab.com";
 
 /** A Gitbeaker client whose requests go through the guarded dispatcher. */
-function gitlabClient(config: { gitlab_url?: string | null; access_token: string }, dispatcher: GuardedDispatcher) {
+function gitlabClient(config: { gitlab_url?: string | null; access_token: string; token_type?: "personal" | "oauth" | undefined }, dispatcher: GuardedDispatcher) {
+  // A connection's OAuth token goes as a Bearer token; a personal one as PRIVATE-TOKEN.
+  const auth = config.token_type === "oauth" ? { oauthToken: config.access_token } : { token: config.access_token };
   // Gitbeaker hands `agent` to fetch as its undici dispatcher; its type says http.Agent.
-  return new Gitlab({ host: (config.gitlab_url ?? DEFAULT_URL).replace(/\/+$/, ""), token: config.access_token, agent: dispatcher as never, queryTimeout: 60_000 });
+  return new Gitlab({ host: (config.gitlab_url ?? DEFAULT_URL).replace(/\/+$/, ""), ...auth, agent: dispatcher as never, queryTimeout: 60_000 });
 }
 
 type Api = ReturnType<typeof gitlabClient>;

@@ -56,8 +56,8 @@ function openOne(url: string, channel: string, localAddress: string | undefined)
     const ws = new WebSocket(url, { perMessageDeflate: false, ...(localAddress ? { localAddress } : {}) });
     const timer = setTimeout(() => {
       ws.terminate();
-      reject(new Error("no subscription within 20 s"));
-    }, 20_000);
+      reject(new Error("no subscription within 60 s"));
+    }, 60_000);
     const setup = (raw: Buffer) => {
       const frame = JSON.parse(raw.toString("utf8")) as { event: string };
       if (frame.event === "pusher:connection_established") {
