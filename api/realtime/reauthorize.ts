@@ -91,7 +91,7 @@ export class SubscriptionReauthorizer {
       if (hold && subscription.held === null) subscription.held = [];
       this.#pending.add(subscription);
     }
-    this.#running ??= this.#drain().finally(() => (this.#running = null));
+    if (this.#running === null) this.#running = this.#drain().finally(() => (this.#running = null));
   }
 
   async #drain(): Promise<void> {

@@ -4,12 +4,13 @@
  * or update gives its rows the writing transaction's id, so it raises the newest `xmin`; a
  * delete lowers the count; rolled-back work leaves no visible row. Tables whose rows change
  * by design on any request (rate-limit counters and login lockouts, worker heartbeats, the
- * sampled server request timings a web process flushes every few seconds) are left out, and personal tokens are counted only (authentication records their last use).
+ * sampled server request timings a web process flushes every few seconds, and the daily
+ * histograms it adds them to) are left out, and personal tokens are counted only (authentication records their last use).
  */
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 
-const LEFT_OUT = new Set(["rate_limit_counters", "worker_processes", "schema_migrations", "performance_measures"]);
+const LEFT_OUT = new Set(["rate_limit_counters", "worker_processes", "schema_migrations", "performance_measures", "performance_histograms"]);
 const COUNTED_ONLY = new Set(["personal_access_tokens"]);
 
 /** Returns a function that reads the fingerprint of the database `pool` is connected to. */
