@@ -14,6 +14,7 @@
  * outbox event in the transaction that writes the status. An SSH host key seen for the first
  * time is pinned to the environment as soon as the login succeeds, whatever the outcome.
  */
+import { notifyByEmail } from "../notifications/email.ts";
 import { notifyByPush } from "../notifications/notify.ts";
 import { z } from "zod";
 import type { Config } from "../config.ts";
@@ -69,11 +70,11 @@ async function finishFailed(pool: DatabasePool, deployment: DeploymentRow, error
     await tx.query(sql.type(ignoredRow)`
       update deployments set status = 'failed', error = ${error.message}, error_code = ${error.code}, finished_at = now(), updated_at = now()
       where id = ${deployment.id}`);
-    await announce(tx, deployment, "failed");
+    await announce(tx, deployment, "failed", error.message);
   });
 }
 
-async function announce(tx: Parameters<typeof publishCompleted>[0], deployment: DeploymentRow, status: "succeeded" | "failed"): Promise<void> {
+async function announce(tx: Parameters<typeof publishCompleted>[0], deployment: DeploymentRow, status: "succeeded" | "failed", error?: string): Promise<void> {
   await publishCompleted(tx, deployment.id, status);
   if (deployment.user_id !== null) {
     await notifyByPush(tx, {
@@ -82,6 +83,13 @@ async function announce(tx: Parameters<typeof publishCompleted>[0], deployment: 
       title: status === "succeeded" ? "Deployment succeeded" : "Deployment failed",
       body: `Deployment #${deployment.id} ${status === "succeeded" ? "finished" : "failed"}.`,
       url: `/deployments/${deployment.id}`,
+    });
+    await notifyByEmail(tx, {
+      userId: deployment.user_id,
+      kind: "deployment_completed",
+      template: status === "succeeded" ? "deployment_succeeded" : "deployment_failed",
+      params: { deployment: String(deployment.id), environment: deployment.environment_name ?? `#${deployment.environment_id}`, error: (error ?? "").slice(0, 2000) },
+      path: `/deployments/${deployment.id}`,
     });
   }
   await recordEvent(tx, {

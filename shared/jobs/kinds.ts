@@ -18,7 +18,8 @@ export const emailsSend = defineJobKind(
     kind: z.enum(mailKinds),
     locale: z.enum(["en", "de"]),
     params: z.record(z.string(), z.string()),
-    link: z.url().optional(),
+    /** Absolute, or a path in the web client (resolved against FRONTEND_URL when sent). */
+    link: z.union([z.url(), z.string().regex(/^\/(?![/\\])\S*$/)]).optional(),
   }),
   { maxAttempts: 8 },
 );

@@ -3,7 +3,7 @@
  * few paragraphs with `{name}` placeholders; links are given separately and rendered as a
  * button in HTML and as a bare line in text.
  */
-export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "subscription_expired", "subscription_renewal_failed", "support_ticket_reply"] as const;
+export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "subscription_expired", "subscription_renewal_failed", "support_ticket_reply", "deployment_succeeded", "deployment_failed", "kanban_card_assigned", "message_posted"] as const;
 export type MailKind = (typeof mailKinds)[number];
 export type Locale = "en" | "de";
 
@@ -62,6 +62,26 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       paragraphs: ["Hello {name},", "our support team replied to your ticket #{ticket} ({subject}):", "{reply}"],
       action: "Open the ticket",
     },
+    deployment_succeeded: {
+      subject: "Deployment #{deployment} to {environment} succeeded",
+      paragraphs: ["Hello {name},", "your deployment #{deployment} to {environment} finished successfully."],
+      action: "Open the deployment",
+    },
+    deployment_failed: {
+      subject: "Deployment #{deployment} to {environment} failed",
+      paragraphs: ["Hello {name},", "your deployment #{deployment} to {environment} failed:", "{error}"],
+      action: "Open the deployment",
+    },
+    kanban_card_assigned: {
+      subject: "{assigner} assigned you to card #{card}: {title}",
+      paragraphs: ["Hello {name},", "{assigner} assigned you to the card #{card} \"{title}\"."],
+      action: "Open the card",
+    },
+    message_posted: {
+      subject: "New message in {thread}",
+      paragraphs: ["Hello {name},", "{author} wrote in \"{thread}\":", "{excerpt}"],
+      action: "Open the conversation",
+    },
   },
   de: {
     verify_email: {
@@ -110,6 +130,26 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       subject: "Neue Antwort auf dein Support-Ticket #{ticket}: {subject}",
       paragraphs: ["Hallo {name},", "unser Support-Team hat auf dein Ticket #{ticket} ({subject}) geantwortet:", "{reply}"],
       action: "Ticket öffnen",
+    },
+    deployment_succeeded: {
+      subject: "Deployment #{deployment} nach {environment} erfolgreich",
+      paragraphs: ["Hallo {name},", "dein Deployment #{deployment} nach {environment} ist erfolgreich abgeschlossen."],
+      action: "Deployment öffnen",
+    },
+    deployment_failed: {
+      subject: "Deployment #{deployment} nach {environment} fehlgeschlagen",
+      paragraphs: ["Hallo {name},", "dein Deployment #{deployment} nach {environment} ist fehlgeschlagen:", "{error}"],
+      action: "Deployment öffnen",
+    },
+    kanban_card_assigned: {
+      subject: "{assigner} hat dich der Karte #{card} zugewiesen: {title}",
+      paragraphs: ["Hallo {name},", "{assigner} hat dich der Karte #{card} „{title}“ zugewiesen."],
+      action: "Karte öffnen",
+    },
+    message_posted: {
+      subject: "Neue Nachricht in {thread}",
+      paragraphs: ["Hallo {name},", "{author} hat in „{thread}“ geschrieben:", "{excerpt}"],
+      action: "Unterhaltung öffnen",
     },
   },
 };

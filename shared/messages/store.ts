@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { accessFragment } from "../db/projects.ts";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
+import { defaultChoice } from "../settings/notificationKinds.ts";
 
 export const threadRow = z.object({
   id: z.number(),
@@ -116,10 +117,13 @@ export async function countMessageAttachments(conn: CommonQueryMethods, messageI
 /** Who is told about a new message: the thread's participants (a reply) or the project's people (a new thread); see shared/messages/notify.ts. */
 export type Audience = "participants" | "project";
 
-const recipientRow = z.object({ id: z.number() });
+const recipientRow = z.object({ id: z.number(), push: z.boolean(), email: z.boolean() });
 
-/** The users to push a new message of `authorId` in `threadId` to (see shared/messages/notify.ts). */
-export async function listMessageRecipients(conn: CommonQueryMethods, threadId: number, authorId: number, audience: Audience): Promise<readonly number[]> {
+/** A user to tell about a new message, and on which channels. */
+export type MessageRecipient = z.infer<typeof recipientRow>;
+
+/** The users to tell about a new message of `authorId` in `threadId`, by push, e-mail or both (see shared/messages/notify.ts). */
+export async function listMessageRecipients(conn: CommonQueryMethods, threadId: number, authorId: number, audience: Audience): Promise<readonly MessageRecipient[]> {
   const candidates =
     audience === "participants"
       ? sql.fragment`
@@ -130,9 +134,13 @@ export async function listMessageRecipients(conn: CommonQueryMethods, threadId: 
           select p.owner_id as user_id from message_threads t join projects p on p.id = t.project_id where t.id = ${threadId}
           union select tm.user_id from message_threads t join team_projects tp on tp.project_id = t.project_id
             join team_members tm on tm.team_id = tp.team_id where t.id = ${threadId}`;
-  return conn.anyFirst(sql.type(recipientRow)`
-    with candidates as (${candidates})
-    select u.id from candidates c
+  return conn.any(sql.type(recipientRow)`
+    with candidates as (${candidates}), chosen as (
+    select u.id,
+      exists (select 1 from push_subscriptions s where s.user_id = u.id and (s.expires_at is null or s.expires_at > now()))
+        and coalesce((select (us.notifications -> 'message_posted' ->> 'push')::boolean from user_settings us where us.user_id = u.id), ${defaultChoice("message_posted", "push")}) as push,
+      coalesce((select (us.notifications -> 'message_posted' ->> 'email')::boolean from user_settings us where us.user_id = u.id), ${defaultChoice("message_posted", "email")}) as email
+    from candidates c
       join users u on u.id = c.user_id
       join message_threads t on t.id = ${threadId}
       join projects p on p.id = t.project_id and p.deleted_at is null
@@ -140,7 +148,6 @@ export async function listMessageRecipients(conn: CommonQueryMethods, threadId: 
       and (p.owner_id = u.id
         or exists (select 1 from team_projects tp join team_members tm on tm.team_id = tp.team_id where tp.project_id = p.id and tm.user_id = u.id)
         or exists (select 1 from user_roles r where r.user_id = u.id and r.role in ('admin', 'super_admin')))
-      and exists (select 1 from push_subscriptions s where s.user_id = u.id and (s.expires_at is null or s.expires_at > now()))
-      and coalesce((select (us.notifications -> 'message_posted' ->> 'push')::boolean from user_settings us where us.user_id = u.id), true)
-    order by u.id`);
+    )
+    select id, push, email from chosen where push or email order by id`);
 }

@@ -9,3 +9,19 @@ export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number];
 
 /** Every kind with both channels: on or off. */
 export type NotificationChoices = Record<NotificationKind, Record<NotificationChannel, boolean>>;
+
+/**
+ * What a user who never chose gets: every direct event by e-mail and push (a deployment of
+ * theirs finished, a card assigned to them, a reply in their ticket); a new message in a
+ * thread, which in a busy project comes often, by push only.
+ */
+export const NOTIFICATION_DEFAULTS: NotificationChoices = {
+  deployment_completed: { email: true, push: true },
+  kanban_card_assigned: { email: true, push: true },
+  message_posted: { email: false, push: true },
+  support_ticket_reply: { email: true, push: true },
+};
+
+/** The default for `kind` on `channel` (on for anything unknown). */
+export const defaultChoice = (kind: string, channel: string): boolean =>
+  (NOTIFICATION_DEFAULTS as Record<string, Record<string, boolean> | undefined>)[kind]?.[channel] ?? true;

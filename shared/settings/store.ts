@@ -3,7 +3,7 @@
  */
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
-import { NOTIFICATION_CHANNELS, NOTIFICATION_KINDS, type NotificationChoices } from "./notificationKinds.ts";
+import { defaultChoice, NOTIFICATION_CHANNELS, NOTIFICATION_KINDS, type NotificationChoices } from "./notificationKinds.ts";
 
 export const globalSettingsRow = z.object({
   registration_open: z.boolean(),
@@ -47,7 +47,7 @@ export async function lockGlobalSettings(conn: CommonQueryMethods): Promise<Glob
   return conn.one(sql.type(globalSettingsRow)`select ${columns} from global_settings where id for update`);
 }
 
-/** A user's notification choices with every kind and channel filled in (default: on). */
+/** A user's notification choices with every kind and channel filled in (defaults: NOTIFICATION_DEFAULTS). */
 export async function findNotificationChoices(conn: CommonQueryMethods, userId: number): Promise<NotificationChoices> {
   const stored = await conn.maybeOneFirst(sql.type(z.object({ notifications: z.record(z.string(), z.unknown()) }))`
     select notifications from user_settings where user_id = ${userId}`);
@@ -59,7 +59,7 @@ export function completeChoices(stored: Record<string, unknown>): NotificationCh
   const out = {} as NotificationChoices;
   for (const kind of NOTIFICATION_KINDS) {
     const given = (stored[kind] ?? {}) as Record<string, unknown>;
-    out[kind] = Object.fromEntries(NOTIFICATION_CHANNELS.map((channel) => [channel, given[channel] !== false])) as NotificationChoices[typeof kind];
+    out[kind] = Object.fromEntries(NOTIFICATION_CHANNELS.map((channel) => [channel, typeof given[channel] === "boolean" ? given[channel] : defaultChoice(kind, channel)])) as NotificationChoices[typeof kind];
   }
   return out;
 }
@@ -80,5 +80,5 @@ export async function saveNotificationChoices(conn: CommonQueryMethods, userId: 
 export async function wantsNotification(conn: CommonQueryMethods, userId: number, kind: string, channel: string): Promise<boolean> {
   const value = await conn.maybeOneFirst(sql.type(z.object({ wanted: z.boolean().nullable() }))`
     select (notifications -> ${kind} ->> ${channel})::boolean as wanted from user_settings where user_id = ${userId}`);
-  return value !== false;
+  return value ?? defaultChoice(kind, channel);
 }

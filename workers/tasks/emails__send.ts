@@ -8,12 +8,13 @@ import { renderMail } from "../../shared/mail/templates.ts";
 import { defineTask } from "../defineTask.ts";
 
 export default defineTask(emailsSend, async (payload, { deps, jobId }) => {
-  const rendered = renderMail(payload.kind, payload.locale, payload.params, payload.link);
+  const link = payload.link?.startsWith("/") ? `${deps.config.frontendUrl}${payload.link}` : payload.link;
+  const rendered = renderMail(payload.kind, payload.locale, payload.params, link);
   const result = await deliverMail(deps, {
     ...rendered,
     to: payload.to,
     id: `job-${jobId ?? "cron"}-${payload.kind}`,
-    ...(payload.link ? { link: payload.link } : {}),
+    ...(link ? { link } : {}),
   });
   return { via: result.via, kind: payload.kind };
 });

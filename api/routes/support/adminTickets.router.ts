@@ -13,8 +13,9 @@ import { currentUser, type AppContext } from "../../context.ts";
 import { paginated, paginatedSchema } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
 import { hasRole, isSiteAdmin } from "../../policies/roles.ts";
-import { presentTicket, presentTicketMessage } from "../../presenters/supportTicket.ts";
+import { presentTicket } from "../../presenters/supportTicket.ts";
 import { defineRoute } from "../route.ts";
+import { presentConversation, ticketFilesOf, writeWithFiles } from "./attachments.ts";
 import { adminTicketListQuery, staffReplyBody, ticketMessageResource, ticketParams, ticketResource, updateTicketBody } from "./support.schema.ts";
 
 const withMessages = z.object({ ticket: ticketResource.extend({ messages: z.array(ticketMessageResource) }) });
@@ -47,7 +48,7 @@ const show = defineRoute({
     adminOnly(ctx);
     const ticket = await findTicket(ctx.deps.pool, params.id);
     if (!ticket) throw notFound("Support ticket");
-    ctx.body = { ticket: { ...presentTicket(ticket), messages: (await listMessages(ctx.deps.pool, ticket.id, true)).map(presentTicketMessage) } };
+    ctx.body = { ticket: { ...presentTicket(ticket), messages: await presentConversation(ctx.deps.pool, ctx.deps.config, await listMessages(ctx.deps.pool, ticket.id, true)) } };
   },
 });
 
@@ -101,6 +102,7 @@ const reply = defineRoute({
   auth: "bearer",
   params: ticketParams,
   body: staffReplyBody,
+  bodyKind: "json-or-multipart",
   responses: {
     201: { description: "Added", schema: z.object({ message: z.string(), reply: ticketMessageResource }) },
     403: { description: "Not an administrator" },
@@ -109,13 +111,18 @@ const reply = defineRoute({
   handler: async (ctx, { params, body }) => {
     adminOnly(ctx);
     const actor = currentUser(ctx);
-    const message = await ctx.deps.pool.transaction(async (tx) => {
+    const isInternal = body.is_internal === true || body.is_internal === "true";
+    const files = ticketFilesOf(body);
+    if (!(await findTicket(ctx.deps.pool, params.id))) throw notFound("Support ticket");
+    const message = await writeWithFiles(ctx, actor.id, files, async (tx, attach) => {
       const ticket = await findTicket(tx, params.id, true);
       if (!ticket) throw notFound("Support ticket");
-      return replyToTicket(tx, { ticket, authorId: actor.id, body: body.body, fromStaff: true, isInternal: body.is_internal, link: `${ctx.deps.config.frontendUrl}/support-tickets/${ticket.id}` });
+      const message = await replyToTicket(tx, { ticket, authorId: actor.id, body: body.body, fromStaff: true, isInternal, link: `${ctx.deps.config.frontendUrl}/support-tickets/${ticket.id}` });
+      await attach(message.id);
+      return message;
     });
     ctx.status = 201;
-    ctx.body = { message: body.is_internal ? "Internal note added." : "Reply sent.", reply: presentTicketMessage(message) };
+    ctx.body = { message: isInternal ? "Internal note added." : "Reply sent.", reply: (await presentConversation(ctx.deps.pool, ctx.deps.config, [message]))[0] };
   },
 });
 

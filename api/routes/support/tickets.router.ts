@@ -8,8 +8,9 @@ import { replyToTicket } from "../../../shared/support/replies.ts";
 import { findTicket, insertTicket, listMessages, listTickets, updateTicket, type TicketRow } from "../../../shared/support/store.ts";
 import { currentUser, type AppContext } from "../../context.ts";
 import { paginated, paginatedSchema } from "../../pagination.ts";
-import { presentTicket, presentTicketMessage } from "../../presenters/supportTicket.ts";
+import { presentTicket } from "../../presenters/supportTicket.ts";
 import { defineRoute } from "../route.ts";
+import { presentConversation, ticketFilesOf, writeWithFiles } from "./attachments.ts";
 import { createTicketBody, replyBody, ticketListQuery, ticketMessageResource, ticketParams, ticketResource } from "./support.schema.ts";
 
 const withMessages = z.object({ ticket: ticketResource.extend({ messages: z.array(ticketMessageResource) }) });
@@ -24,19 +25,23 @@ async function ownTicket(ctx: AppContext, conn: Parameters<typeof findTicket>[0]
 const create = defineRoute({
   method: "post",
   path: "/support-tickets",
-  summary: "Open a support ticket",
+  summary: "Open a support ticket (JSON, or multipart with `attachments[i]` files)",
   tags: ["Support"],
   auth: "bearer",
   body: createTicketBody,
+  bodyKind: "json-or-multipart",
   responses: { 201: { description: "Opened", schema: z.object({ message: z.string() }).extend(withMessages.shape) } },
   handler: async (ctx, { body }) => {
     const me = currentUser(ctx);
-    const { ticket, messages } = await ctx.deps.pool.transaction(async (tx) => {
-      const id = await insertTicket(tx, { userId: me.id, ...body });
-      return { ticket: (await findTicket(tx, id))!, messages: await listMessages(tx, id, false) };
+    const files = ticketFilesOf(body);
+    const { ticket, messages } = await writeWithFiles(ctx, me.id, files, async (tx, attach) => {
+      const id = await insertTicket(tx, { userId: me.id, subject: body.subject, body: body.body, category: body.category, priority: body.priority });
+      const messages = await listMessages(tx, id, false);
+      await attach(messages[0]!.id);
+      return { ticket: (await findTicket(tx, id))!, messages };
     });
     ctx.status = 201;
-    ctx.body = { message: "Support ticket opened.", ticket: { ...presentTicket(ticket), messages: messages.map(presentTicketMessage) } };
+    ctx.body = { message: "Support ticket opened.", ticket: { ...presentTicket(ticket), messages: await presentConversation(ctx.deps.pool, ctx.deps.config, messages) } };
   },
 });
 
@@ -65,27 +70,33 @@ const show = defineRoute({
   handler: async (ctx, { params }) => {
     const ticket = await ownTicket(ctx, ctx.deps.pool, params.id);
     const messages = await listMessages(ctx.deps.pool, ticket.id, false);
-    ctx.body = { ticket: { ...presentTicket(ticket), messages: messages.map(presentTicketMessage) } };
+    ctx.body = { ticket: { ...presentTicket(ticket), messages: await presentConversation(ctx.deps.pool, ctx.deps.config, messages) } };
   },
 });
 
 const reply = defineRoute({
   method: "post",
   path: "/support-tickets/{id}/replies",
-  summary: "Reply on one of the caller's tickets (reopens one waiting for the caller)",
+  summary: "Reply on one of the caller's tickets (reopens one waiting for the caller); JSON, or multipart with `attachments[i]` files",
   tags: ["Support"],
   auth: "bearer",
   params: ticketParams,
   body: replyBody,
+  bodyKind: "json-or-multipart",
   responses: { 201: { description: "Added", schema: z.object({ message: z.string(), reply: ticketMessageResource }) }, 409: { description: "The ticket is closed (`ticket_closed`)" } },
   handler: async (ctx, { params, body }) => {
     const me = currentUser(ctx);
-    const message = await ctx.deps.pool.transaction(async (tx) => {
+    const files = ticketFilesOf(body);
+    // Someone else's ticket stores nothing.
+    await ownTicket(ctx, ctx.deps.pool, params.id);
+    const message = await writeWithFiles(ctx, me.id, files, async (tx, attach) => {
       const ticket = await ownTicket(ctx, tx, params.id, true);
-      return replyToTicket(tx, { ticket, authorId: me.id, body: body.body, fromStaff: false, isInternal: false, link: `${ctx.deps.config.frontendUrl}/support-tickets/${ticket.id}` });
+      const message = await replyToTicket(tx, { ticket, authorId: me.id, body: body.body, fromStaff: false, isInternal: false, link: `${ctx.deps.config.frontendUrl}/support-tickets/${ticket.id}` });
+      await attach(message.id);
+      return message;
     });
     ctx.status = 201;
-    ctx.body = { message: "Reply added.", reply: presentTicketMessage(message) };
+    ctx.body = { message: "Reply added.", reply: (await presentConversation(ctx.deps.pool, ctx.deps.config, [message]))[0] };
   },
 });
 
