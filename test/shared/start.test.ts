@@ -79,7 +79,7 @@ t.test("as root, a data folder the postgres user cannot reach (a checkout in a m
   t.equal(path.resolve(dataDir, await readlink(pgDir)), clusterDir, "through the same link");
   t.notMatch(second.output(), /applied \d+ migration/, "on the same cluster: nothing to migrate again");
   t.match(second.output(), new RegExp(`is a link: the cluster lives in ${clusterDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`), "and says where it is");
-  t.equal(await second.stop(), 0, "SIGTERM: exits 0");
+  t.equal(await second.stop(), 0, "SIGTERM: exits 0", { output: second.output().slice(-3000) });
 
   // Deleting the data folder resets the database, as it does when the cluster lives in it.
   await rm(dataDir, { recursive: true, force: true });
@@ -87,5 +87,5 @@ t.test("as root, a data folder the postgres user cannot reach (a checkout in a m
   t.equal(third.health?.status, 200, `after deleting the data folder, a start serves /api/health (${JSON.stringify(third.health?.body) ?? third.output().slice(-3000)})`);
   t.equal(path.resolve(dataDir, await readlink(pgDir)), clusterDir, "from the same place outside");
   t.match(third.output(), /applied \d+ migration/, "on a new, empty cluster");
-  t.equal(await third.stop(), 0, "SIGTERM: exits 0");
+  t.equal(await third.stop(), 0, "SIGTERM: exits 0", { output: third.output().slice(-3000) });
 });
