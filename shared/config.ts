@@ -56,7 +56,8 @@ export const envSchema = z.object({
   REALTIME_APP_ID: z.string().min(1).default("schemaforge"),
   REALTIME_APP_KEY: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/, { error: "expected 8-128 letters, digits, - or _" }),
   REALTIME_APP_SECRET: z.string().min(16, { error: "expected at least 16 characters" }),
-  REALTIME_ACTIVITY_TIMEOUT_S: integer(10, 600).default(120),
+  REALTIME_ACTIVITY_TIMEOUT_S: integer(1, 600).default(120),
+  REALTIME_PONG_TIMEOUT_S: integer(1, 600).default(30),
   REALTIME_REAUTH_S: integer(1, 86_400).default(300),
   OAUTH_CLIENT_ID: z
     .string()
@@ -163,7 +164,7 @@ export interface Config {
   /** 32-byte key for AES-256-GCM encryption of secrets at rest and for signed links. */
   appKey: Buffer;
   /** `reauthS`: at the latest, open subscriptions are re-authorized this often (access changes also trigger it at once). */
-  realtime: { appId: string; key: string; secret: string; activityTimeoutS: number; reauthS: number };
+  realtime: { appId: string; key: string; secret: string; activityTimeoutS: number; pongTimeoutS: number; reauthS: number };
   oauth: { clientId: string | undefined; clientSecret: string | undefined; jwks: string | undefined };
   rateLimit: { userPerHour: number; publicPerHour: number; loginMaxAttempts: number; loginLockoutS: number };
   mail: { smtpUrl: string | undefined; from: string };
@@ -286,6 +287,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       key: e.REALTIME_APP_KEY,
       secret: e.REALTIME_APP_SECRET,
       activityTimeoutS: e.REALTIME_ACTIVITY_TIMEOUT_S,
+      pongTimeoutS: e.REALTIME_PONG_TIMEOUT_S,
       reauthS: e.REALTIME_REAUTH_S,
     },
     oauth: { clientId: e.OAUTH_CLIENT_ID, clientSecret: e.OAUTH_CLIENT_SECRET, jwks: e.OAUTH_JWKS },

@@ -20,7 +20,6 @@ import { MAX_HELD_FRAMES, SubscriptionReauthorizer, type Subscription, type Subs
 
 const MAX_CHANNELS_PER_CONNECTION = 100;
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
-const PONG_TIMEOUT_MS = 30_000;
 /** ws.send options for pre-encoded JSON: a text frame, never compressed. */
 const textFrame = { binary: false, compress: false } as const;
 
@@ -55,7 +54,8 @@ export class RealtimeServer implements SubscriptionSet {
   constructor(deps: AppDeps) {
     this.#deps = deps;
     const activityMs = deps.config.realtime.activityTimeoutS * 1000;
-    this.#timer = setInterval(() => this.#checkActivity(activityMs), Math.min(10_000, activityMs / 4));
+    const pongMs = deps.config.realtime.pongTimeoutS * 1000;
+    this.#timer = setInterval(() => this.#checkActivity(activityMs, pongMs), Math.min(10_000, activityMs / 4, pongMs / 4));
     this.#timer.unref();
     this.reauthorizer = new SubscriptionReauthorizer(deps, this);
     this.reauthorizer.start();
@@ -242,11 +242,11 @@ export class RealtimeServer implements SubscriptionSet {
     connection.ws.send(frame("pusher:subscription_error", { type: "AuthError", error: "Access to this channel has ended", status: 403 }, subscription.channel));
   }
 
-  #checkActivity(activityMs: number): void {
+  #checkActivity(activityMs: number, pongMs: number): void {
     const now = Date.now();
     for (const connection of this.#connections) {
       if (connection.pingSentAt !== undefined) {
-        if (now - connection.pingSentAt > PONG_TIMEOUT_MS) connection.ws.close(closeCodes.pongNotReceived, "Pong reply not received");
+        if (now - connection.pingSentAt > pongMs) connection.ws.close(closeCodes.pongNotReceived, "Pong reply not received");
       } else if (now - connection.lastSeen > activityMs) {
         connection.pingSentAt = now;
         connection.ws.send(frame("pusher:ping", {}));
