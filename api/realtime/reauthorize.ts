@@ -50,6 +50,12 @@ export interface SubscriptionSet {
   revoke(subscription: Subscription): void;
 }
 
+/** What one pass of checks looks up once: acting users by grant, decisions by channel and grant. */
+interface CheckMemo {
+  users: Map<string, Promise<UserRow | null>>;
+  decisions: Map<string, Promise<boolean>>;
+}
+
 type Scope = { all: true } | { all: false; users: Set<number> };
 
 export class SubscriptionReauthorizer {
@@ -98,20 +104,21 @@ export class SubscriptionReauthorizer {
     while (this.#pending.size > 0) {
       const batch = [...this.#pending];
       this.#pending.clear();
-      // One credential check per grant and one authorizer call per (user as acting, channel) in a pass.
-      const users = new Map<string, Promise<UserRow | null>>();
+      // One credential check per grant and one authorizer call per (grant, channel) in a pass:
+      // the sockets of one user (tabs, devices) on one channel share them.
+      const memo: CheckMemo = { users: new Map(), decisions: new Map() };
       // A few checks at once: held events wait for their own check, not for the whole batch.
       for (let i = 0; i < batch.length; i += CHECKS_AT_ONCE) {
-        await Promise.all(batch.slice(i, i + CHECKS_AT_ONCE).map((subscription) => this.#check(subscription, users)));
+        await Promise.all(batch.slice(i, i + CHECKS_AT_ONCE).map((subscription) => this.#check(subscription, memo)));
       }
     }
   }
 
-  async #check(subscription: Subscription, users: Map<string, Promise<UserRow | null>>): Promise<void> {
+  async #check(subscription: Subscription, memo: CheckMemo): Promise<void> {
     if (!this.#set.isOpen(subscription)) return;
     let allowed: boolean;
     try {
-      allowed = await this.#allowed(subscription, users);
+      allowed = await this.#allowed(subscription, memo);
     } catch (error) {
       // The database is away: keep the subscription; the next pass (or a reconnect) checks again.
       this.#deps.log.warn({ err: error, channel: subscription.channel }, "could not re-authorize a realtime subscription");
@@ -123,15 +130,25 @@ export class SubscriptionReauthorizer {
     else if (!this.#pending.has(subscription)) this.#set.release(subscription);
   }
 
-  async #allowed(subscription: Subscription, users: Map<string, Promise<UserRow | null>>): Promise<boolean> {
+  #allowed(subscription: Subscription, memo: CheckMemo): Promise<boolean> {
     const key = JSON.stringify(subscription.grant);
-    let user = users.get(key);
-    if (!user) {
-      user = actingUser(this.#deps, subscription.grant);
-      users.set(key, user);
+    const decisionKey = `${subscription.channel} ${key}`;
+    let decision = memo.decisions.get(decisionKey);
+    if (!decision) {
+      let user = memo.users.get(key);
+      if (!user) {
+        user = actingUser(this.#deps, subscription.grant);
+        memo.users.set(key, user);
+      }
+      decision = this.#decide(subscription.channel, user);
+      memo.decisions.set(decisionKey, decision);
     }
+    return decision;
+  }
+
+  async #decide(channel: string, user: Promise<UserRow | null>): Promise<boolean> {
     const acting = await user;
-    const found = findChannelAuthorizer(subscription.channel);
+    const found = findChannelAuthorizer(channel);
     return acting !== null && found !== undefined && (await found.authorizer(this.#deps, acting, found.id));
   }
 }

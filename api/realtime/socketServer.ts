@@ -15,13 +15,12 @@ import { WebSocket, WebSocketServer } from "ws";
 import type { AppDeps } from "../context.ts";
 import { channelNamePattern, verifyChannelSignature } from "./channelAuth.ts";
 import { parseGrant } from "./grants.ts";
+import { prepareTextFrame, writePrepared } from "./preparedFrame.ts";
 import { closeCodes, errorFrame, frame, parseClientFrame, PROTOCOL_VERSION, type ClientFrame } from "./protocol.ts";
 import { MAX_HELD_FRAMES, SubscriptionReauthorizer, type Subscription, type SubscriptionSet } from "./reauthorize.ts";
 
 const MAX_CHANNELS_PER_CONNECTION = 100;
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
-/** ws.send options for pre-encoded JSON: a text frame, never compressed. */
-const textFrame = { binary: false, compress: false } as const;
 
 class Connection {
   readonly socketId = `${randomInt(1, 2 ** 31)}.${randomInt(1, 2 ** 31)}`;
@@ -43,7 +42,13 @@ interface OwnedSubscription extends Subscription {
 
 export class RealtimeServer implements SubscriptionSet {
   readonly #deps: AppDeps;
-  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024, perMessageDeflate: false });
+  readonly #wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 16 * 1024,
+    perMessageDeflate: false,
+    // The server keeps its own set of connections; ws's would be a second one per socket.
+    clientTracking: false,
+  });
   readonly #members = new Map<string, Set<Connection>>();
   readonly #hubSubscriptions = new Map<string, () => void>();
   readonly #connections = new Set<Connection>();
@@ -198,8 +203,10 @@ export class RealtimeServer implements SubscriptionSet {
     const members = this.#members.get(channel);
     if (!members) return;
     const text = frame(event, data, channel);
-    // Encoded once: ws would turn a string into UTF-8 bytes again for every socket.
+    // Encoded and framed once: ws would turn a string into UTF-8 bytes and build a header
+    // again for every socket (preparedFrame.ts).
     const bytes = Buffer.from(text);
+    const prepared = prepareTextFrame(bytes);
     for (const connection of members) {
       const { ws } = connection;
       if (ws.readyState !== WebSocket.OPEN) continue;
@@ -214,7 +221,7 @@ export class RealtimeServer implements SubscriptionSet {
         ws.close(closeCodes.overCapacity, "Client is not reading fast enough");
         continue;
       }
-      ws.send(bytes, textFrame);
+      writePrepared(ws, prepared, bytes);
     }
   }
 

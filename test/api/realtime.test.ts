@@ -91,11 +91,16 @@ t.test("realtime (Pusher protocol)", async (t) => {
     const pusher = await connectPusher(t, app.url, KEY, owner.token);
     const channel = await pusher.subscribe(`private-job.${job.id}`);
     const big = "x".repeat(20_000);
+    // Over 65,535 bytes, with multi-byte characters: the frame's 64-bit length form, in bytes.
+    const huge = "é€".repeat(20_000);
     const received = pusher.next(channel, "Big");
+    const hugeReceived = pusher.next(channel, "Huge");
     const small = pusher.next(channel, "Small");
     await publish(app.pool, { channel: `private-job.${job.id}`, event: "Big", data: { big } });
+    await publish(app.pool, { channel: `private-job.${job.id}`, event: "Huge", data: { huge } });
     await publish(app.pool, { channel: `private-job.${job.id}`, event: "Small", data: { n: 1 } });
     t.equal((await received).big.length, 20_000);
+    t.equal((await hugeReceived).huge, huge);
     t.same(await small, { n: 1 });
     const spilled = await app.pool.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from realtime_payloads`);
     t.ok(spilled >= 1, "the large event was stored by reference");

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createPool } from "../../shared/db/pool.ts";
 import { publish } from "../../shared/events/publish.ts";
 import { benchDatabase, percentile } from "./support/db.ts";
-import { ask, nextMessage, procMemory, reply, spawnNode } from "./support/benchProcesses.ts";
+import { ask, nextMessage, procMemory, reply, spawnNode, stopChildren } from "./support/benchProcesses.ts";
 import { wallClock } from "./support/realtimeClients.ts";
 import { limitFigure, report } from "./report.ts";
 
@@ -98,7 +98,7 @@ try {
     limitFigure(`${label}.rss`, serverRss / MB, "MB", 4096, null, `the ${WEB_PROCESSES} web processes' VmRSS together (idle ${Math.round(idleRss / MB)} MB); client processes ${Math.round(clientRss / MB)} MB`),
   ]);
 } finally {
-  for (const child of [...clients, ...servers]) child.kill("SIGKILL");
+  await stopChildren([...clients, ...servers]);
   await pool.end();
   await db.drop();
 }

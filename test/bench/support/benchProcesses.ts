@@ -8,12 +8,15 @@ import type { ClientCommand, ClientReply } from "./realtimeClients.ts";
 /**
  * Starts a Node script with its open-file soft limit raised to the hard limit (thousands
  * of sockets need thousands of descriptors; as root, the hard limit is raised first to
- * `BENCH_NOFILE`, default 200,000), with an IPC channel.
+ * `BENCH_NOFILE`, default 200,000), with an IPC channel. `BENCH_CHILD_NODE_FLAGS` adds node
+ * flags to these processes, e.g. `--cpu-prof --cpu-prof-dir=<folder>` for a profile of the
+ * web server and of the clients (written when they exit: see `stopChildren`).
  */
 export function spawnNode(script: URL, env: Record<string, string>): ChildProcess & { stdout: NonNullable<ChildProcess["stdout"]> } {
+  const flags = (process.env.BENCH_CHILD_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
   const child = spawn(
     "/bin/sh",
-    ["-c", `ulimit -Hn ${Number(process.env.BENCH_NOFILE ?? 200_000)} 2>/dev/null; ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"`, "sh", process.execPath, script.pathname],
+    ["-c", `ulimit -Hn ${Number(process.env.BENCH_NOFILE ?? 200_000)} 2>/dev/null; ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"`, "sh", process.execPath, ...flags, script.pathname],
     { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit", "ipc"] },
   );
   return child as ChildProcess & { stdout: NonNullable<ChildProcess["stdout"]> };
@@ -51,6 +54,15 @@ export async function ask<K extends ClientReply["type"]>(child: ChildProcess, co
   return answer;
 }
 
+/** A process's CPU time (user + system) so far in milliseconds, from /proc (10 ms resolution). */
+export function procCpuMs(pid: number): number {
+  // Fields after the command name (which may hold spaces), counted from the state field:
+  // utime and stime are the 12th and 13th, in clock ticks (100 per second on Linux).
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** A process's resident and peak resident memory in bytes, from /proc. */
 export function procMemory(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -58,3 +70,21 @@ export function procMemory(pid: number): { rss: number; hwm: number } {
   return { rss: field("VmRSS"), hwm: field("VmHWM") };
 }
 
+
+/** Stops child processes: SIGTERM (they exit, writing any CPU profile), SIGKILL after `graceMs`. */
+export async function stopChildren(children: ChildProcess[], graceMs = 10_000): Promise<void> {
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+          child.once("exit", () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          child.kill("SIGTERM");
+        }),
+    ),
+  );
+}
