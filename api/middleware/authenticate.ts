@@ -14,10 +14,10 @@
  */
 import type { Next } from "koa";
 import { z } from "zod";
-import { touchPersonalToken, verifyPersonalToken, looksLikePersonalToken } from "../../shared/auth/personalTokens.ts";
+import { touchPersonalToken, verifyPersonalTokenWithUser, looksLikePersonalToken } from "../../shared/auth/personalTokens.ts";
 import { effectiveScopes, hasScope, rolesInEffect, type Scope } from "../../shared/auth/scopes.ts";
 import { sql } from "../../shared/db/pool.ts";
-import { findUserById, userColumns, userRow, type UserRow } from "../../shared/db/users.ts";
+import { userColumns, userRow, type UserRow } from "../../shared/db/users.ts";
 import { AppError, unauthorized } from "../../shared/errors.ts";
 import type { AppContext, AppDeps, AuthMethod, TokenScopes } from "../context.ts";
 import { issuedAtMs, type AccessClaims } from "../oauth/accessTokens.ts";
@@ -97,10 +97,10 @@ async function resolveJwt(deps: AppDeps, token: string): Promise<Authenticated |
 /** Resolves a bearer token to its user, or null when it is not valid. */
 export async function resolveBearer(deps: AppDeps, token: string): Promise<Authenticated | null> {
   if (!looksLikePersonalToken(token)) return resolveJwt(deps, token);
-  const row = await verifyPersonalToken(deps.pool, token);
-  if (!row) return null;
-  const user = await findUserById(deps.pool, row.user_id);
-  if (!user || user.disabled_at) return null;
+  const found = await verifyPersonalTokenWithUser(deps.pool, token);
+  if (!found) return null;
+  const { token: row, user } = found;
+  if (user.disabled_at) return null;
   if (user.tokens_revoked_at && row.created_at.getTime() < user.tokens_revoked_at.getTime()) return null;
   touchPersonalToken(deps.pool, row).catch((error: unknown) => deps.log.warn({ err: error }, "could not record token use"));
   const { user: acting, ...scopes } = scoped(user, row.abilities);

@@ -2,6 +2,7 @@
  * Builds the Koa router from route declarations: each route becomes the pipeline
  * authenticate → read body → validate → handler (STYLE "A request").
  */
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import Router from "@koa/router";
 import type { Middleware, Next } from "koa";
 import { HttpMethodEnum, koaBody } from "koa-body";
@@ -99,12 +100,19 @@ function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
   };
 }
 
+/** A response body without its content coding (`br`, `gzip` or none). */
+function decoded(body: Buffer, encoding: string): Buffer {
+  if (encoding === "br") return brotliDecompressSync(body);
+  if (encoding === "gzip") return gunzipSync(body);
+  return body;
+}
+
 /** In tests, a response that contradicts its declared schema fails the request loudly. */
 function checkResponse(route: RouteSpec, ctx: AppContext): void {
   const schema = route.responses[ctx.status]?.schema;
   if (!schema) return;
-  // A route may answer pre-serialized JSON (a cached Buffer): check what it decodes to.
-  const body = Buffer.isBuffer(ctx.body) && ctx.response.is("json") ? (JSON.parse(ctx.body.toString("utf8")) as unknown) : ctx.body;
+  // A route may answer pre-serialized JSON (a cached Buffer, maybe compressed): check what it decodes to.
+  const body = Buffer.isBuffer(ctx.body) && ctx.response.is("json") ? (JSON.parse(decoded(ctx.body, ctx.response.get("Content-Encoding")).toString("utf8")) as unknown) : ctx.body;
   const result = schema.safeParse(body);
   if (!result.success) {
     throw new Error(`Response of ${route.method.toUpperCase()} ${route.path} does not match its schema: ${result.error.message}`);

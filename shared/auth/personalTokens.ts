@@ -9,6 +9,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
+import { userColumns, userRow, type UserRow } from "../db/users.ts";
 
 const tokenRow = z.object({
   id: z.number(),
@@ -55,11 +56,42 @@ export async function verifyPersonalToken(conn: CommonQueryMethods, plainText: s
   const row = await conn.maybeOne(sql.type(tokenRow)`
     select id, user_id, name, token_hash, abilities, expires_at, last_used_at, created_at
     from personal_access_tokens where id = ${Number(idText)}`);
-  if (!row) return null;
-  const expected = hash(secret);
-  if (row.token_hash.length !== expected.length || !timingSafeEqual(row.token_hash, expected)) return null;
+  if (!row || !hashMatches(row, secret)) return null;
   if (row.expires_at && row.expires_at.getTime() <= Date.now()) return null;
   return row;
+}
+
+const hashMatches = (row: Pick<PersonalTokenRow, "token_hash">, secret: string) => {
+  const expected = hash(secret);
+  return row.token_hash.length === expected.length && timingSafeEqual(row.token_hash, expected);
+};
+
+const tokenWithUserRow = userRow.extend({
+  token_id: z.number(),
+  token_name: z.string(),
+  token_hash: z.instanceof(Buffer),
+  abilities: z.array(z.string()),
+  expires_at: z.date().nullable(),
+  last_used_at: z.date().nullable(),
+  token_created_at: z.date(),
+});
+
+/**
+ * `verifyPersonalToken` and the token's user in one round trip (bearer authentication: a
+ * second statement for the user was a third of a cached read's database time). A named
+ * prepared statement: planning the join cost about as much as running it.
+ */
+export async function verifyPersonalTokenWithUser(conn: CommonQueryMethods, plainText: string): Promise<{ token: PersonalTokenRow; user: UserRow } | null> {
+  if (!looksLikePersonalToken(plainText)) return null;
+  const [idText, secret] = plainText.split("|") as [string, string];
+  const row = await conn.maybeOne(sql.prepared("authenticate_personal_token", tokenWithUserRow)`
+    select t.id as token_id, t.name as token_name, t.token_hash, t.abilities, t.expires_at, t.last_used_at,
+      t.created_at as token_created_at, ${userColumns}
+    from personal_access_tokens t join users u on u.id = t.user_id where t.id = ${Number(idText)}`);
+  if (!row || !hashMatches(row, secret)) return null;
+  if (row.expires_at && row.expires_at.getTime() <= Date.now()) return null;
+  const { token_id: id, token_name: name, token_hash, abilities, expires_at, last_used_at, token_created_at: createdAt, ...user } = row;
+  return { token: { id, user_id: user.id, name, token_hash, abilities, expires_at, last_used_at, created_at: createdAt }, user };
 }
 
 /** Records use, at most once a minute per token to keep writes off the hot path. */

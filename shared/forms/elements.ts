@@ -7,8 +7,9 @@
  */
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
-import { conflict, invalid, type FieldErrors } from "../errors.ts";
-import { commonColumns, defaultSize, elementInput, kindColumns, type ElementInput } from "./elementInput.ts";
+import { invalid, type FieldErrors } from "../errors.ts";
+import { allColumns, assignments, columnList, recordsetColumns, type ElementColumn } from "./elementColumns.ts";
+import { defaultSize, elementInput, kindColumns, type ElementInput } from "./elementInput.ts";
 import { formElementColumns, formElementRow, type FormElementRow, type FormSetRow, type FormWindowRow } from "./rows.ts";
 import { hasField, loadSchemaFields, type SchemaFields } from "./schemaFields.ts";
 
@@ -20,12 +21,16 @@ export class WindowContext {
   private fields: Promise<SchemaFields> | undefined;
   private readonly conn: CommonQueryMethods;
 
-  /** `grid`: the project's grid size when it snaps to the grid, else null. */
-  constructor(conn: CommonQueryMethods, set: FormSetRow, window: FormWindowRow, grid: number | null) {
+  /**
+   * `grid`: the project's grid size when it snaps to the grid, else null; `fields`: the
+   * schema's fields when the caller read them already (read on first use otherwise).
+   */
+  constructor(conn: CommonQueryMethods, set: FormSetRow, window: FormWindowRow, grid: number | null, fields?: SchemaFields) {
     this.conn = conn;
     this.set = set;
     this.window = window;
     this.grid = grid;
+    if (fields) this.fields = Promise.resolve(fields);
   }
 
   schemaFields(): Promise<SchemaFields> | null {
@@ -36,7 +41,7 @@ export class WindowContext {
 }
 
 /** An element ready to store: every column of the row but its ids. */
-export type ElementValues = Record<(typeof commonColumns)[number] | (typeof kindColumns)[number], string | number | boolean | null>;
+export type ElementValues = Record<ElementColumn, string | number | boolean | null>;
 
 const snap = (value: number, grid: number, min: number) => Math.max(min, Math.round(value / grid) * grid);
 
@@ -103,52 +108,6 @@ export async function prepareElement(input: ElementInput, ctx: WindowContext, ta
   }
   return values;
 }
-
-const allColumns = [...commonColumns, ...kindColumns];
-
-/** Column types for reading a batch of elements out of one JSON parameter. */
-const columnTypes: Record<(typeof allColumns)[number], "text" | "int" | "boolean"> = {
-  element_type: "text",
-  x_position: "int",
-  y_position: "int",
-  width: "int",
-  height: "int",
-  sort_order: "int",
-  is_visible: "boolean",
-  tab_order: "int",
-  background_color: "text",
-  border_width: "int",
-  border_color: "text",
-  anchor_right: "int",
-  anchor_bottom: "int",
-  anchor_width: "int",
-  anchor_height: "int",
-  container_orientation: "text",
-  container_gap: "int",
-  container_columns: "int",
-  max_fields: "int",
-  default_control_height: "int",
-  button_label: "text",
-  button_icon: "text",
-  button_action: "text",
-  button_background_color: "text",
-  button_text_color: "text",
-  field_name: "text",
-  control_type: "text",
-  link_table: "text",
-  link_field: "text",
-  link_display_field: "text",
-};
-const typeFragments = { text: sql.fragment`text`, int: sql.fragment`int`, boolean: sql.fragment`boolean` };
-const comma = sql.fragment`, `;
-const recordsetColumns = sql.join(
-  [sql.fragment`id bigint`, ...allColumns.map((c) => sql.fragment`${sql.identifier([c])} ${typeFragments[columnTypes[c]]}`)],
-  comma,
-);
-const columnList = sql.join(allColumns.map((c) => sql.identifier([c])), comma);
-const assignments = sql.join(allColumns.map((c) => sql.fragment`${sql.identifier([c])} = ${sql.identifier(["x", c])}`), comma);
-/** Whether a stored element `e` differs from its new values `x` in any column (a row compare, NULL-safe). */
-const differs = sql.fragment`(${sql.join(allColumns.map((c) => sql.identifier(["e", c])), comma)}) is distinct from (${sql.join(allColumns.map((c) => sql.identifier(["x", c])), comma)})`;
 
 /** Elements of a window in tab order. */
 export async function windowElements(conn: CommonQueryMethods, windowIds: readonly number[]): Promise<readonly FormElementRow[]> {
@@ -225,85 +184,4 @@ export function issuesToErrors(error: z.ZodError, prefix = ""): FieldErrors {
   const errors: FieldErrors = {};
   for (const issue of error.issues) (errors[`${prefix}${issue.path.join(".")}`] ??= []).push(issue.message);
   return errors;
-}
-
-/**
- * Replaces a window's elements with `elements` (an element with `id` is updated, one without
- * is created, one left out is deleted), all checked before anything is written. Tab order
- * follows the `tab_order` the elements carry (distinct), then their order in the list, as
- * 1…n. @throws 409 `version_conflict` when the window changed since `version`, 422
- */
-export async function writeLayout(
-  tx: CommonQueryMethods,
-  ctx: WindowContext,
-  version: number,
-  elements: readonly ElementInput[],
-): Promise<{ version: number; updated_at: Date; elements: FormElementRow[] }> {
-  if (ctx.window.version !== version) {
-    throw conflict(`The window changed since version ${version} (it is at version ${ctx.window.version}); read it again and re-apply the change.`, "version_conflict");
-  }
-  const errors: FieldErrors = {};
-  const seenIds = new Map<number, number>();
-  const seenTabs = new Map<number, number>();
-  for (const [index, element] of elements.entries()) {
-    if (element.id !== undefined) {
-      if (seenIds.has(element.id)) (errors[`elements.${index}.id`] ??= []).push(`Element ${element.id} is listed twice.`);
-      else seenIds.set(element.id, index);
-    }
-    if (element.tab_order !== undefined) {
-      if (seenTabs.has(element.tab_order)) (errors[`elements.${index}.tab_order`] ??= []).push(`Tab order ${element.tab_order} is also given to element ${seenTabs.get(element.tab_order)! + 1}.`);
-      seenTabs.set(element.tab_order, index);
-    }
-  }
-  const order = elements.map((_, index) => index).sort((a, b) => (elements[a]!.tab_order ?? Infinity) - (elements[b]!.tab_order ?? Infinity) || a - b);
-  const tabOf = new Map(order.map((index, position) => [index, position + 1]));
-  const updates: (ElementValues & { id: number })[] = [];
-  const inserts: ElementValues[] = [];
-  for (const [index, element] of elements.entries()) {
-    const values = await prepareElement(element, ctx, tabOf.get(index)!, errors, `elements.${index}.`);
-    if (element.id !== undefined) updates.push({ ...values, id: element.id });
-    else inserts.push(values);
-  }
-  if (Object.keys(errors).length) throw invalid(errors);
-  // One statement: delete what is left out, update what is named and differs from the stored
-  // row (a drag moves a few elements; the others are not rewritten), insert what is new, bump
-  // the version. The elements named but unchanged are read from the statement's snapshot.
-  const windowId = ctx.window.id;
-  const named = sql.array([...seenIds.keys()], "int8");
-  const rows = await tx.any(sql.type(formElementRow.extend({ window_version: z.number(), window_updated_at: z.date(), updated: z.boolean() }))`
-    with removed as (
-      delete from form_elements where form_window_id = ${windowId} and not (id = any(${named})) returning id
-    ), changed as (
-      update form_elements e set ${assignments}, updated_at = now()
-      from jsonb_to_recordset(${sql.jsonb(updates as never)}) as x(${recordsetColumns})
-      where e.id = x.id and e.form_window_id = ${windowId} and ${differs}
-      returning e.*
-    ), kept as (
-      select e.* from form_elements e
-      where e.form_window_id = ${windowId} and e.id = any(${named}) and not exists (select 1 from changed c where c.id = e.id)
-    ), added as (
-      insert into form_elements (form_window_id, ${columnList})
-      select ${windowId}, ${columnList} from jsonb_to_recordset(${sql.jsonb(inserts as never)}) as x(${recordsetColumns})
-      returning *
-    ), bumped as (
-      update form_windows set version = version + 1, updated_at = now() where id = ${windowId} returning version, updated_at
-    )
-    select ${formElementColumns}, b.version as window_version, b.updated_at as window_updated_at, e.updated
-    from (select *, true as updated from changed union all select *, true from kept union all select *, false from added) e cross join bumped b
-    order by e.tab_order`);
-  const updatedIds = new Set(rows.filter((r) => r.updated).map((r) => r.id));
-  for (const [id, index] of seenIds) {
-    if (!updatedIds.has(id)) (errors[`elements.${index}.id`] ??= []).push(`Element ${id} is not an element of this window.`);
-  }
-  // Throwing rolls the statement back with the transaction: nothing is written.
-  if (Object.keys(errors).length) throw invalid(errors);
-  const after =
-    rows[0] ??
-    (await tx.one(sql.type(z.object({ window_version: z.number(), window_updated_at: z.date() }))`
-      select version as window_version, updated_at as window_updated_at from form_windows where id = ${windowId}`));
-  return {
-    version: after.window_version,
-    updated_at: after.window_updated_at,
-    elements: rows.map(({ window_version: _v, window_updated_at: _u, updated: _d, ...row }) => row),
-  };
 }

@@ -4,20 +4,29 @@
  * (DESIGN §9), so a placement names what templates will see.
  */
 import { z } from "zod";
+import type { FragmentSqlToken } from "slonik";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 
 /** Table name (plain, and qualified when the parse has a schema name) → its field names. */
 export type SchemaFields = Map<string, Set<string>>;
 
-const tableRow = z.object({ table_name: z.string(), schema_name: z.string().nullable(), fields: z.array(z.string()) });
+export const schemaTableRow = z.object({ table_name: z.string(), schema_name: z.string().nullable(), fields: z.array(z.string()) });
+export type SchemaTableRow = z.infer<typeof schemaTableRow>;
 
-export async function loadSchemaFields(conn: CommonQueryMethods, projectId: number, schemaId: number | null): Promise<SchemaFields> {
-  const rows = await conn.any(sql.type(tableRow)`
-    select t->>'table_name' as table_name, t->>'schema_name' as schema_name,
-      coalesce((select array_agg(f->>'field_name') from jsonb_array_elements(t->'fields') f), '{}') as fields
+/**
+ * SQL: the ready schemas' tables of project `projectId` (of schema `schemaId` when that is
+ * not null) as a JSON array of `schemaTableRow`; both may be SQL expressions of the caller's query.
+ */
+export function schemaTablesJson(projectId: FragmentSqlToken | number, schemaId: FragmentSqlToken | number | null): FragmentSqlToken {
+  return sql.fragment`(select coalesce(json_agg(json_build_object('table_name', t->>'table_name', 'schema_name', t->>'schema_name',
+      'fields', coalesce((select json_agg(f->>'field_name') from jsonb_array_elements(t->'fields') f), '[]'))), '[]')
     from schemas s, jsonb_array_elements(s.parsed->'tables') t
     where s.project_id = ${projectId} and s.status = 'ready' and s.parsed is not null
-      ${schemaId === null ? sql.fragment`` : sql.fragment`and s.id = ${schemaId}`}`);
+      and (${schemaId}::int8 is null or s.id = ${schemaId}))`;
+}
+
+/** The field map of the tables `rows`. */
+export function schemaFieldsOf(rows: readonly SchemaTableRow[]): SchemaFields {
   const tables: SchemaFields = new Map();
   for (const row of rows) {
     const names = [row.table_name, ...(row.schema_name ? [`${row.schema_name}.${row.table_name}`] : [])];
@@ -28,6 +37,11 @@ export async function loadSchemaFields(conn: CommonQueryMethods, projectId: numb
     }
   }
   return tables;
+}
+
+export async function loadSchemaFields(conn: CommonQueryMethods, projectId: number, schemaId: number | null): Promise<SchemaFields> {
+  const rows = await conn.oneFirst(sql.type(z.object({ tables: z.array(schemaTableRow) }))`select ${schemaTablesJson(projectId, schemaId)} as tables`);
+  return schemaFieldsOf(rows);
 }
 
 /** Whether `fieldName` names a field of `tables`: `table.field` of that table, `field` of any table. */

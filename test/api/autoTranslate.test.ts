@@ -6,7 +6,7 @@ import { buildProject, buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
 import { startDeeplPeer } from "../support/peers/deeplPeer.ts";
 import { buildSchema } from "../support/templateFactories.ts";
-import { until } from "../support/until.ts";
+import { until } from "../support/wait.ts";
 
 // 1 + 60 fields in one table and 1 + 2 in another: 64 labels, two batches.
 const ddl = `create table order_items (${Array.from({ length: 60 }, (_, i) => `unit_price_${i} integer`).join(", ")});
@@ -37,10 +37,10 @@ t.test("automatic translation against a DeepL-shaped provider keeps human entrie
   const queued = await api.post(`${base}/auto`, { target_language: "de", source_language: "en" });
   t.equal(queued.status, 202, queued.text);
   const jobId = queued.body.job.id as number;
-  const { value: job } = await until(async () => {
+  const job = await until(async () => {
     const res = await api.get(`/api/jobs/${jobId}`);
     return ["succeeded", "failed"].includes(res.body?.job?.status ?? res.body?.status) ? res.body : undefined;
-  }, { what: "the translation job", ceilingMs: 20_000 });
+  }, { message: "the translation job" });
   const status = job.job?.status ?? job.status;
   t.equal(status, "succeeded", JSON.stringify(job));
 
@@ -59,7 +59,7 @@ t.test("automatic translation against a DeepL-shaped provider keeps human entrie
   t.equal((await api.put(`${base}/${machine.id}`, { label: "Bestellpositionen" })).status, 200);
   const again = await api.post(`${base}/auto`, { target_language: "de" });
   t.equal(again.status, 202);
-  await until(async () => ((await api.get(`/api/jobs/${again.body.job.id}`)).body?.job?.status === "succeeded" ? true : undefined), { what: "the second run", ceilingMs: 20_000 });
+  await until(async () => ((await api.get(`/api/jobs/${again.body.job.id}`)).body?.job?.status === "succeeded" ? true : undefined), { message: "the second run" });
   const kept = (await rows(app.pool, schemaId)).find((r) => r.table_name === "order_items" && r.field_name === null);
   t.same(kept, { table_name: "order_items", field_name: null, label: "Bestellpositionen", source: "human" });
   t.equal(deepl.requests.slice(2).reduce((n, r) => n + r.text.length, 0), 61, "the second run sent only the machine entries");

@@ -7,7 +7,7 @@ import { startTestApp } from "../support/app.ts";
 import { buildUserWithToken } from "../support/factories.ts";
 import { client, request } from "../support/http.ts";
 import { startPushService } from "../support/peers/pushService.ts";
-import { until } from "../support/until.ts";
+import { until } from "../support/wait.ts";
 
 const vapid = webpush.generateVAPIDKeys();
 
@@ -20,10 +20,10 @@ t.test("push notifications", async (t) => {
     app.pool.maybeOne(sql.type(z.object({ id: z.number(), status: z.string(), result: z.unknown() }))`
       select id, status, result from jobs where kind = 'push__send' order by id desc limit 1`);
   const finished = async (after: number) =>
-    (await until(async () => {
+    until(async () => {
       const job = await lastJob();
       return job && job.id > after && (job.status === "succeeded" || job.status === "failed") ? job : undefined;
-    }, { what: "the push job", ceilingMs: 15_000 })).value;
+    }, { message: "the push job" });
 
   t.test("the VAPID public key is published", async (t) => {
     const res = await request(app.url, "GET", "/api/push/vapid-public-key");

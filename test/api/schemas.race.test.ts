@@ -15,6 +15,7 @@ import { startTestApp, type TestApp } from "../support/app.ts";
 import { buildProject, buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
 import { buildTemplate } from "../support/templateFactories.ts";
+import { until } from "../support/wait.ts";
 
 const count = z.object({ count: z.number() });
 
@@ -35,14 +36,6 @@ async function finished(pool: DatabasePool, id: number): Promise<JobRow> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`job ${id} did not finish`);
-}
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const v1 = "CREATE TABLE items (id int primary key, name varchar(40));";
@@ -125,7 +118,7 @@ t.test("jobs re-check the project before writing its content", async (t) => {
     const pending = api.put(`${base}/${schemaId}`, { sql_text: v2 });
     await until(
       async () => (await app.pool.oneFirst(sql.type(count)`select count(*)::int as count from schema_revisions where schema_id = ${schemaId}`)) > 0,
-      "the revision",
+      { message: "the revision" },
     );
     t.equal((await api.post(`/api/projects/${projectId}/lock`)).status, 200);
     const jobId = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
@@ -162,7 +155,7 @@ t.test("jobs re-check the project before writing its content", async (t) => {
       async () =>
         (await app.pool.oneFirst(sql.type(count)`
           select count(*)::int as count from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) > 0,
-      "the job to wait for the project row",
+      { message: "the job to wait for the project row" },
     );
     release();
     await lockTx;

@@ -22,6 +22,7 @@ import yazl from "yazl";
 import { createZipStream, type ZipEntryInput } from "../../shared/archive/zipWriter.ts";
 import { sourceFiles } from "../shared/archive/support/sourceFiles.ts";
 import { limitFigure, ratioFigure, report, type Figure } from "./report.ts";
+import { profileFlags } from "./support/profile.ts";
 
 type Kind = "ours" | "ours-async" | "ours-memory" | "yazl";
 
@@ -93,7 +94,7 @@ async function child(kind: Kind, dir: string, count: number): Promise<void> {
 /** Runs `--child=kind` in a fresh process. */
 function runChild(kind: Kind, dir: string, count: number): Run {
   const self = fileURLToPath(import.meta.url);
-  const res = spawnSync(process.execPath, ["--expose-gc", self, `--child=${kind}`, `--dir=${dir}`, `--files=${count}`], { encoding: "utf8" });
+  const res = spawnSync(process.execPath, ["--expose-gc", ...profileFlags(), self, `--child=${kind}`, `--dir=${dir}`, `--files=${count}`], { encoding: "utf8" });
   if (res.status !== 0) throw new Error(`${kind} child failed: ${res.stderr}`);
   return JSON.parse(res.stdout.trim().split("\n").pop()!) as Run;
 }

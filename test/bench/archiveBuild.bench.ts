@@ -28,6 +28,7 @@ import { buildProject, buildUser } from "../support/factories.ts";
 import { sourceFiles } from "../shared/archive/support/sourceFiles.ts";
 import { benchDatabase } from "./support/db.ts";
 import { limitFigure, ratioFigure, report } from "./report.ts";
+import { profileFlags } from "./support/profile.ts";
 
 const SIZES = [2_000, 10_000] as const;
 const ROUNDS = 3;
@@ -67,7 +68,7 @@ async function child(generationId: number): Promise<void> {
 
 function runChild(url: string, generationId: number, flags: string[] = []): Build {
   const self = fileURLToPath(import.meta.url);
-  const res = spawnSync(process.execPath, ["--expose-gc", ...flags, self, `--child=${generationId}`], { encoding: "utf8", env: { ...process.env, BENCH_DATABASE_URL: url } });
+  const res = spawnSync(process.execPath, ["--expose-gc", ...profileFlags(), ...flags, self, `--child=${generationId}`], { encoding: "utf8", env: { ...process.env, BENCH_DATABASE_URL: url } });
   if (res.status !== 0) throw new Error(`build child failed: ${res.stderr}`);
   return JSON.parse(res.stdout.trim().split("\n").pop()!) as Build;
 }

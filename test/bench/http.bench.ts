@@ -8,9 +8,9 @@
  * token verification must cost little beyond loading the user. Target ratio ≥ 0.95 (first
  * round 0.8).
  *
- * `BENCH_CPU_PROF=<dir>` runs the servers under `node --cpu-prof` (the profile is written to
- * <dir> when they stop) and loads only the one-query route (`BENCH_CPU_PROF_ROUTE=user`:
- * only `GET /api/user`), so the profile shows that route's path.
+ * Under `BENCH_CPU_PROF=<dir>` (support/profile.ts) the servers' process is profiled too (its
+ * profile is written to <dir> when it stops) and only the one-query route is loaded
+ * (`BENCH_CPU_PROF_ROUTE=user`: only `GET /api/user`), so the profile shows that route's path.
  */
 import { spawn } from "node:child_process";
 import autocannon from "autocannon";
@@ -18,6 +18,7 @@ import { createPool } from "../../shared/db/pool.ts";
 import { hashPassword } from "../../shared/auth/passwords.ts";
 import { insertUser } from "../../shared/db/users.ts";
 import { benchDatabase } from "./support/db.ts";
+import { profileDir, profileFlags } from "./support/profile.ts";
 import { ratioFigure, report } from "./report.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -35,9 +36,8 @@ const pool = await createPool(db.url);
 await insertUser(pool, { name: "Bench User", username: "bench", email: "bench@example.test", passwordHash: await hashPassword("bench password") });
 await pool.end();
 
-const profileDir = process.env.BENCH_CPU_PROF;
-const profileArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-const child = spawn(process.execPath, [...profileArgs, new URL("./support/httpServers.ts", import.meta.url).pathname], {
+const profiling = profileDir() !== null;
+const child = spawn(process.execPath, [...profileFlags(), new URL("./support/httpServers.ts", import.meta.url).pathname], {
   env: { ...process.env, DATABASE_URL: db.url },
   stdio: ["ignore", "pipe", "inherit"],
 });
@@ -84,7 +84,7 @@ try {
     ]);
   };
   await load(oursUrl, 1);
-  if (profileDir) {
+  if (profiling) {
     if (process.env.BENCH_CPU_PROF_ROUTE === "user") await load(userUrl, SECONDS, token);
     else await load(oursUrl, SECONDS);
     const exited = new Promise((resolve) => child.once("exit", resolve));

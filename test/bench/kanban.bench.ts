@@ -3,7 +3,8 @@
  * of 10 columns × 200 cards, each card with two assignees, a label and two comments, against
  * the one-query route of the HTTP benchmark in the same run (target ≥ 0.3×: the board is read
  * in a fixed number of queries, not one per card); and card moves per second from 20
- * concurrent clients on that board (reported, no target).
+ * concurrent clients on that board (reported, no target). The board reads send a browser's
+ * `Accept-Encoding`, as real clients do, and get the cached compressed answer.
  */
 import { spawn } from "node:child_process";
 import autocannon from "autocannon";
@@ -21,8 +22,11 @@ const CARDS_PER_COLUMN = 200;
 const MOVERS = 20;
 const ids = z.object({ id: z.number() });
 
+/** What a browser or the pusher app sends: the board read then answers its compressed copy. */
+const ACCEPT_ENCODING = "gzip, deflate, br, zstd";
+
 async function load(url: string, seconds: number, token?: string): Promise<number> {
-  const headers = token ? { authorization: `Bearer ${token}` } : {};
+  const headers = { "accept-encoding": ACCEPT_ENCODING, ...(token ? { authorization: `Bearer ${token}` } : {}) };
   const result = await autocannon({ url, connections: 10, duration: seconds, pipelining: 1, headers });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.average;
@@ -57,7 +61,10 @@ const cardIds = await pool.anyFirst(sql.type(ids)`select id from kanban_cards wh
 const columnIds = await pool.anyFirst(sql.type(ids)`select id from kanban_columns where board_id = ${boardId} order by position`);
 await pool.end();
 
-const child = spawn(process.execPath, [new URL("./support/httpServers.ts", import.meta.url).pathname], {
+// `BENCH_CPU_PROF=<dir>`: the server process runs under `node --cpu-prof` (written to <dir> as it stops).
+const profileDir = process.env.BENCH_CPU_PROF;
+const profileArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+const child = spawn(process.execPath, [...profileArgs, new URL("./support/httpServers.ts", import.meta.url).pathname], {
   env: { ...process.env, DATABASE_URL: db.url, BENCH_LOG_LEVEL: "warn" },
   stdio: ["ignore", "pipe", "inherit"],
 });
@@ -78,7 +85,8 @@ try {
   const base = `http://127.0.0.1:${port}`;
   const oneQuery = `${base}/api/bench/one-query`;
   const boardUrl = `${base}/api/projects/${projectId}/kanban`;
-  const check = await fetch(boardUrl, { headers: { authorization: `Bearer ${token}` } });
+  const check = await fetch(boardUrl, { headers: { authorization: `Bearer ${token}`, "accept-encoding": ACCEPT_ENCODING } });
+  if (check.headers.get("content-encoding") !== "br") throw new Error(`the board read came as ${check.headers.get("content-encoding") ?? "identity"}`);
   const body = (await check.json()) as { data: { columns: { cards: unknown[] }[] }[] };
   const cardsRead = body.data[0]!.columns.reduce((n, c) => n + c.cards.length, 0);
   if (cardsRead !== COLUMNS * CARDS_PER_COLUMN) throw new Error(`the board read ${cardsRead} cards`);
@@ -118,6 +126,11 @@ try {
     }),
   );
   if (failures) throw new Error(`${failures} moves failed`);
+  if (profileDir) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM"); // the profile is written as the process exits
+    await exited;
+  }
   latencies.sort((a, b) => a - b);
   report(`Kanban: board read (${COLUMNS} × ${CARDS_PER_COLUMN} cards), moves by ${MOVERS} clients`, [
     ratioFigure("kanban.board_read", mean(board), mean(baseline), "req/s", 0.3, "GET /projects/{p}/kanban vs the one-query route, 10 connections"),

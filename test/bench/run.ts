@@ -2,13 +2,14 @@
  * `npm run bench [-- <name filter>] [-- --json]`: runs each test/bench/*.bench.ts in its
  * own process (so memory figures are its own) against a database server prepared as for
  * the tests. Benchmarks are not timed tests: they report, they never fail the run because
- * a target was missed. BENCH_NODE_FLAGS adds flags to each benchmark's node process.
+ * a target was missed. BENCH_CPU_PROF=<folder> profiles them (support/profile.ts).
  */
 import { spawn } from "node:child_process";
-import { readdir } from "node:fs/promises";
+import { mkdir, readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startTestCluster } from "../support/cluster.ts";
+import { profileDir, profileFlags, relativiseProfiles } from "./support/profile.ts";
 
 const dir = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -18,9 +19,10 @@ const files = (await readdir(dir))
   .filter((f) => filters.length === 0 || filters.some((name) => f.includes(name)))
   .sort();
 
-// Extra flags for each benchmark's process, e.g. BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof"
-// for a CPU profile per benchmark (NODE_OPTIONS refuses --cpu-prof).
-const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
+// `--cpu-prof` for each benchmark's process under BENCH_CPU_PROF (NODE_OPTIONS refuses it).
+const nodeFlags = profileFlags();
+const profiles = profileDir();
+if (profiles) await mkdir(profiles, { recursive: true });
 
 // fsync on, as in production: commit cost is most of what job benchmarks measure.
 const cluster = await startTestCluster({ durable: true });
@@ -43,4 +45,5 @@ try {
 } finally {
   await cluster.stop();
 }
+if (profiles) process.stderr.write(`${await relativiseProfiles(profiles)} CPU profiles in ${profiles}\n`);
 process.exit(failed ? 1 : 0);

@@ -21,6 +21,7 @@ import { enqueue } from "../../shared/jobs/enqueue.ts";
 import { busyKind, calibrate } from "./support/busyTask.ts";
 import { benchDatabase } from "./support/db.ts";
 import { ratioFigure, report } from "./report.ts";
+import { profileFlags } from "./support/profile.ts";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 400);
 const BUSY_MS = Number(process.env.BENCH_BUSY_MS ?? 10);
@@ -31,7 +32,7 @@ type WorkerChild = ChildProcessByStdio<null, Readable, Readable>;
 
 /** Spawns a benchmark worker process and waits for its "ready" line. */
 async function spawnWorker(url: string): Promise<WorkerChild> {
-  const child = spawn(process.execPath, [new URL("./support/workerProcess.ts", import.meta.url).pathname], {
+  const child = spawn(process.execPath, [...profileFlags(), new URL("./support/workerProcess.ts", import.meta.url).pathname], {
     env: { ...process.env, DATABASE_URL: url, WORKER_CONCURRENCY: "1" },
     stdio: ["ignore", "pipe", "pipe"],
   });

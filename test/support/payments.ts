@@ -2,25 +2,15 @@
  * Helpers for payment tests: waiting for the worker to apply webhook events, and reading
  * what a user's credits and transactions look like in the database.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../shared/db/pool.ts";
-
-/** Polls `probe` until it returns something truthy; fails after a generous ceiling (a guard against hanging, not a timing check). */
-export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, ceilingMs = 30_000): Promise<T> {
-  const deadline = Date.now() + ceilingMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await sleep(50);
-  }
-}
+import { until } from "./wait.ts";
 
 /** Waits until no payment event is left unprocessed. */
 export const eventsSettled = (pool: DatabasePool) =>
-  until("payment events to be processed", async () =>
+  until(async () =>
     (await pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from payment_events where status = 'received'`)) === 0,
+    { message: "payment events to be processed" },
   );
 
 /** Balance, open shortfall, ledger entry count and ledger sum of a user. */

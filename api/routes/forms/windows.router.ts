@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { invalid, type FieldErrors } from "../../../shared/errors.ts";
-import { windowElements, writeLayout } from "../../../shared/forms/elements.ts";
+import { windowElements } from "../../../shared/forms/elements.ts";
 import { formWindowColumns, formWindowRow, type FormSetRow } from "../../../shared/forms/rows.ts";
 import { windowSizes, type WindowType } from "../../../shared/forms/windowSizes.ts";
 import { currentUser } from "../../context.ts";
@@ -19,6 +19,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { createWindowBody, layoutBody, updateWindowBody } from "./formDesigner.schema.ts";
 import { formSetFor, windowFor, projectStates } from "./load.ts";
+import { saveLayout } from "./saveLayout.ts";
 
 const tags = ["Form designer"];
 const envelope = z.object({ message: z.string(), form_window: formWindowResource });
@@ -180,12 +181,8 @@ const layout = defineRoute({
   },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
-    const window = await ctx.deps.pool.transaction(async (tx) => {
-      const wctx = await windowFor(tx, params.id, user, "edit");
-      const written = await writeLayout(tx, wctx, body.version, body.elements);
-      return presentWindow({ ...wctx.window, version: written.version, updated_at: written.updated_at }, written.elements);
-    });
-    ctx.body = { message: "Layout saved.", form_window: window };
+    const saved = await saveLayout(ctx.deps.pool, params.id, user, body.version, body.elements);
+    ctx.body = { message: "Layout saved.", form_window: presentWindow(saved.window, saved.elements) };
   },
 });
 

@@ -10,14 +10,15 @@ import { registerChannelAuthorizer } from "../../realtime/channelAuth.ts";
 import { canViewProject } from "../../policies/project.ts";
 import { findProject } from "../../../shared/db/projects.ts";
 import { findBoard } from "../../../shared/kanban/store.ts";
-import { projectForRead, projectForWrite } from "../../policies/projectGuard.ts";
+import { projectForWrite } from "../../policies/projectGuard.ts";
 import { boardResource } from "../../presenters/kanban.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { projectParams } from "../projects/projects.schema.ts";
 import { defineRoute } from "../route.ts";
 import { createBoardBody, moveBody, projectCardParams, updateBoardBody } from "./kanban.schema.ts";
 import { boardForRead, boardForWrite, presentBoards } from "./load.ts";
-import { boardListEtag, boardListKey, cachedBoardList, etagListed } from "./boardCache.ts";
+import { boardEncodings, boardListAccess, boardListEtag, cachedBoardList, etagListed } from "./boardCache.ts";
+import { notFound } from "../../../shared/errors.ts";
 import { performMove } from "./move.ts";
 
 const tags = ["Kanban"];
@@ -28,7 +29,7 @@ const list = defineRoute({
   path: "/projects/{projectId}/kanban",
   summary: "The kanban boards of a project, with columns in order and their cards in order",
   description:
-    "Cards are listed with assignees, labels and `comments_count`; `GET /kanban-cards/{id}` has the full card with comments and activities. The answer carries an `ETag` that changes with every change to what it shows; `If-None-Match` with it answers 304.",
+    "Cards are listed with assignees, labels and `comments_count`; `GET /kanban-cards/{id}` has the full card with comments and activities. The answer carries an `ETag` that changes with every change to what it shows; `If-None-Match` with it answers 304. Sent compressed (`Content-Encoding: br` or `gzip`) when `Accept-Encoding` allows, each coding with its own ETag.",
   tags,
   auth: "bearer",
   params: projectParams,
@@ -38,17 +39,21 @@ const list = defineRoute({
   },
   handler: async (ctx, { params }) => {
     const { pool } = ctx.deps;
-    // The version key is read alongside the authorization and used only once that passed.
-    const [project, key] = await Promise.all([projectForRead(pool, params.projectId, currentUser(ctx)), boardListKey(pool, params.projectId)]);
+    const user = currentUser(ctx);
+    // One statement authorizes and names the version; the answer itself comes from the cache.
+    const found = await boardListAccess(pool, params.projectId, user.id);
+    if (!found || !canViewProject(user, found)) throw notFound("Project");
     ctx.set("Cache-Control", "private, no-cache");
-    const etag = boardListEtag(project.id, key);
-    if (etagListed(ctx.get("If-None-Match"), etag)) {
-      ctx.set("ETag", etag);
+    ctx.vary("Accept-Encoding");
+    const encoding = boardEncodings.find((coding) => ctx.acceptsEncodings(coding) === coding);
+    if (etagListed(ctx.get("If-None-Match"), boardListEtag(params.projectId, found.key))) {
+      ctx.set("ETag", boardListEtag(params.projectId, found.key, encoding));
       ctx.status = 304;
       return;
     }
-    const answer = await cachedBoardList(pool, project.id, key);
+    const answer = await cachedBoardList(pool, params.projectId, found.key, encoding);
     ctx.set("ETag", answer.etag);
+    if (encoding) ctx.set("Content-Encoding", encoding);
     ctx.type = "application/json";
     ctx.body = answer.body;
   },

@@ -4,7 +4,8 @@ import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
-import { creditState, eventsSettled, paymentCounts, until } from "../../support/payments.ts";
+import { creditState, eventsSettled, paymentCounts } from "../../support/payments.ts";
+import { until } from "../../support/wait.ts";
 import { startPaypalStandIn } from "../../support/peers/paypalPeer.ts";
 
 t.test("wallet payments through the PayPal stand-in: order, approval, capture, credit, refund", async (t) => {
@@ -72,7 +73,7 @@ t.test("wallet payments through the PayPal stand-in: order, approval, capture, c
     const second = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "walletprovider" });
     const denied = paypal.event("PAYMENT.CAPTURE.DENIED", { id: "CAPTURE2", status: "DECLINED", custom_id: String(second.body.transaction.id) });
     t.equal((await deliver(denied)).status, 200);
-    await until("the denied transaction to fail", async () => (await status(second.body.transaction.id)) === "failed");
+    await until(async () => (await status(second.body.transaction.id)) === "failed", { message: "the denied transaction to fail" });
     t.pass("failed");
   });
 });

@@ -15,16 +15,7 @@ import { client } from "../../support/http.ts";
 import { startFtpPeer } from "../../support/peers/ftpPeer.ts";
 import { readTree } from "../../support/peers/tree.ts";
 import { connectPusher } from "../../support/pusher.ts";
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+import { until } from "../../support/wait.ts";
 
 t.test("FTP deployments through the API", async (t) => {
   const app = await startTestApp(t, { worker: true });
@@ -80,8 +71,9 @@ t.test("FTP deployments through the API", async (t) => {
     // A sentinel, published through the same NOTIFY path once the job is over: the hub keeps
     // NOTIFY order, so when it arrives every event the run published has been delivered, a
     // late duplicate DeploymentCompleted included.
-    await until("the job to finish", async () =>
+    await until(async () =>
       app.pool.maybeOneFirst(sql.type(z.object({ status: z.string() }))`select status from jobs where id = ${executed.body.job.id} and status = 'succeeded'`),
+      { message: "the job to finish" },
     );
     const sentinel = pusher.next(channel, "TestSentinel");
     await publish(app.pool, { channel: `private-deployment.${deployment.id}`, event: "TestSentinel", data: { after: "the job" } });

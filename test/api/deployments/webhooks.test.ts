@@ -13,6 +13,7 @@ import { startTestApp } from "../../support/app.ts";
 import { buildGeneration, findSecrets, recordingClient } from "../../support/deploymentFactories.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
 import { startWebhookReceiver, type ReceivedHook } from "../../support/webhookReceiver.ts";
+import { until } from "../../support/wait.ts";
 
 const secret = "whsec-Receiver-Shared-Secret-0123";
 
@@ -46,23 +47,14 @@ async function deliveryState(pool: DatabasePool, id: number) {
  * then matters: the worker sets `run_at` when the attempt fails, overwriting an earlier change.
  */
 async function retryNow(pool: DatabasePool, deliveryId: number, attempts: number): Promise<void> {
-  await until(`the job to wait after attempt ${attempts}`, async () =>
+  await until(async () =>
     pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
       update graphile_worker._private_jobs j set run_at = now()
       from webhook_deliveries d
       where d.id = ${deliveryId} and j.key = 'job:' || d.job_id and j.attempts = ${attempts} and j.locked_at is null
       returning j.id::text as id`),
+    { message: `the job to wait after attempt ${attempts}` },
   );
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /**
@@ -71,10 +63,11 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
  * after a pause that a busy machine may outlast.
  */
 async function webhookJobsSettled(pool: DatabasePool): Promise<void> {
-  await until("the webhook jobs to settle", async () =>
+  await until(async () =>
     (await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from graphile_worker._private_jobs j join graphile_worker._private_tasks k on k.id = j.task_id
       where k.identifier like 'webhooks%' and j.attempts < j.max_attempts and (j.locked_at is not null or j.run_at <= now())`)) === 0,
+    { message: "the webhook jobs to settle" },
   );
 }
 
@@ -157,8 +150,9 @@ t.test("webhooks", async (t) => {
     t.match(payload, { event: "code_generated", project_id: project, code_generation_id: generation });
     t.ok(!Number.isNaN(Date.parse(payload.timestamp as string)), "ISO timestamp");
     t.equal(hook!.headers["x-webhook-event"], "code_generated");
-    await until("the event marked processed", async () =>
+    await until(async () =>
       app.pool.oneFirst(sql.type(z.object({ done: z.boolean() }))`select bool_and(processed_at is not null) as done from outbox_events where event_type = 'CodeGenerated'`),
+      { message: "the event marked processed" },
     );
     await webhookJobsSettled(app.pool);
     t.equal(receiver.received.length, 1, "processed with one request to the receiver");
@@ -175,17 +169,18 @@ t.test("webhooks", async (t) => {
     const [failed, replayed] = (await receiver.waitFor(before + 2, 30_000)).slice(before);
     t.equal(failed!.body, replayed!.body, "the same signed payload is replayed");
     t.equal(failed!.headers["x-webhook-delivery"], replayed!.headers["x-webhook-delivery"], "as the same delivery");
-    const deliveries = await until("the delivery to succeed", async () => {
+    const deliveries = await until(async () => {
       const rows = await deliveriesOf(app.pool, hookId);
       return rows.at(-1)?.status === "succeeded" ? rows : undefined;
-    });
+    }, { message: "the delivery to succeed" });
     t.match(deliveries.at(-1), { status: "succeeded", attempts: 2 });
 
     // The outbox is read again from the start (as after a crash before it was marked).
     await app.pool.query(sql.type(z.object({}))`update outbox_events set processed_at = null`);
     await app.pool.query(sql.type(z.object({}))`select graphile_worker.add_job('webhooks__dispatch', '{}'::json)`);
-    await until("the replay to be processed", async () =>
+    await until(async () =>
       app.pool.oneFirst(sql.type(z.object({ done: z.boolean() }))`select bool_and(processed_at is not null) as done from outbox_events`),
+      { message: "the replay to be processed" },
     );
     await webhookJobsSettled(app.pool);
     t.equal((await deliveriesOf(app.pool, hookId)).length, deliveries.length, "no new delivery");
@@ -199,12 +194,12 @@ t.test("webhooks", async (t) => {
     const hook = await api.post(`/api/projects/${other}/webhooks`, { event_type: "code_generated", target_url: down.url, secret_key: secret });
     t.equal(hook.status, 201, hook.text);
     const generation = await buildGeneration(app.pool, other, user.id, undefined, { withEvent: true });
-    const delivery = await until("the delivery to be recorded", async () => (await deliveriesOf(app.pool, hook.body.webhook.id))[0]);
+    const delivery = await until(async () => (await deliveriesOf(app.pool, hook.body.webhook.id))[0], { message: "the delivery to be recorded" });
     for (const attempt of [1, 2]) {
-      const failed = await until(`refused attempt ${attempt}`, async () => {
+      const failed = await until(async () => {
         const row = await deliveryState(app.pool, delivery.id);
         return row.attempts === attempt && row.status === "pending" ? row : undefined;
-      });
+      }, { message: `refused attempt ${attempt}` });
       t.match(failed.error, /ECONNREFUSED/, `attempt ${attempt} found the port closed`);
       if (attempt === 1) await retryNow(app.pool, delivery.id, attempt);
     }
@@ -214,10 +209,10 @@ t.test("webhooks", async (t) => {
     const [received] = await down.waitFor(1);
     t.match(verifiedPayload(t, received!, secret), { event: "code_generated", project_id: other, code_generation_id: generation });
     t.equal(received!.headers["x-webhook-delivery"], String(delivery.id));
-    const done = await until("the delivery to succeed", async () => {
+    const done = await until(async () => {
       const row = await deliveryState(app.pool, delivery.id);
       return row.status === "succeeded" ? row : undefined;
-    });
+    }, { message: "the delivery to succeed" });
     t.match(done, { attempts: 3, response_status: 200, error: null });
     await webhookJobsSettled(app.pool);
     t.equal(down.received.length, 1, "delivered once");
@@ -291,7 +286,7 @@ t.test("a webhook that keeps failing is deactivated", async (t) => {
   const id = created.body.webhook.id;
   for (let i = 1; i <= 2; i += 1) {
     t.equal((await api.post(`/api/webhooks/${id}/trigger`, {})).status, 202);
-    await until(`failed delivery ${i}`, async () => (await deliveriesOf(app.pool, id)).filter((d) => d.status === "failed").length === i);
+    await until(async () => (await deliveriesOf(app.pool, id)).filter((d) => d.status === "failed").length === i, { message: `failed delivery ${i}` });
   }
   const hook = (await api.get(`/api/webhooks/${id}`)).body.webhook;
   t.match(hook, { is_active: false, consecutive_failures: 2 });

@@ -15,21 +15,12 @@ import { request } from "../../support/http.ts";
 import { spawnReady } from "../../support/processes.ts";
 import { buildSeller, buildStoreTemplate } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
+import { until } from "../../support/wait.ts";
 
 const payoutState = (pool: DatabasePool, id: number) =>
   pool.one(sql.type(z.object({ status: z.string(), transferred_cents: z.number().nullable(), sepa_storage_key: z.string().nullable() }))`
     select status, transferred_cents, sepa_storage_key from seller_payouts where id = ${id}`);
 
-/** Polls `read` until `accept` holds (the ceiling only guards against hanging). */
-async function until<T>(read: () => Promise<T>, accept: (value: T) => boolean, ceilingMs = 60_000): Promise<T> {
-  const deadline = Date.now() + ceilingMs;
-  for (;;) {
-    const value = await read();
-    if (accept(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** A seller with `sales` credit sales of 500 credits (3,500 cents each at 70 % and 10 cents a credit), `daysAgo` old. */
 async function sellerWithSales(app: Awaited<ReturnType<typeof startTestApp>>, sales: number, daysAgo: number) {
@@ -85,7 +76,7 @@ t.test("analytics and payouts through the job", async (t) => {
     t.equal(res.status, 201, res.text);
     t.match(res.body.payout, { amount: 40, status: "requested", transferred_amount: null });
     const id = res.body.payout.id;
-    const sent = await until(() => payoutState(app.pool, id), (p) => p.status === "sent");
+    const sent = await until(async () => { const p = await payoutState(app.pool, id); return p.status === "sent" ? p : undefined; }, { timeoutMs: 60_000, message: "the payout" });
     t.equal(sent.transferred_cents, 3500, "one earning of 35 EUR fits in 40");
     const xml = (await app.deps.storage.readBuffer(sent.sepa_storage_key!))!.toString("utf8");
     t.match(xml, /<InstdAmt Ccy="EUR">35\.00<\/InstdAmt>/);
@@ -112,7 +103,7 @@ t.test("analytics and payouts through the job", async (t) => {
     const fresh = await sellerWithSales(app, 1, 2);
     const res = await request(app.url, "POST", "/api/seller/payouts", { token: fresh.token, body: { amount: 35 } });
     t.equal(res.status, 201);
-    const failed = await until(() => payoutState(app.pool, res.body.payout.id), (p) => p.status !== "requested");
+    const failed = await until(async () => { const p = await payoutState(app.pool, res.body.payout.id); return p.status !== "requested" ? p : undefined; }, { timeoutMs: 60_000, message: "the payout" });
     t.equal(failed.status, "failed");
     t.equal(await app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from seller_earnings where seller_id = ${fresh.user.id}`), "pending");
   });
@@ -132,12 +123,12 @@ t.test("a worker killed mid-payout: the retry pays once", async (t) => {
   const res = await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 70 } });
   t.equal(res.status, 201, res.text);
   const id: number = res.body.payout.id;
-  await until(() => payoutState(app.pool, id), (p) => p.status === "processing");
+  await until(async () => { const p = await payoutState(app.pool, id); return p.status === "processing" ? p : undefined; }, { timeoutMs: 60_000, message: "the payout" });
   await first.kill("SIGKILL");
   await locker.query("rollback");
   t.equal((await payoutState(app.pool, id)).status, "processing", "killed after attaching, before the file");
   await spawnReady(t, "test/support/workerProcess.ts", workerEnv);
-  const sent = await until(() => payoutState(app.pool, id), (p) => p.status === "sent");
+  const sent = await until(async () => { const p = await payoutState(app.pool, id); return p.status === "sent" ? p : undefined; }, { timeoutMs: 60_000, message: "the payout" });
   t.equal(sent.transferred_cents, 7000);
   const earnings = await app.pool.any(sql.type(z.object({ status: z.string(), payout_id: z.number().nullable() }))`
     select status, payout_id from seller_earnings where seller_id = ${seller.user.id} order by id`);
@@ -145,8 +136,11 @@ t.test("a worker killed mid-payout: the retry pays once", async (t) => {
   const files = await app.pool.anyFirst(sql.type(z.object({ key: z.string() }))`select key from stored_files where key like 'payouts/%'`);
   t.same(files, [`payouts/${id}/pain.001.xml`], "one transfer file");
   const job = await until(
-    () => app.pool.one(sql.type(z.object({ status: z.string(), attempts: z.number() }))`select status, attempts from jobs where kind = 'payouts__process'`),
-    (row) => row.status !== "running",
+    async () => {
+      const row = await app.pool.one(sql.type(z.object({ status: z.string(), attempts: z.number() }))`select status, attempts from jobs where kind = 'payouts__process'`);
+      return row.status !== "running" ? row : undefined;
+    },
+    { timeoutMs: 60_000, message: "the payout job to end" },
   );
   t.same(job, { status: "succeeded", attempts: 2 }, "the killed attempt and its retry");
   const xml = (await app.deps.storage.readBuffer(`payouts/${id}/pain.001.xml`))!.toString("utf8");

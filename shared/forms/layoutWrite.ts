@@ -1,0 +1,137 @@
+/**
+ * A window's whole layout in one write (`PUT /form-windows/{id}/layout`): the element list
+ * is checked as a whole in memory (`planLayout`), then written by one statement on its own
+ * (`applyLayout`), which commits atomically without an explicit transaction: delete what
+ * is left out, update what is named and differs from the stored row, insert what is new,
+ * bump the window's version. The statement guards itself, so the checks made before it
+ * need no locks held across round trips: it writes only when the window is still at the
+ * version read (it takes the window's row lock, as every element write does, and re-reads
+ * the version under it), when every named id is an element of the window, and when the
+ * project (share-locked, as content writes lock it) still takes changes. Otherwise it
+ * writes nothing and says so, and the caller finds out why.
+ */
+import { z } from "zod";
+import { sql, type CommonQueryMethods } from "../db/pool.ts";
+import { latestSubscriptionJoin } from "../db/projects.ts";
+import { invalid, type FieldErrors } from "../errors.ts";
+import { assignments, columnList, differs, recordsetColumns } from "./elementColumns.ts";
+import type { ElementInput } from "./elementInput.ts";
+import { prepareElement, type ElementValues, type WindowContext } from "./elements.ts";
+import type { FormElementRow } from "./rows.ts";
+
+/** A checked layout: the elements' values in tab order 1…n, each with its id when it exists already. */
+export interface LayoutPlan {
+  elements: { id: number | undefined; values: ElementValues }[];
+  /** The ids the list names → their index in the list (for errors). */
+  named: Map<number, number>;
+}
+
+/**
+ * Checks `elements` as a whole against the window (each as on its own route, ids and tab
+ * orders distinct) and orders them: by the `tab_order` they carry, then their order in the
+ * list, as 1…n. @throws 422 with every problem, under `elements.<index>.<field>`
+ */
+export async function planLayout(ctx: WindowContext, elements: readonly ElementInput[]): Promise<LayoutPlan> {
+  const errors: FieldErrors = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  const named = new Map<number, number>();
+  const seenTabs = new Map<number, number>();
+  for (const [index, element] of elements.entries()) {
+    if (element.id !== undefined) {
+      if (named.has(element.id)) add(`elements.${index}.id`, `Element ${element.id} is listed twice.`);
+      else named.set(element.id, index);
+    }
+    if (element.tab_order !== undefined) {
+      if (seenTabs.has(element.tab_order)) add(`elements.${index}.tab_order`, `Tab order ${element.tab_order} is also given to element ${seenTabs.get(element.tab_order)! + 1}.`);
+      seenTabs.set(element.tab_order, index);
+    }
+  }
+  const order = elements.map((_, index) => index).sort((a, b) => (elements[a]!.tab_order ?? Infinity) - (elements[b]!.tab_order ?? Infinity) || a - b);
+  const planned: LayoutPlan["elements"] = [];
+  for (const [position, index] of order.entries()) {
+    const element = elements[index]!;
+    planned.push({ id: element.id, values: await prepareElement(element, ctx, position + 1, errors, `elements.${index}.`) });
+  }
+  if (Object.keys(errors).length) throw invalid(errors);
+  return { elements: planned, named };
+}
+
+/** The 422 for ids the list names that are not elements of the window. */
+export function strayIdsError(plan: LayoutPlan, strayIds: readonly number[]) {
+  const errors: FieldErrors = {};
+  for (const id of strayIds) errors[`elements.${plan.named.get(id)}.id`] = [`Element ${id} is not an element of this window.`];
+  return invalid(errors);
+}
+
+const outcomeRow = z.object({
+  version: z.number().nullable(),
+  updated_at: z.date().nullable(),
+  stray: z.array(z.number()),
+  /** Named elements as stored before: id, created_at and updated_at in ms, whether the write changes it. */
+  named: z.array(z.tuple([z.number(), z.number(), z.number(), z.boolean()])),
+  /** New elements: id and tab order. */
+  added: z.array(z.tuple([z.number(), z.number()])),
+});
+
+export type LayoutOutcome =
+  | { written: true; version: number; updated_at: Date; elements: FormElementRow[] }
+  | { written: false; strayIds: number[] };
+
+/** `ts` as whole milliseconds since the epoch (as the driver reads a timestamptz: truncated). */
+const epochMs = (column: ReturnType<typeof sql.identifier>) => sql.fragment`(extract(epoch from date_trunc('milliseconds', ${column})) * 1000)::int8`;
+
+/**
+ * Writes `plan` to window `windowId` if it is still at `version`, every named id is one of
+ * its elements and project `projectId` (null: none) is not locked, expired or archived.
+ * Returns the window's new version and its elements in tab order, or what was not written.
+ */
+export async function applyLayout(conn: CommonQueryMethods, windowId: number, version: number, projectId: number | null, plan: LayoutPlan): Promise<LayoutOutcome> {
+  // One JSON parameter for the batch; null values are left out (read back as null).
+  const batch = plan.elements.map(({ id, values }) => {
+    const row: Record<string, unknown> = id === undefined ? {} : { id };
+    for (const key in values) if (values[key as keyof ElementValues] !== null) row[key] = values[key as keyof ElementValues];
+    return row;
+  });
+  const out = await conn.one(sql.type(outcomeRow)`
+    with x as materialized (
+      select * from json_to_recordset(${JSON.stringify(batch)}::json) as x(${recordsetColumns})
+    ), stray as materialized (
+      select x.id from x where x.id is not null
+        and not exists (select 1 from form_elements e where e.id = x.id and e.form_window_id = ${windowId})
+    ), project as (
+      select p.is_locked or p.archived_at is not null or coalesce(s.expires_at <= now(), false) as refuses
+      from projects p ${latestSubscriptionJoin}
+      where p.id = ${projectId}::int8 and p.deleted_at is null
+      for share of p
+    ), bumped as (
+      update form_windows set version = version + 1, updated_at = now()
+      where id = ${windowId} and version = ${version}
+        and not exists (select 1 from stray) and not exists (select 1 from project where refuses)
+      returning version, updated_at
+    ), removed as (
+      delete from form_elements e
+      where e.form_window_id = ${windowId} and not exists (select 1 from x where x.id = e.id) and exists (select 1 from bumped)
+    ), changed as (
+      update form_elements e set ${assignments}, updated_at = now()
+      from x where e.id = x.id and e.form_window_id = ${windowId} and ${differs} and exists (select 1 from bumped)
+    ), added as (
+      insert into form_elements (form_window_id, ${columnList})
+      select ${windowId}, ${columnList} from x where x.id is null and exists (select 1 from bumped)
+      returning id, tab_order
+    )
+    select (select version from bumped) as version, (select updated_at from bumped) as updated_at,
+      (select coalesce(json_agg(id), '[]') from stray) as stray,
+      (select coalesce(json_agg(json_build_array(e.id, ${epochMs(sql.identifier(["e", "created_at"]))}, ${epochMs(sql.identifier(["e", "updated_at"]))}, ${differs})), '[]')
+        from form_elements e join x on x.id = e.id where e.form_window_id = ${windowId}) as named,
+      (select coalesce(json_agg(json_build_array(id, tab_order)), '[]') from added) as added`);
+  if (out.version === null || out.updated_at === null) return { written: false, strayIds: out.stray };
+  const now = out.updated_at;
+  const stored = new Map(out.named.map(([id, created, updated, changes]) => [id, { created_at: new Date(created), updated_at: changes ? now : new Date(updated) }]));
+  const addedIds = new Map(out.added.map(([id, tabOrder]) => [tabOrder, id]));
+  const elements = plan.elements.map(({ id, values }) => {
+    const known = id === undefined ? undefined : stored.get(id);
+    const row = { id: id ?? addedIds.get(values.tab_order as number)!, form_window_id: windowId, ...values, created_at: known?.created_at ?? now, updated_at: known?.updated_at ?? now };
+    return row as FormElementRow;
+  });
+  return { written: true, version: out.version, updated_at: now, elements };
+}
