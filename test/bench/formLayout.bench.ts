@@ -1,8 +1,8 @@
 /**
  * Form window layout write benchmark (issue "Form designer"): `PUT /form-windows/{id}/layout`
  * with 200 elements through the whole stack (HTTP, token, validation of every element, field
- * placements checked against the parsed schema, version check, one delete/update/insert each
- * in one transaction), against a plain `delete` + multi-row `insert` of the same 200 rows over
+ * placements checked against the parsed schema, then one statement that re-checks the version
+ * and writes the delete, update and insert atomically), against a plain `delete` + multi-row `insert` of the same 200 rows over
  * a bare `pg` pool, in the same run. Target: ≥ 0.5× the plain writes per second.
  *
  * Two figures: a designer's usual write (every element sent back with its id after a drag:
