@@ -53,6 +53,26 @@ export class RateLimiter {
 
   /** Spends one unit of `key`'s budget of `limit` per window. */
   async hit(key: string, limit: number): Promise<LimitState> {
+    const entry = this.#entry(key);
+    while (entry.leased === 0 && !entry.exhausted) {
+      entry.pending ??= this.#lease(key, entry, limit).finally(() => (entry.pending = undefined));
+      await entry.pending;
+    }
+    return this.#spend(entry, limit);
+  }
+
+  /**
+   * `hit` without waiting: spends one unit when this process holds a leased one (or knows the
+   * budget spent), and answers undefined, spending nothing, when a lease must be taken first
+   * (then call `hit`). Most requests take this path, which needs no promise.
+   */
+  tryHit(key: string, limit: number): LimitState | undefined {
+    const entry = this.#entry(key);
+    return entry.leased === 0 && !entry.exhausted ? undefined : this.#spend(entry, limit);
+  }
+
+  /** The entry of `key` in the current window. */
+  #entry(key: string): Entry {
     const windowStart = Math.floor(Date.now() / 1000 / this.#windowS) * this.#windowS;
     if (windowStart !== this.#currentWindow) {
       this.#entries.clear(); // a new window: every budget starts again
@@ -63,10 +83,11 @@ export class RateLimiter {
       entry = { windowStart, leased: 0, total: 0, exhausted: false, pending: undefined };
       this.#entries.set(key, entry);
     }
-    while (entry.leased === 0 && !entry.exhausted) {
-      entry.pending ??= this.#lease(key, entry, limit).finally(() => (entry.pending = undefined));
-      await entry.pending;
-    }
+    return entry;
+  }
+
+  #spend(entry: Entry, limit: number): LimitState {
+    const windowStart = entry.windowStart;
     const resetAt = new Date((windowStart + this.#windowS) * 1000);
     const retryAfterS = Math.max(1, Math.ceil((resetAt.getTime() - Date.now()) / 1000));
     if (entry.leased === 0) return { allowed: false, limit, remaining: 0, resetAt, retryAfterS };

@@ -57,27 +57,43 @@ function ipKey(ctx: AppContext): string {
   return key;
 }
 
-/** Spends one unit of the caller's IP budget; throws 429 past it. */
-export async function chargeIp(ctx: AppContext): Promise<void> {
-  const state = await ctx.deps.identity.limiter.hit(ipKey(ctx), ctx.deps.config.rateLimit.publicPerHour);
+/**
+ * Spends one unit of `key`'s budget and sets the headers; throws 429 past it. Returns a
+ * promise only when the process must lease budget first: most requests spend a unit leased
+ * before, and then need no await.
+ */
+function charge(ctx: AppContext, key: string, limit: number): Promise<void> | undefined {
+  const limiter = ctx.deps.identity.limiter;
+  const state = limiter.tryHit(key, limit);
+  if (state) {
+    settle(ctx, state);
+    return undefined;
+  }
+  return limiter.hit(key, limit).then((leased) => settle(ctx, leased));
+}
+
+function settle(ctx: AppContext, state: LimitState): void {
   applyHeaders(ctx, state);
   if (!state.allowed) throw tooMany(state);
+}
+
+/** Spends one unit of the caller's IP budget; rejects with 429 past it. */
+export async function chargeIp(ctx: AppContext): Promise<void> {
+  await charge(ctx, ipKey(ctx), ctx.deps.config.rateLimit.publicPerHour);
 }
 
 /** Public routes: limited per IP. */
-export async function limitByIp(ctx: AppContext, next: Next): Promise<void> {
-  await chargeIp(ctx);
-  await next();
+export function limitByIp(ctx: AppContext, next: Next): Promise<void> {
+  const charged = charge(ctx, ipKey(ctx), ctx.deps.config.rateLimit.publicPerHour);
+  return charged ? charged.then(() => next()) : next();
 }
 
 /** Bearer routes (after authenticate): limited per user. */
-export async function limitByUser(ctx: AppContext, next: Next): Promise<void> {
+export function limitByUser(ctx: AppContext, next: Next): Promise<void> {
   const user = ctx.state.user;
   if (!user) throw new Error("limitByUser must follow authenticate");
-  const state = await ctx.deps.identity.limiter.hit(`user:${user.id}`, ctx.deps.config.rateLimit.userPerHour);
-  applyHeaders(ctx, state);
-  if (!state.allowed) throw tooMany(state);
-  await next();
+  const charged = charge(ctx, `user:${user.id}`, ctx.deps.config.rateLimit.userPerHour);
+  return charged ? charged.then(() => next()) : next();
 }
 
 /** Last in the stack: a request under /api that no route took is charged to its IP. */

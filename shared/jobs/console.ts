@@ -39,38 +39,52 @@ export async function liveWorkers(conn: CommonQueryMethods, staleAfterMs: number
 
 /**
  * Queue depth and running jobs per kind (the partial index of unfinished jobs), the last
- * hour's finished jobs by five minutes (the index on finish time), the slowest of that hour and
- * the latest failures: each read touches only what it shows, however many jobs are kept.
+ * hour's finished jobs by five minutes (the per-minute roll-up), the slowest of that hour (the
+ * index by minute and duration) and the latest failures: each read touches only what it
+ * shows, however many jobs are kept or the hour finished.
  */
 export async function jobStats(conn: CommonQueryMethods, staleAfterMs: number): Promise<JobStats> {
   const [kinds, buckets, workers, slowest, failed] = await Promise.all([
     conn.any(sql.type(kindRow)`
       select kind, count(*) filter (where status = 'queued')::int as queued, count(*) filter (where status = 'running')::int as running
       from jobs where status in ('queued', 'running') group by kind order by kind`),
-    // One range scan of the last hour, grouped by five minutes (count(j.finished_at), not
-    // count(j.id) or *: the index covers every column read, so the table is not visited).
+    // The hour's finished jobs from the per-minute roll-up kept by triggers on jobs
+    // (sql/migrations/0105): a few hundred rows, however many jobs the hour finished. The
+    // first bucket starts on a minute, so whole minutes make up every bucket.
     conn.any(sql.type(bucketRow)`
       with edges as (select date_bin('5 minutes', now(), 'epoch') - interval '55 minutes' as first),
       buckets as (select generate_series(first, first + interval '55 minutes', interval '5 minutes') as at from edges),
       counted as (
-        select date_bin('5 minutes', j.finished_at, 'epoch') as at,
-          count(j.finished_at) filter (where j.status = 'succeeded')::int as succeeded,
-          count(j.finished_at) filter (where j.status = 'failed')::int as failed
-        from jobs j, edges
-        where j.finished_at >= edges.first and j.status in ('succeeded', 'failed')
+        select date_bin('5 minutes', c.minute, 'epoch') as at,
+          coalesce(sum(c.count) filter (where c.status = 'succeeded'), 0)::int as succeeded,
+          coalesce(sum(c.count) filter (where c.status = 'failed'), 0)::int as failed
+        from job_finish_counts c, edges
+        where c.minute >= edges.first
         group by 1
       )
       select b.at, coalesce(c.succeeded, 0) as succeeded, coalesce(c.failed, 0) as failed
       from buckets b left join counted c on c.at = b.at
       order by b.at`),
     liveWorkers(conn, staleAfterMs),
-    // The ten longest of the hour from the index alone (it carries started_at and id), then
-    // their rows by id: the table is visited ten times, not once per job of the hour.
+    // The ten longest of each minute of the hour from the index by minute and duration
+    // (0105), plus any finished after this minute (a worker clock ahead of the database's);
+    // the ten longest of those, then their rows by id: the table is visited ten times.
     conn.any(sql.type(slowRow)`
-      with slowest as (
-        select id, finished_at - started_at as took from jobs
-        where finished_at > now() - interval '1 hour' and started_at is not null
-        order by finished_at - started_at desc limit 10
+      with since as (select now() - interval '1 hour' as at),
+      candidates as (
+        select t.id, t.took from since,
+          generate_series(date_bin('1 minute', since.at, 'epoch'), date_bin('1 minute', now(), 'epoch'), interval '1 minute') as m,
+          lateral (
+            select j.id, j.finished_at - j.started_at as took from jobs j
+            where date_bin('1 minute', j.finished_at, 'epoch') = m and j.finished_at is not null and j.started_at is not null
+              and j.finished_at > since.at
+            order by j.finished_at - j.started_at desc limit 10
+          ) t
+        union all
+        select id, finished_at - started_at from jobs
+        where finished_at >= date_bin('1 minute', now(), 'epoch') + interval '1 minute' and started_at is not null
+      ), slowest as (
+        select id, took from candidates order by took desc limit 10
       )
       select ${jobColumns}, (extract(epoch from slowest.took) * 1000)::float8 as duration_ms
       from slowest join jobs using (id) order by slowest.took desc`),

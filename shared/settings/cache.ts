@@ -43,9 +43,13 @@ export class SettingsCache {
 
   /** The current settings (from the cache when it holds them). */
   get(): Promise<GlobalSettingsRow> {
+    return Promise.resolve(this.cached() ?? (this.#loading ??= this.#load()));
+  }
+
+  /** The settings when the cache holds them fresh, else undefined (for hot paths that skip a promise). */
+  cached(): GlobalSettingsRow | undefined {
     const cached = this.#value;
-    if (cached && Date.now() - cached.at < this.#maxAgeMs) return Promise.resolve(cached.row);
-    return (this.#loading ??= this.#load());
+    return cached && Date.now() - cached.at < this.#maxAgeMs ? cached.row : undefined;
   }
 
   /** Forgets the cached settings; the next `get` reads them again. */

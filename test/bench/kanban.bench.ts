@@ -61,7 +61,10 @@ const cardIds = await pool.anyFirst(sql.type(ids)`select id from kanban_cards wh
 const columnIds = await pool.anyFirst(sql.type(ids)`select id from kanban_columns where board_id = ${boardId} order by position`);
 await pool.end();
 
-const child = spawn(process.execPath, [new URL("./support/httpServers.ts", import.meta.url).pathname], {
+// `BENCH_CPU_PROF=<dir>`: the server process runs under `node --cpu-prof` (written to <dir> as it stops).
+const profileDir = process.env.BENCH_CPU_PROF;
+const profileArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+const child = spawn(process.execPath, [...profileArgs, new URL("./support/httpServers.ts", import.meta.url).pathname], {
   env: { ...process.env, DATABASE_URL: db.url, BENCH_LOG_LEVEL: "warn" },
   stdio: ["ignore", "pipe", "inherit"],
 });
@@ -123,6 +126,11 @@ try {
     }),
   );
   if (failures) throw new Error(`${failures} moves failed`);
+  if (profileDir) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM"); // the profile is written as the process exits
+    await exited;
+  }
   latencies.sort((a, b) => a - b);
   report(`Kanban: board read (${COLUMNS} × ${CARDS_PER_COLUMN} cards), moves by ${MOVERS} clients`, [
     ratioFigure("kanban.board_read", mean(board), mean(baseline), "req/s", 0.3, "GET /projects/{p}/kanban vs the one-query route, 10 connections"),

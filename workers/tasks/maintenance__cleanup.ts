@@ -25,6 +25,10 @@ export default defineTask(maintenanceCleanup, async (_payload, { deps, log }) =>
       returning 1
     )
     select count(*)::int as count from gone`);
+  // The console reads the last hour of the finished-jobs roll-up (sql/migrations/0105).
+  const counts = await deps.pool.oneFirst(sql.type(count)`
+    with gone as (delete from job_finish_counts where minute < now() - interval '1 day' returning 1)
+    select count(*)::int as count from gone`);
   const parses = await deps.pool.oneFirst(sql.type(count)`
     with gone as (delete from sql_parses where expires_at < now() returning 1)
     select count(*)::int as count from gone`);
@@ -33,6 +37,6 @@ export default defineTask(maintenanceCleanup, async (_payload, { deps, log }) =>
     unparsed as (delete from schemas where status = 'parsing' and created_at < now() - interval '1 day' returning 1)
     select (select count(*) from gone)::int + (select count(*) from unparsed)::int as count`);
   const identity = await purgeIdentityRows(deps.pool, Math.max(RATE_LIMIT_WINDOW_S, deps.config.rateLimit.loginLockoutS));
-  log.info({ payloads, jobs, parses, revisions, ...identity }, "cleanup done");
-  return { realtime_payloads: payloads, jobs, sql_parses: parses, schema_revisions: revisions, ...identity };
+  log.info({ payloads, jobs, job_finish_counts: counts, parses, revisions, ...identity }, "cleanup done");
+  return { realtime_payloads: payloads, jobs, job_finish_counts: counts, sql_parses: parses, schema_revisions: revisions, ...identity };
 });

@@ -213,6 +213,9 @@ t.test("form designer", async (t) => {
     const foreign = (await api.post("/api/form-elements", { form_window_id: other.id, element_type: "separator_horizontal" })).body.form_element;
     const stolen = await api.put(`/api/form-windows/${w.id}/layout`, { version, elements: [{ id: foreign.id, element_type: "separator_horizontal" }] });
     t.equal(stolen.status, 422, "an element of another window");
+    t.same(Object.keys(stolen.body.errors), ["elements.0.id"]);
+    t.same(await tabOrders(w.id), [[one.id, 1]], "nothing written");
+    t.equal((await api.get(`/api/form-windows/${w.id}`)).body.form_window.version, version, "the version stays");
 
     const write = (label: string) =>
       api.put(`/api/form-windows/${w.id}/layout`, { version, elements: [{ id: one.id, element_type: "button_save", button_label: label, button_action: "save" }] });
@@ -225,6 +228,9 @@ t.test("form designer", async (t) => {
     const now = (await api.get(`/api/form-windows/${w.id}`)).body.form_window;
     t.equal(now.elements[0].button_label, winner.body.form_window.elements[0].button_label, "the winner's write stands");
     t.equal(now.version, version + 1);
+    const stale = await api.put(`/api/form-windows/${w.id}/layout`, { version, elements: [] });
+    t.equal(stale.status, 409, "a stale version");
+    t.same(await tabOrders(w.id), [[one.id, 1]], "a stale write deletes nothing");
   });
 
   t.test("a layout write rewrites only the elements that changed", async (t) => {

@@ -63,6 +63,12 @@ export function procCpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/** A process's open-files limit (soft), from /proc; Infinity when unlimited. */
+export function procOpenFilesLimit(pid: number): number {
+  const match = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync(`/proc/${pid}/limits`, "utf8"));
+  return !match || match[1] === "unlimited" ? Infinity : Number(match[1]);
+}
+
 /** A process's resident and peak resident memory in bytes, from /proc. */
 export function procMemory(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
