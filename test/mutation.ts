@@ -6,11 +6,13 @@
  * each its own Stryker run over some modules with their test files; the scores are printed per
  * file and in total from each part's JSON report (reports/mutation/<area>-<n>.json).
  *
- * Areas: `policies` (api/policies), `jobs` (shared/jobs), `all` (both). Arguments after the
- * area go to every `stryker run` (e.g. `--concurrency 2`).
+ * Areas: `policies` (api/policies), `jobs` (shared/jobs), `all` (both), and one part of the
+ * jobs area alone: `jobs-kinds`, `jobs-console`, `jobs-layer`. Arguments after the area go to
+ * every `stryker run` (e.g. `--concurrency 2`). Stryker splits `--mutate` at commas, so each
+ * part names its files one by one (a brace glob would be cut apart).
  */
 import { spawn } from "node:child_process";
-import { copyFile, readFile } from "node:fs/promises";
+import { copyFile, readFile, rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { startTestCluster } from "./support/cluster.ts";
 
@@ -25,13 +27,12 @@ interface Part {
 const jobLayerTests = ["test/shared/jobs/lifecycle.test.ts", "test/shared/jobs/enqueueMany.test.ts", "test/shared/jobs/await.test.ts"];
 const areas: Record<string, Part[]> = {
   policies: [{ mutate: ["api/policies/**/*.ts"], tests: ["test/api/policies.test.ts"] }],
-  jobs: [
-    { mutate: ["shared/jobs/kinds.ts", "shared/jobs/kind.ts"], tests: ["test/shared/jobs/kinds.test.ts", "test/shared/jobs/lifecycle.test.ts"] },
-    { mutate: ["shared/jobs/console.ts"], tests: ["test/shared/jobs/console.test.ts"] },
-    { mutate: ["shared/jobs/{await,enqueue,enqueueMany,errors,events,finish,records}.ts"], tests: jobLayerTests },
-  ],
+  "jobs-kinds": [{ mutate: ["shared/jobs/kinds.ts", "shared/jobs/kind.ts"], tests: ["test/shared/jobs/kinds.test.ts", "test/shared/jobs/lifecycle.test.ts"] }],
+  "jobs-console": [{ mutate: ["shared/jobs/console.ts"], tests: ["test/shared/jobs/console.test.ts"] }],
+  "jobs-layer": [{ mutate: ["await", "enqueue", "enqueueMany", "errors", "events", "finish", "records"].map((name) => `shared/jobs/${name}.ts`), tests: jobLayerTests }],
 };
-areas.all = [...areas.policies!, ...areas.jobs!];
+areas.jobs = [...areas["jobs-kinds"]!, ...areas["jobs-console"]!, ...areas["jobs-layer"]!];
+areas.all = [...areas.policies!, ...areas.jobs];
 
 const [area = "all", ...rest] = process.argv.slice(2);
 const parts = areas[area];
@@ -59,7 +60,9 @@ const reports: string[] = [];
 for (const [index, part] of parts.entries()) {
   const json = `reports/mutation/${area}-${index + 1}.json`;
   const command = [process.execPath, tap, "--bail", "--jobs=1", ...part.tests].map((word) => JSON.stringify(word)).join(" ");
-  const args = ["--mutate", part.mutate.join(","), "--commandRunner.command", command, "--reporters", "clear-text,json", ...rest];
+  const args = ["--mutate", part.mutate.join(","), "--commandRunner.command", command, "--reporters", "clear-text,json,progress-append-only", ...rest];
+  // A part that fails before reporting must not pass off the previous part's report as its own.
+  await rm("reports/mutation/mutation.json", { force: true });
   code = (await run(args, env)) || code;
   await copyFile("reports/mutation/mutation.json", json).catch(() => {});
   reports.push(json);

@@ -103,6 +103,7 @@ const table: MatrixRow[] = [
     method: "POST",
     path: () => "/api/projects/import/validate",
     body: () => ({ bundle }),
+    writesNothing: true,
     expect: everyone(200),
     check: (t, res) => t.match(res.body, { valid: true, summary: { name: "Imported" } }),
   },
@@ -187,5 +188,5 @@ const table: MatrixRow[] = [
 
 t.test("authorization matrix", async (t) => {
   const app = await startTestApp(t);
-  await runMatrix(t, app.url, table, () => buildWorld(app.pool), app.pool);
+  await runMatrix(t, app.url, table, () => buildWorld(app.pool), app.pool, { effects: true });
 });

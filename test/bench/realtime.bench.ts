@@ -41,7 +41,7 @@ async function openSockets(clients: ChildProcess[], url: string, count: number, 
   const answers = await Promise.all(
     clients.map((client, i) => {
       const share = Math.floor(count / clients.length) + (i < count % clients.length ? 1 : 0);
-      return ask(client, { type: "open", url, count: share, channel }, "opened");
+      return ask(client, { type: "open", url, count: share, channel }, "opened", 600_000);
     }),
   );
   const failed = answers.reduce((sum, a) => sum + a.failed, 0);

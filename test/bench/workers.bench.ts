@@ -39,7 +39,7 @@ async function spawnWorker(url: string): Promise<WorkerChild> {
   let output = "";
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker not ready after 30 s:\n${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`worker not ready after 120 s:\n${output}`)), 120_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (!/^ready/m.test(output)) return;

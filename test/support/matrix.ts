@@ -48,6 +48,8 @@ export interface MatrixRow<W extends World = World> {
   expect: Expectation;
   /** A POST or PUT that only reads (validation, comparison): with `effects`, its allowed cells need not write. */
   writesNothing?: boolean;
+  /** With `effects`: the tables an allowed cell must change (by default, any one will do). */
+  writes?: string[];
   /** More assertions on the response (e.g. whether a list holds the project), run when the status matched. */
   check?: (t: Test, res: ApiResponse, w: W, actor: AnyActor) => void;
 }
@@ -85,7 +87,8 @@ export async function buildWorld(pool: DatabasePool): Promise<World> {
  * database's fingerprint (rows and newest xmin per table) is the same before and after.
  * `options.settle` waits for background work (a worker's jobs) to end before each fingerprint;
  * with `options.effects`, every allowed cell of a method other than GET must change the
- * fingerprint (it wrote what it answered it did), unless its row `writesNothing`.
+ * fingerprint (it wrote what it answered it did), unless its row `writesNothing`, and change
+ * each table its row `writes` names.
  */
 export async function runMatrix<W extends World>(
   t: Test,
@@ -117,7 +120,10 @@ export async function runMatrix<W extends World>(
           t.same(changedTables(before, await fingerprint()), [], `${actor}: the refused request wrote nothing`);
         }
         if (before && fingerprint && mustWrite && res.status === expected) {
-          t.not(changedTables(before, await fingerprint()).length, 0, `${actor}: the allowed request wrote its change`);
+          await options.settle?.();
+          const changed = changedTables(before, await fingerprint());
+          t.not(changed.length, 0, `${actor}: the allowed request wrote its change`);
+          for (const table of row.writes ?? []) t.ok(changed.includes(table), `${actor}: ${table} changed (changed: ${changed.join(", ")})`);
         }
         t.equal(res.status, expected, `${actor}: ${expected}${res.status === expected ? "" : ` (got ${res.status} ${res.text.slice(0, 160)})`}`);
         if (res.status === 403) t.equal(res.body.code, "forbidden");

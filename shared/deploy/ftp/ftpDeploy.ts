@@ -49,7 +49,7 @@ export async function deployFtp(request: DeployRequest<FtpConfig>): Promise<FtpD
       const id = safeId(request.deploymentId);
       const address = await resolvePublicAddress(config.host, request.network);
       await runLog.info(`Connecting to ${ftpEndpoint(config)} as ${config.username}.`, { host: config.host, port: config.port, secure: config.secure ?? false });
-      const primary = await openFtp(config, address, scrubber);
+      const primary = await openFtp(config, address, scrubber, request.signal);
       clients.push(primary);
       await runLog.info(`Logged in; transfers use passive mode${config.secure ? " over TLS" : ""}.`);
       if (config.passive_mode === false) await runLog.warning("Active mode is not supported; passive mode is used instead.");
@@ -157,7 +157,7 @@ async function uploadAll(job: UploadJob): Promise<UploadProgress> {
 /** Opens up to `count` more connections; refusals shrink the pool instead of failing. */
 async function openExtraConnections(job: UploadJob, count: number): Promise<void> {
   if (count <= 0) return;
-  const attempts = await Promise.allSettled(Array.from({ length: count }, () => openFtp(job.config, job.address, job.scrubber)));
+  const attempts = await Promise.allSettled(Array.from({ length: count }, () => openFtp(job.config, job.address, job.scrubber, job.signal)));
   for (const attempt of attempts) if (attempt.status === "fulfilled") job.clients.push(attempt.value);
   const refused = attempts.filter((a) => a.status === "rejected").length;
   if (refused > 0) await job.runLog.warning(`The server accepted ${job.clients.length} of ${count + 1} parallel connections; uploading with ${job.clients.length}.`);

@@ -22,12 +22,17 @@ const TIMEOUT_MS = 30_000;
 export const ftpEndpoint = (config: ParsedFtpConfig) => `${config.host}:${config.port}`;
 
 /**
- * Connects and logs in.
+ * Connects and logs in. An abort of `signal` (the deployment's time limit, a shutdown) closes
+ * the connection even while it waits for a server that never answers: the client is not in
+ * the deployer's pool yet, and the idle timeout restarts with every byte the server trickles.
  * @throws DeployError `auth_failed`, `unreachable`, `timeout`, …
  */
-export async function openFtp(config: ParsedFtpConfig, address: ResolvedAddress, scrubber: Scrubber): Promise<Client> {
+export async function openFtp(config: ParsedFtpConfig, address: ResolvedAddress, scrubber: Scrubber, signal?: AbortSignal): Promise<Client> {
   const client = new Client(TIMEOUT_MS, { allowSeparateTransferHost: false });
+  const abort = () => client.close();
+  signal?.addEventListener("abort", abort, { once: true });
   try {
+    if (signal?.aborted) throw new DeployError("aborted", `FTP login on ${ftpEndpoint(config)} was cancelled.`);
     await client.access({
       host: address.address,
       port: config.port,
@@ -41,6 +46,8 @@ export async function openFtp(config: ParsedFtpConfig, address: ResolvedAddress,
   } catch (error) {
     client.close();
     throw ftpFailure(error, config, scrubber, "login");
+  } finally {
+    signal?.removeEventListener("abort", abort);
   }
 }
 

@@ -37,7 +37,7 @@ async function deployment(pool: DatabasePool, world: World, environment: number,
 }
 
 const rows: MatrixRow<DeployWorld>[] = [
-  { name: "delete a generation's archive", method: "DELETE", path: (w) => `/api/archives/${w.generation}`, expect: content },
+  { name: "delete a generation's archive", method: "DELETE", path: (w) => `/api/archives/${w.generation}`, expect: content, writes: ["project_archives"] },
   { name: "list environments", method: "GET", path: (w) => `/api/projects/${w.project}/environments`, expect: view },
   {
     name: "create environment",
@@ -45,30 +45,33 @@ const rows: MatrixRow<DeployWorld>[] = [
     path: (w) => `/api/projects/${w.project}/environments`,
     body: () => ({ name: "Stage", type: "staging", ftp_config: { ...ftpConfig, password: "pw-0123456789" } }),
     expect: created(manage),
+    writes: ["environments"],
   },
-  { name: "update environment", method: "PUT", path: (w) => `/api/environments/${w.environment}`, body: () => ({ name: "Renamed" }), expect: manage },
-  { name: "delete environment", method: "DELETE", path: (w) => `/api/environments/${w.environment}`, expect: manage },
+  { name: "update environment", method: "PUT", path: (w) => `/api/environments/${w.environment}`, body: () => ({ name: "Renamed" }), expect: manage, writes: ["environments"] },
+  { name: "delete environment", method: "DELETE", path: (w) => `/api/environments/${w.environment}`, expect: manage, writes: ["environments"] },
   {
     name: "create deployment",
     method: "POST",
     path: () => "/api/deployments",
     body: (w) => ({ environment_id: w.environment, code_generation_id: w.generation }),
     expect: created(content),
+    writes: ["deployments"],
   },
   { name: "deployment history", method: "GET", path: (w) => `/api/projects/${w.project}/deployments`, expect: view },
   { name: "deployment status", method: "GET", path: (w) => `/api/deployments/${w.pending}`, expect: view },
   { name: "deployment logs", method: "GET", path: (w) => `/api/deployments/${w.failed}/logs`, expect: view },
-  { name: "execute", method: "POST", path: (w) => `/api/deployments/${w.pending}/execute`, expect: accepted(content) },
-  { name: "retry", method: "POST", path: (w) => `/api/deployments/${w.failed}/retry`, expect: accepted(content) },
-  { name: "rollback", method: "POST", path: (w) => `/api/deployments/${w.newer}/rollback`, body: (w) => ({ rollback_to: w.older }), expect: accepted(content) },
+  { name: "execute", method: "POST", path: (w) => `/api/deployments/${w.pending}/execute`, expect: accepted(content), writes: ["deployments", "jobs"] },
+  { name: "retry", method: "POST", path: (w) => `/api/deployments/${w.failed}/retry`, expect: accepted(content), writes: ["deployments", "jobs"] },
+  { name: "rollback", method: "POST", path: (w) => `/api/deployments/${w.newer}/rollback`, body: (w) => ({ rollback_to: w.older }), expect: accepted(content), writes: ["deployments", "jobs"] },
   { name: "one log row", method: "GET", path: (w) => `/api/deployment-logs/${w.log}`, expect: view },
-  { name: "clear logs", method: "POST", path: (w) => `/api/deployments/${w.failed}/logs/clear`, expect: manage },
+  { name: "clear logs", method: "POST", path: (w) => `/api/deployments/${w.failed}/logs/clear`, expect: manage, writes: ["deployment_logs"] },
   {
     name: "subscribe to the deployment channel",
     method: "POST",
     path: () => "/api/broadcasting/auth",
     body: (w) => ({ socket_id: "123.456", channel_name: `private-deployment.${w.pending}` }),
     expect: channel,
+    writesNothing: true,
   },
   { name: "list webhooks", method: "GET", path: (w) => `/api/projects/${w.project}/webhooks`, expect: view },
   {
@@ -77,12 +80,13 @@ const rows: MatrixRow<DeployWorld>[] = [
     path: (w) => `/api/projects/${w.project}/webhooks`,
     body: () => ({ event_type: "code_generated", target_url: "https://hooks.example.com/in", secret_key: "matrix-secret-0123456789" }),
     expect: created(manage),
+    writes: ["webhooks"],
   },
   { name: "show webhook", method: "GET", path: (w) => `/api/webhooks/${w.webhook}`, expect: view },
-  { name: "update webhook", method: "PUT", path: (w) => `/api/webhooks/${w.webhook}`, body: () => ({ is_active: false }), expect: manage },
-  { name: "delete webhook", method: "DELETE", path: (w) => `/api/webhooks/${w.webhook}`, expect: manage },
+  { name: "update webhook", method: "PUT", path: (w) => `/api/webhooks/${w.webhook}`, body: () => ({ is_active: false }), expect: manage, writes: ["webhooks"] },
+  { name: "delete webhook", method: "DELETE", path: (w) => `/api/webhooks/${w.webhook}`, expect: manage, writes: ["webhooks"] },
   { name: "webhook deliveries", method: "GET", path: (w) => `/api/webhooks/${w.webhook}/deliveries`, expect: view },
-  { name: "trigger webhook", method: "POST", path: (w) => `/api/webhooks/${w.webhook}/trigger`, body: () => ({}), expect: accepted(content) },
+  { name: "trigger webhook", method: "POST", path: (w) => `/api/webhooks/${w.webhook}/trigger`, body: () => ({}), expect: accepted(content), writes: ["webhook_deliveries"] },
   {
     name: "an environment of another project is not reached through this one's deployments",
     method: "POST",
@@ -113,5 +117,5 @@ t.test("deployment and webhook authorization matrix", async (t) => {
       values (${world.project}, 'manual_trigger', 'https://hooks.example.com/in', ${sql.binary(seal(app.config.appKey, "secret-0123456789abcdef"))}, ${world.ids.owner})
       returning id`);
     return { ...world, environment, generation, pending, failed, log, older, newer, webhook };
-  }, app.pool);
+  }, app.pool, { effects: true });
 });

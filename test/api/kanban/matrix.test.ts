@@ -3,7 +3,7 @@
  * super admin, public visitor}: whoever may view the project reads boards and threads and
  * talks in threads; content writers (owner, team admin, member) change boards; authors edit
  * their comments and messages; authors or managers delete them; strangers see nothing.
- * Rows share one world except deletions, whose cells each get fresh boards and threads.
+ * Rows share one world except moves, the card update and deletions, whose cells each get fresh boards and threads.
  */
 import t from "tap";
 import { attachmentLink } from "../../../shared/attachments/links.ts";
@@ -90,12 +90,9 @@ const reads: MatrixRow<KanbanWorld>[] = [
 const writes: MatrixRow<KanbanWorld>[] = [
   { name: "create board", method: "POST", path: (w) => `/api/projects/${w.project}/kanban`, body: () => ({ name: "N", columns: ["x"] }), expect: created },
   { name: "rename board", method: "PUT", path: (w) => `/api/kanban-boards/${w.board}`, body: () => ({ name: "R" }), expect: content },
-  { name: "move (project path)", method: "POST", path: (w) => `/api/projects/${w.project}/kanban/cards/${w.card}/move`, body: (w) => ({ column_id: w.second, order: 0 }), expect: content },
   { name: "create column", method: "POST", path: () => "/api/kanban-columns", body: (w) => ({ board_id: w.board, name: "N" }), expect: created },
   { name: "update column", method: "PUT", path: (w) => `/api/kanban-columns/${w.second}`, body: () => ({ wip_limit: 3 }), expect: content },
   { name: "create card", method: "POST", path: () => "/api/kanban-cards", body: (w) => ({ column_id: w.column, title: "N" }), expect: created },
-  { name: "update card", method: "PUT", path: (w) => `/api/kanban-cards/${w.card}`, body: () => ({ title: "U" }), expect: content },
-  { name: "move card", method: "POST", path: (w) => `/api/kanban-cards/${w.card}/move`, body: (w) => ({ column_id: w.second, order: 0 }), expect: content },
   { name: "comment", method: "POST", path: (w) => `/api/kanban-cards/${w.card}/comments`, body: () => ({ body: "hi" }), expect: created },
   { name: "reply", method: "POST", path: (w) => `/api/comments/${w.comment}/replies`, body: () => ({ body: "re" }), expect: created },
   { name: "edit comment", method: "PUT", path: (w) => `/api/comments/${w.comment}`, body: () => ({ body: "e" }), expect: author },
@@ -109,8 +106,15 @@ const writes: MatrixRow<KanbanWorld>[] = [
   { name: "attach to message", method: "POST", path: (w) => `/api/messages/${w.message}/attachments`, expect: { ...author, owner: 422 } },
 ];
 
-/** Rows that remove what they name: each cell gets fresh boards and threads. */
-const deletions: MatrixRow<KanbanWorld>[] = [
+/**
+ * Changes that a first allowed cell would make for the rest (the card already moved, the
+ * title already set), and rows that remove what they name: each cell gets fresh boards and
+ * threads, so every allowed cell shows its own write.
+ */
+const fresh: MatrixRow<KanbanWorld>[] = [
+  { name: "move (project path)", method: "POST", path: (w) => `/api/projects/${w.project}/kanban/cards/${w.card}/move`, body: (w) => ({ column_id: w.second, order: 0 }), expect: content },
+  { name: "update card", method: "PUT", path: (w) => `/api/kanban-cards/${w.card}`, body: () => ({ title: "U" }), expect: content },
+  { name: "move card", method: "POST", path: (w) => `/api/kanban-cards/${w.card}/move`, body: (w) => ({ column_id: w.second, order: 0 }), expect: content },
   { name: "delete column", method: "DELETE", path: (w) => `/api/kanban-columns/${w.second}`, expect: content },
   { name: "delete card", method: "DELETE", path: (w) => `/api/kanban-cards/${w.card}`, expect: content },
   { name: "delete comment", method: "DELETE", path: (w) => `/api/comments/${w.comment}`, expect: commentRemover },
@@ -121,10 +125,12 @@ const deletions: MatrixRow<KanbanWorld>[] = [
 
 t.test("kanban and message authorization matrix", async (t) => {
   const app = await startTestApp(t);
-  // Users, project and team are shared (no row changes them). Reads and changes that leave
-  // their target in place share one board and thread; deletions get their own per cell.
+  // Users, project and team are shared (no row changes them). Reads and changes that every
+  // cell makes anew share one board and thread; moves, the card update and deletions get
+  // their own per cell.
   const base = await buildWorld(app.pool);
   const shared = buildKanbanWorld(app, base);
-  await runMatrix(t, app.url, [...reads, ...writes], () => shared);
-  await runMatrix(t, app.url, deletions, () => buildKanbanWorld(app, base));
+  // No worker runs: nothing else writes while a cell's fingerprints are taken.
+  await runMatrix(t, app.url, [...reads, ...writes], () => shared, app.pool, { effects: true });
+  await runMatrix(t, app.url, fresh, () => buildKanbanWorld(app, base), app.pool, { effects: true });
 });
