@@ -6,12 +6,7 @@ import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import type { DeployFile } from "../deploy/types.ts";
 
-/**
- * Contents are read as base64 text and decoded here: PostgreSQL's text form of bytea is hex,
- * twice the bytes on the wire and slow to produce and to decode (Slonik's driver reads text
- * only). For 10,000 files (20 MB) the read took 2.2–2.9 s as hex and 0.9–1.1 s as base64.
- */
-const fileRow = z.object({ path: z.string(), content: z.string() });
+const fileRow = z.object({ path: z.string(), content: z.instanceof(Buffer) });
 
 /** How many files one query reads. */
 const BATCH = 100;
@@ -22,16 +17,16 @@ const BATCH = 100;
  * such as the archive build never waits for a round trip between batches.
  */
 export async function* generationFiles(conn: CommonQueryMethods, generationId: number): AsyncGenerator<DeployFile> {
-  const read = (after: string | null): Promise<readonly { path: string; content: string }[]> =>
+  const read = (after: string | null): Promise<readonly DeployFile[]> =>
     conn.any(sql.type(fileRow)`
-      select path, encode(content, 'base64') as content from code_generation_files
+      select path, content from code_generation_files
       where code_generation_id = ${generationId} ${after === null ? sql.fragment`` : sql.fragment`and path > ${after}`}
       order by path limit ${BATCH}`);
   let rows = await read(null);
   for (;;) {
     const next = rows.length < BATCH ? null : read(rows[rows.length - 1]!.path);
     next?.catch(() => {}); // awaited below; this only silences one abandoned by an early return
-    for (const row of rows) yield { path: row.path, content: Buffer.from(row.content, "base64") };
+    yield* rows;
     if (!next) return;
     rows = await next;
   }
