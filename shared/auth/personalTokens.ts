@@ -49,18 +49,6 @@ export async function createPersonalToken(
   return { token, plainText: `${token.id}|${secret}` };
 }
 
-/** Returns the token row when `plainText` is valid and unexpired, else null. */
-export async function verifyPersonalToken(conn: CommonQueryMethods, plainText: string): Promise<PersonalTokenRow | null> {
-  if (!looksLikePersonalToken(plainText)) return null;
-  const [idText, secret] = plainText.split("|") as [string, string];
-  const row = await conn.maybeOne(sql.type(tokenRow)`
-    select id, user_id, name, token_hash, abilities, expires_at, last_used_at, created_at
-    from personal_access_tokens where id = ${Number(idText)}`);
-  if (!row || !hashMatches(row, secret)) return null;
-  if (row.expires_at && row.expires_at.getTime() <= Date.now()) return null;
-  return row;
-}
-
 const hashMatches = (row: Pick<PersonalTokenRow, "token_hash">, secret: string) => {
   const expected = hash(secret);
   return row.token_hash.length === expected.length && timingSafeEqual(row.token_hash, expected);
@@ -77,9 +65,10 @@ const tokenWithUserRow = userRow.extend({
 });
 
 /**
- * `verifyPersonalToken` and the token's user in one round trip (bearer authentication: a
- * second statement for the user was a third of a cached read's database time). A named
- * prepared statement: planning the join cost about as much as running it.
+ * The token row and its user when `plainText` is valid and unexpired, else null; one round
+ * trip (bearer authentication: a second statement for the user was a third of a cached
+ * read's database time). A named prepared statement: planning the join cost about as much
+ * as running it.
  */
 export async function verifyPersonalTokenWithUser(conn: CommonQueryMethods, plainText: string): Promise<{ token: PersonalTokenRow; user: UserRow } | null> {
   if (!looksLikePersonalToken(plainText)) return null;
