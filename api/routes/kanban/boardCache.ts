@@ -64,10 +64,13 @@ const cache = new LRUCache<number, Entry>({
 });
 const building = new Map<string, Promise<Entry>>();
 
+/** The ids and versions of the boards of the project `projectId` names, as one string ("" without boards). */
+const boardKeyOf = (projectId: ReturnType<typeof sql.fragment> | number) => sql.fragment`
+  (select coalesce(string_agg(b.id::text || '.' || b.version::text, ',' order by b.id), '') from kanban_boards b where b.project_id = ${projectId})`;
+
 /** The ids and versions of a project's boards, as one string ("" without boards). */
-export async function boardListKey(conn: CommonQueryMethods, projectId: number): Promise<string> {
-  return conn.oneFirst(sql.type(z.object({ key: z.string() }))`
-    select coalesce(string_agg(id::text || '.' || version::text, ',' order by id), '') as key from kanban_boards where project_id = ${projectId}`);
+async function boardListKey(conn: CommonQueryMethods, projectId: number): Promise<string> {
+  return conn.oneFirst(sql.type(z.object({ key: z.string() }))`select ${boardKeyOf(projectId)} as key`);
 }
 
 const accessRow = z.object({ owner_id: z.number(), access: z.enum(projectAccessLevels).nullable(), key: z.string() });
@@ -82,7 +85,7 @@ const accessRow = z.object({ owner_id: z.number(), access: z.enum(projectAccessL
 export async function boardListAccess(conn: CommonQueryMethods, projectId: number, userId: number): Promise<z.infer<typeof accessRow> | null> {
   return conn.maybeOne(sql.prepared("kanban_board_list_access", accessRow)`
     select p.owner_id, ${accessFragment(userId)} as access,
-      (select coalesce(string_agg(b.id::text || '.' || b.version::text, ',' order by b.id), '') from kanban_boards b where b.project_id = p.id) as key
+      ${boardKeyOf(sql.fragment`p.id`)} as key
     from projects p where p.id = ${projectId} and p.deleted_at is null`);
 }
 
