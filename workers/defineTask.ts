@@ -12,7 +12,7 @@ import { describeJobError, isPermanent } from "../shared/jobs/errors.ts";
 import { publishJobCompleted, publishJobProgress } from "../shared/jobs/events.ts";
 import type { JobKind, ParsedPayloadOf } from "../shared/jobs/kind.ts";
 import { finishSucceeded } from "../shared/jobs/finish.ts";
-import { markFailed, markProgress, markRetrying, markRunning, readForAttempt, type Attempt, type JobRow } from "../shared/jobs/records.ts";
+import { markFailed, markProgress, markRetrying, markRunning } from "../shared/jobs/records.ts";
 import type { TaskContext, WorkerDeps } from "./context.ts";
 
 export interface TaskDefinition<K extends JobKind = JobKind> {
@@ -25,13 +25,6 @@ export function defineTask<K extends JobKind>(kind: K, run: TaskDefinition<K>["r
   return { kind, run };
 }
 
-/**
- * How long an attempt runs before its record is written `running`. Most jobs end sooner and
- * go from queued to their end in one write (the finish records the attempt's number and
- * start); a job that reports progress is written running at once. docs/decisions.md.
- */
-export const runningAfterMs = 100;
-
 /** Wraps a definition into a graphile-worker task bound to the process's resources. */
 export function wrapTask(definition: TaskDefinition, deps: WorkerDeps): Task {
   const { kind } = definition;
@@ -43,28 +36,14 @@ export function wrapTask(definition: TaskDefinition, deps: WorkerDeps): Task {
     const jobId = envelope.success ? envelope.data.job_id : null;
     const payloadInput = envelope.success ? envelope.data.payload : raw;
 
-    let running: JobRow | null = null;
-    const started: Attempt = { attempt, startedAt: new Date() };
+    let running: Awaited<ReturnType<typeof markRunning>> = null;
     if (jobId !== null) {
-      running = await readForAttempt(deps.pool, jobId);
+      running = await markRunning(deps.pool, jobId, attempt);
       if (!running) {
         log.info({ job: jobId }, "job record already finished or cancelled; skipping");
         return;
       }
     }
-    // The `running` write, once the attempt has taken runningAfterMs (or reports progress).
-    let runningWrite: Promise<unknown> | null = null;
-    const writeRunning = () => {
-      if (jobId === null) return Promise.resolve();
-      runningWrite ??= markRunning(deps.pool, jobId, attempt).catch((error: unknown) => log.warn({ err: error, job: jobId }, "could not mark the job running"));
-      return runningWrite;
-    };
-    const runningTimer = jobId === null ? null : setTimeout(() => void writeRunning(), runningAfterMs);
-    runningTimer?.unref();
-    const settle = async () => {
-      if (runningTimer) clearTimeout(runningTimer);
-      await runningWrite;
-    };
     const ctx: TaskContext = {
       deps,
       jobId,
@@ -75,7 +54,6 @@ export function wrapTask(definition: TaskDefinition, deps: WorkerDeps): Task {
       progress: async (percent, message) => {
         if (jobId === null) return;
         const value = Math.max(0, Math.min(100, Math.round(percent)));
-        await writeRunning();
         await deps.pool.transaction(async (tx) => {
           await markProgress(tx, jobId, value, message ?? null);
           await publishJobProgress(tx, jobId, value, message ?? null);
@@ -87,8 +65,7 @@ export function wrapTask(definition: TaskDefinition, deps: WorkerDeps): Task {
     const payload = kind.payload.safeParse(payloadInput);
     if (!payload.success) {
       ctx.log.error({ issues: payload.error.issues }, "malformed job payload; failing the job");
-      await settle();
-      if (jobId !== null) await fail(deps, jobId, { message: "The job's payload is malformed.", code: "invalid_payload", status: 500 }, started);
+      if (jobId !== null) await fail(deps, jobId, { message: "The job's payload is malformed.", code: "invalid_payload", status: 500 });
       return;
     }
 
@@ -96,27 +73,25 @@ export function wrapTask(definition: TaskDefinition, deps: WorkerDeps): Task {
     try {
       result = await definition.run(payload.data, ctx);
     } catch (error) {
-      await settle();
       const final = isPermanent(error) || attempt >= maxAttempts;
       const described = describeJobError(error, final && !isPermanent(error));
       if (jobId === null) throw error;
       if (final) {
         ctx.log.warn({ err: error }, "job failed");
-        await fail(deps, jobId, described, started);
+        await fail(deps, jobId, described);
         return; // our record says failed; graphile-worker may drop its row
       }
       ctx.log.warn({ err: error }, "job attempt failed; will retry");
-      await markRetrying(deps.pool, jobId, described, started);
+      await markRetrying(deps.pool, jobId, described);
       throw error;
     }
-    await settle();
-    if (running) await finishSucceeded(deps.pool, running, result, started);
+    if (running) await finishSucceeded(deps.pool, running, result);
   };
 }
 
-async function fail(deps: WorkerDeps, jobId: number, error: Parameters<typeof markFailed>[2], attempt: Attempt) {
+async function fail(deps: WorkerDeps, jobId: number, error: Parameters<typeof markFailed>[2]) {
   await deps.pool.transaction(async (tx) => {
-    const row = await markFailed(tx, jobId, error, attempt);
+    const row = await markFailed(tx, jobId, error);
     if (row) await publishJobCompleted(tx, row);
   });
 }

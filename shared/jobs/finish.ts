@@ -9,20 +9,15 @@ import { z } from "zod";
 import { sql, type DatabasePool } from "../db/pool.ts";
 import { inlinePayload, REALTIME_CHANNEL } from "../events/publish.ts";
 import { jobCompletedEvent, publishJobCompleted } from "./events.ts";
-import { asyncCommit, attemptColumns, markSucceeded, type Attempt, type JobRow } from "./records.ts";
+import { asyncCommit, markSucceeded, type JobRow } from "./records.ts";
 
 const idRow = z.object({ id: z.number() });
 
-/**
- * Marks the running job `running` succeeded with `result` and publishes `JobCompleted`.
- * With `attempt`, `running` may be the record as the attempt found it, still queued (see
- * `readForAttempt`): the same write then records the attempt's number and start.
- */
-export async function finishSucceeded(pool: DatabasePool, running: JobRow, result: unknown, attempt?: Attempt): Promise<void> {
+/** Marks the running job `running` succeeded with `result` and publishes `JobCompleted`. */
+export async function finishSucceeded(pool: DatabasePool, running: JobRow, result: unknown): Promise<void> {
   const now = new Date();
   const finished: JobRow = {
     ...running,
-    ...(attempt ? { attempts: attempt.attempt, started_at: running.started_at ?? attempt.startedAt } : {}),
     status: "succeeded",
     progress: 100,
     result: result ?? null,
@@ -35,7 +30,7 @@ export async function finishSucceeded(pool: DatabasePool, running: JobRow, resul
   const payload = inlinePayload(jobCompletedEvent(finished));
   if (payload === undefined) {
     await pool.transaction(async (tx) => {
-      const row = await markSucceeded(tx, running.id, result ?? null, attempt);
+      const row = await markSucceeded(tx, running.id, result ?? null);
       if (row) await publishJobCompleted(tx, row);
     });
     return;
@@ -44,8 +39,8 @@ export async function finishSucceeded(pool: DatabasePool, running: JobRow, resul
     with ${asyncCommit}, done as (
       update jobs set status = 'succeeded', progress = 100, result = ${sql.jsonb((result ?? null) as never)},
         error = null, error_code = null, error_details = null,
-        finished_at = ${now.toISOString()}, updated_at = ${now.toISOString()}${attemptColumns(attempt)}
-      where id = ${running.id} and status in (${attempt ? sql.fragment`'queued', ` : sql.fragment``}'running')
+        finished_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
+      where id = ${running.id} and status = 'running'
       returning id
     )
     select done.id, pg_notify(${REALTIME_CHANNEL}, ${payload}) from done, async_commit`);

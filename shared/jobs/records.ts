@@ -62,82 +62,40 @@ export async function markRunning(conn: CommonQueryMethods, id: number, attempt:
     returning ${jobColumns}`);
 }
 
-/**
- * The record as an attempt starts, or null when it is already finished or cancelled (skip it).
- * It reads instead of writing `running`: the worker writes that only once an attempt has run
- * for a while (`runningAfterMs` in workers/defineTask.ts), so the many short jobs go from
- * queued to their end in one write. `for share` waits for a cancel still being committed
- * (which locks the row), so a job cancelled at this moment is seen cancelled and skipped,
- * as `markRunning` would; the lock itself is cheap (no new row version, no index entries).
- */
-export async function readForAttempt(conn: CommonQueryMethods, id: number): Promise<JobRow | null> {
-  return conn.maybeOne(sql.type(jobRow)`
-    with ${asyncCommit}
-    select ${jobColumns} from jobs, async_commit
-    where id = ${id} and status in ('queued', 'running')
-    for share of jobs`);
-}
-
-/** An attempt the record may not have been told of yet: its number and when it started. */
-export interface Attempt {
-  attempt: number;
-  startedAt: Date;
-}
-
-/** `attempts` and `started_at` for an update that may be the first write of an attempt. */
-export const attemptColumns = (attempt: Attempt | undefined) =>
-  attempt
-    ? sql.fragment`, attempts = ${attempt.attempt}, started_at = coalesce(started_at, ${attempt.startedAt.toISOString()}::timestamptz)`
-    : sql.fragment``;
-
 export async function markProgress(conn: CommonQueryMethods, id: number, progress: number, message: string | null): Promise<void> {
   await conn.query(sql.type(ignoredRow)`
     update jobs set progress = ${progress}, progress_message = ${message}, updated_at = now()
     where id = ${id} and status = 'running'`);
 }
 
-/** Succeeds a running job; with `attempt`, also a queued one whose attempt it records (see `readForAttempt`). */
-export async function markSucceeded(conn: CommonQueryMethods, id: number, result: unknown, attempt?: Attempt): Promise<JobRow | null> {
+export async function markSucceeded(conn: CommonQueryMethods, id: number, result: unknown): Promise<JobRow | null> {
   return conn.maybeOne(sql.type(jobRow)`
     update jobs set status = 'succeeded', progress = 100, result = ${sql.jsonb((result ?? null) as never)},
-      error = null, error_code = null, error_details = null, finished_at = now(), updated_at = now()${attemptColumns(attempt)}
-    where id = ${id} and status in (${attempt ? sql.fragment`'queued', ` : sql.fragment``}'running')
+      error = null, error_code = null, error_details = null, finished_at = now(), updated_at = now()
+    where id = ${id} and status = 'running'
     returning ${jobColumns}`);
 }
 
-export async function markFailed(conn: CommonQueryMethods, id: number, error: StoredJobError, attempt?: Attempt): Promise<JobRow | null> {
+export async function markFailed(conn: CommonQueryMethods, id: number, error: StoredJobError): Promise<JobRow | null> {
   return conn.maybeOne(sql.type(jobRow)`
     update jobs set status = 'failed', error = ${error.message}, error_code = ${error.code},
       error_details = ${sql.jsonb({ status: error.status, errors: error.errors ?? null })},
-      finished_at = now(), updated_at = now()${attemptColumns(attempt)}
+      finished_at = now(), updated_at = now()
     where id = ${id} and status in ('queued', 'running')
     returning ${jobColumns}`);
 }
 
-/**
- * Records a failed attempt that graphile-worker will retry after its back-off; with `attempt`,
- * also when the record still says queued (an attempt that failed before it was written running).
- */
-export async function markRetrying(conn: CommonQueryMethods, id: number, error: StoredJobError, attempt?: Attempt): Promise<void> {
+/** Records a failed attempt that graphile-worker will retry after its back-off. */
+export async function markRetrying(conn: CommonQueryMethods, id: number, error: StoredJobError): Promise<void> {
   await conn.query(sql.type(ignoredRow)`
-    update jobs set status = 'queued', error = ${error.message}, error_code = ${error.code}, updated_at = now()${attemptColumns(attempt)}
-    where id = ${id} and status in (${attempt ? sql.fragment`'queued', ` : sql.fragment``}'running')`);
+    update jobs set status = 'queued', error = ${error.message}, error_code = ${error.code}, updated_at = now()
+    where id = ${id} and status = 'running'`);
 }
 
-/**
- * Cancels a job that has not started; null otherwise. A short attempt's record may still say
- * queued while it runs (see `readForAttempt`), so a job whose graphile-worker job a worker
- * has locked counts as started. That row is locked here first: a worker taking the job at this
- * moment is waited for (then seen), and none takes it until this transaction ends (graphile-
- * worker skips locked rows), when the caller has removed it.
- */
 export async function markCancelled(conn: CommonQueryMethods, id: number): Promise<JobRow | null> {
   return conn.maybeOne(sql.type(jobRow)`
-    with worker_job as (
-      select locked_at from graphile_worker._private_jobs where key = 'job:' || ${id}::bigint for update
-    )
     update jobs set status = 'cancelled', finished_at = now(), updated_at = now()
-    where id = ${id} and status = 'queued' and not exists (select 1 from worker_job where locked_at is not null)
+    where id = ${id} and status = 'queued'
     returning ${jobColumns}`);
 }
 
@@ -145,18 +103,15 @@ export async function markCancelled(conn: CommonQueryMethods, id: number): Promi
 export const WORKER_LOST = { message: "The job stopped its worker on every attempt; it was not retried again.", code: "worker_lost", status: 500 } as const;
 
 /**
- * Fails the unfinished jobs whose worker died on their last attempt: graphile-worker's job was
+ * Fails the running jobs whose worker died on their last attempt: graphile-worker's job was
  * unlocked (its process stopped beating) with its attempts used up, so it will never run
- * again and no task will finish the record. The record may still say queued (an attempt that
- * died before it was written running), so both count, with graphile-worker's attempt count.
- * Returns the failed records.
+ * again and no task will finish the record. Returns the failed records.
  */
 export async function failAbandoned(conn: CommonQueryMethods): Promise<readonly JobRow[]> {
   return conn.any(sql.type(jobRow)`
     update jobs set status = 'failed', error = ${WORKER_LOST.message}, error_code = ${WORKER_LOST.code},
-      error_details = ${sql.jsonb({ status: WORKER_LOST.status, errors: null })}, finished_at = now(), updated_at = now(),
-      attempts = greatest(attempts, (select w.attempts from graphile_worker._private_jobs w where w.key = 'job:' || jobs.id))
-    where status in ('queued', 'running') and exists (
+      error_details = ${sql.jsonb({ status: WORKER_LOST.status, errors: null })}, finished_at = now(), updated_at = now()
+    where status = 'running' and exists (
       select 1 from graphile_worker._private_jobs w
       where w.key = 'job:' || jobs.id and w.locked_at is null and w.attempts >= w.max_attempts)
     returning ${jobColumns}`);

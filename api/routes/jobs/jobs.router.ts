@@ -74,8 +74,8 @@ const cancel = defineRoute({
     const cancelled = await ctx.deps.pool.transaction(async (tx) => {
       const row = await markCancelled(tx, job.id);
       if (!row) return null;
-      // Deletes the worker job; markCancelled refused one a worker has locked (it started)
-      // and holds its row, so no worker takes it before this commits.
+      // Deletes the worker job, or, if a worker locked it a moment ago, stops its retries;
+      // either way the task skips it, since the record now says cancelled.
       await tx.query(sql.type(z.object({}))`select graphile_worker.remove_job(${workerJobKey(job.id)})`);
       await publishJobCompleted(tx, row);
       return row;
