@@ -2,9 +2,11 @@
  * The fixture world one fuzzed operation runs in: an owner (also a site administrator, so
  * the admin routes are reachable) holding the resources the operation's path names, a
  * stranger holding nothing, and a victim user (a team member, the target of the admin user
- * routes and of token deletion). Each operation gets a world of its own, so no request of one
- * operation (a delete, a logout, a lock) can break another's fixtures; resources are made on
- * first use, with what they depend on, so a world costs only what its operation names.
+ * routes and of token deletion). Consecutive operations share a world until a request of
+ * theirs writes anything (the fuzz reads its write log), then the next operation gets a new
+ * one, so no request of one operation (a delete, a logout, a lock) can break another's
+ * fixtures; resources are made on first use, with what they depend on, so a world costs only
+ * what its operations name.
  *
  * Path parameters are filled by the path segment before them and their name; a parameter
  * the world does not know (a route added since) gets a small id, which still exercises its
@@ -72,7 +74,7 @@ const BY_SEGMENT: Record<string, string> = {
   "form-elements": "formElement",
 };
 
-/** One operation's people and resources. */
+/** The people and resources of one or more consecutive operations. */
 export class World {
   readonly owner: Person;
   readonly stranger: Person;
