@@ -6,13 +6,16 @@
  * each its own Stryker run over some modules with their test files; the scores are printed per
  * file and in total from each part's JSON report (reports/mutation/<area>-<n>.json).
  *
- * Areas: `policies` (api/policies), `jobs` (shared/jobs), `all` (both), and one part of the
- * jobs area alone: `jobs-kinds`, `jobs-console`, `jobs-layer`. Arguments after the area go to
+ * Areas: `policies` (api/policies), `jobs` (shared/jobs), `ledger` (shared/credits/ledger.ts),
+ * `realtime` (api/realtime), `all` (every one), and one part of the jobs area alone:
+ * `jobs-kinds`, `jobs-console`, `jobs-layer`. Arguments after the area go to
  * every `stryker run` (e.g. `--concurrency 2`). Stryker splits `--mutate` at commas, so each
  * part names its files one by one (a brace glob would be cut apart).
  */
 import { spawn } from "node:child_process";
 import { copyFile, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startTestCluster } from "./support/cluster.ts";
 
@@ -32,7 +35,14 @@ const areas: Record<string, Part[]> = {
   "jobs-layer": [{ mutate: ["await", "enqueue", "enqueueMany", "errors", "events", "finish", "records"].map((name) => `shared/jobs/${name}.ts`), tests: jobLayerTests }],
 };
 areas.jobs = [...areas["jobs-kinds"]!, ...areas["jobs-console"]!, ...areas["jobs-layer"]!];
-areas.all = [...areas.policies!, ...areas.jobs];
+areas.ledger = [{ mutate: ["shared/credits/ledger.ts"], tests: ["test/shared/credits/ledger.test.ts", "test/api/credits.test.ts"] }];
+areas.realtime = [
+  {
+    mutate: ["channelAuth", "grants", "preparedFrame", "protocol", "reauthorize", "socketServer"].map((name) => `api/realtime/${name}.ts`),
+    tests: ["test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts", "test/api/security/realtimeReauth.test.ts"],
+  },
+];
+areas.all = [...areas.policies!, ...areas.jobs, ...areas.ledger, ...areas.realtime];
 
 const [area = "all", ...rest] = process.argv.slice(2);
 const parts = areas[area];
@@ -54,7 +64,7 @@ type Status = "Killed" | "Timeout" | "Survived" | "NoCoverage" | "CompileError" 
 const report = (text: string) => JSON.parse(text) as { files: Record<string, { mutants: { status: Status }[] }> };
 
 const cluster = await startTestCluster();
-const env = { ...process.env, TEST_PG_ADMIN_URL: cluster.adminUrl, TEST_PG_TEMPLATE: cluster.templateDb, NODE_ENV: "test" };
+const env = { NODE_COMPILE_CACHE: path.join(tmpdir(), "node-compile-cache"), ...process.env, TEST_PG_ADMIN_URL: cluster.adminUrl, TEST_PG_TEMPLATE: cluster.templateDb, NODE_ENV: "test" };
 let code = 0;
 const reports: string[] = [];
 for (const [index, part] of parts.entries()) {
