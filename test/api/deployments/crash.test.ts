@@ -3,7 +3,8 @@
  * merge) request but the worker dies before it hears so (a proxy holds the answer, then the
  * process gets SIGKILL). Another worker retries the job and reuses the branch and the
  * request: exactly one request, the commit made once. Both workers log at debug level; the
- * credential is in none of their lines.
+ * credential is in none of their lines. The three hosts' deployments run side by side in
+ * the same two worker processes (one killed, one retrying).
  */
 import t from "tap";
 import { startTestApp } from "../../support/app.ts";
@@ -78,41 +79,51 @@ const hosts: Host[] = [
   },
 ];
 
-t.test("a worker killed after opening the pull request: the retry reuses it", async (t) => {
+t.test("a worker killed after opening the pull requests: the retry reuses them", async (t) => {
   const app = await startTestApp(t, { worker: false });
   const { user, token } = await buildUserWithToken(app.pool);
   const project = await buildProject(app.pool, user.id);
-  const workerEnv = { DATABASE_URL: app.db.url, TEST_LOG_LEVEL: "debug" };
-
+  // One worker takes the three deployments at once, so one kill and one retrying worker
+  // cover every host; each host has its own stand-in, proxy and environment.
+  const workerEnv = { DATABASE_URL: app.db.url, TEST_LOG_LEVEL: "debug", WORKER_CONCURRENCY: String(hosts.length) };
+  const cases = [];
   for (const host of hosts) {
-    await t.test(host.name, async (t) => {
-      const stand = await host.start();
-      t.teardown(() => stand.peer.close());
-      const proxy = await holdingProxy(t, stand.peer.url, host.opens);
-      const env = await buildEnvironment(app.url, token, project, { name: host.name, git_config: stand.config(proxy.url) });
-      const generation = await buildGeneration(app.pool, project, user.id, { "app/index.php": "<?php echo 1;\n", "README.generated.md": "generated\n" });
-      const first = await spawnReady(t, "test/support/workerProcess.ts", workerEnv);
-      const id = await startDeployment(app.url, token, { environment_id: env, code_generation_id: generation });
+    const stand = await host.start();
+    t.teardown(() => stand.peer.close());
+    const proxy = await holdingProxy(t, stand.peer.url, host.opens);
+    const env = await buildEnvironment(app.url, token, project, { name: host.name, git_config: stand.config(proxy.url) });
+    const generation = await buildGeneration(app.pool, project, user.id, { "app/index.php": "<?php echo 1;\n", "README.generated.md": "generated\n" });
+    cases.push({ host, stand, proxy, env, generation });
+  }
 
-      await proxy.heldRequest;
-      t.equal(stand.requests(), 1, "the request exists upstream");
-      await first.kill("SIGKILL");
-      const running = (await client(app.url, token).get(`/api/deployments/${id}`)).body.deployment;
-      t.equal(running.status, "running", "the killed attempt left it running");
+  const first = await spawnReady(t, "test/support/workerProcess.ts", workerEnv);
+  const started = [];
+  for (const c of cases) started.push({ ...c, id: await startDeployment(app.url, token, { environment_id: c.env, code_generation_id: c.generation }) });
+  await Promise.all(started.map((c) => c.proxy.heldRequest));
+  for (const c of started) t.equal(c.stand.requests(), 1, `${c.host.name}: the request exists upstream`);
+  await first.kill("SIGKILL");
+  for (const c of started) {
+    const running = (await client(app.url, token).get(`/api/deployments/${c.id}`)).body.deployment;
+    t.equal(running.status, "running", `${c.host.name}: the killed attempt left it running`);
+  }
 
-      const second = await spawnReady(t, "test/support/workerProcess.ts", workerEnv);
-      const done = await waitForDeployment(app.url, token, id, 60_000);
+  const second = await spawnReady(t, "test/support/workerProcess.ts", workerEnv);
+  for (const c of started) {
+    await t.test(c.host.name, async (t) => {
+      const done = await waitForDeployment(app.url, token, c.id, 120_000);
       t.equal(done.status, "succeeded", JSON.stringify(done));
-      t.equal(stand.requests(), 1, "exactly one request");
+      t.equal(c.stand.requests(), 1, "exactly one request");
       t.match(done.result, { reusedPullRequest: true, pullRequestNumber: 1 });
       t.ok(done.attempts >= 2);
-      t.equal(stand.peer.requests.filter((r) => r === host.commits).length, 1, "the commit was written once");
-
-      await second.kill("SIGTERM");
-      const lines = first.output() + second.output();
-      t.ok(lines.length > 0, "the workers logged");
-      t.notMatch(lines, stand.secret, "no log line holds the credential");
-      t.same(await findSecrets(app.pool, [stand.secret]), [], "no job record or row holds the credential");
+      t.equal(c.stand.peer.requests.filter((r) => r === c.host.commits).length, 1, "the commit was written once");
     });
+  }
+
+  await second.kill("SIGTERM");
+  const lines = first.output() + second.output();
+  t.ok(lines.length > 0, "the workers logged");
+  for (const c of started) {
+    t.notMatch(lines, c.stand.secret, `no log line holds the ${c.host.name} credential`);
+    t.same(await findSecrets(app.pool, [c.stand.secret]), [], `no job record or row holds the ${c.host.name} credential`);
   }
 });
