@@ -33,8 +33,12 @@ export function makeApp(deps: AppDeps, options: MakeAppOptions = {}): Koa<AppSta
   app.silent = true; // errors are logged by the error middleware, with the request id
 
   const routes = [...allRoutes, ...(options.extraRoutes ?? [])];
-  const document = buildOpenApi(routes, { title: "SchemaForge API", version, serverUrl: deps.config.appUrl });
-  routes.push(openapiRoute(document));
+  // The OpenAPI document is built on its first request, not at start: turning every route's
+  // schemas into JSON Schema costs about half a second of CPU, which each web process (and
+  // each test file) would otherwise pay whether or not anyone reads the document.
+  const described = [...routes];
+  let document: unknown;
+  routes.push(openapiRoute(() => (document ??= buildOpenApi(described, { title: "SchemaForge API", version, serverUrl: deps.config.appUrl }))));
 
   const api = dispatchRoutes(routes.filter((r) => !r.root), deps, "/api", {
     throw: true,

@@ -145,7 +145,8 @@ const docsAsset = defineRoute({
 });
 
 /** The OpenAPI document route; the document is built once from the full route list. */
-export function openapiRoute(document: unknown) {
+/** The route serving the OpenAPI document that `document` returns (built when first asked for). */
+export function openapiRoute(document: () => unknown) {
   return defineRoute({
     method: "get",
     path: "/openapi.json",
@@ -157,7 +158,7 @@ export function openapiRoute(document: unknown) {
     responses: { 200: { description: "OpenAPI document" } },
     handler: (ctx) => {
       ctx.set("Cache-Control", "no-cache");
-      ctx.body = document;
+      ctx.body = document();
     },
   });
 }
