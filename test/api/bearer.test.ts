@@ -15,8 +15,11 @@ import { echoKind } from "../support/testTasks.ts";
 
 const CLIENT = { client_id: "test-client", client_secret: "test-client-secret-0123456789" };
 
+// One app (with a worker, for the routes that run jobs) for every test below: each test makes
+// its own users and tokens, so what one revokes or changes no other test reads.
+const app = await startTestApp(t, { worker: true });
+
 t.test("bearer tokens: forged ones are refused, revocation is immediate", async (t) => {
-  const app = await startTestApp(t);
   const password = "valid password 1";
   const user = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
   const grant = async () => (await request(app.url, "POST", "/api/oauth/token", { body: { grant_type: "password", ...CLIENT, username: user.email, password } })).body;
@@ -104,7 +107,6 @@ t.test("bearer tokens: forged ones are refused, revocation is immediate", async 
 });
 
 t.test("scopes: read-only tokens only read, admin routes need the admin scope", async (t) => {
-  const app = await startTestApp(t);
   const password = "scoped password 1";
   const passwordHash = await hashPassword(password);
   const user = await buildUser(app.pool, { passwordHash, roles: ["developer"], name: "Reader" });
@@ -196,7 +198,6 @@ t.test("scopes: read-only tokens only read, admin routes need the admin scope", 
 });
 
 t.test("scopes: POST routes that only compute answer a read-only token; POST routes that write refuse it", async (t) => {
-  const app = await startTestApp(t, { worker: true });
   const user = await buildUser(app.pool, { roles: ["developer"] });
   const project = await buildProject(app.pool, user.id);
   const [older, newer] = [await buildSchema(app.pool, project, user.id), await buildSchema(app.pool, project, user.id, `${blogDdl}\nCREATE TABLE tags (id SERIAL PRIMARY KEY);`, "blog 2")];
@@ -239,7 +240,6 @@ t.test("scopes: POST routes that only compute answer a read-only token; POST rou
 });
 
 t.test("personal tokens with an expiry: validated when made, refused once expired, listed as expired", async (t) => {
-  const app = await startTestApp(t);
   const user = await buildUser(app.pool, { roles: ["developer"] });
   const api = client(app.url, (await createPersonalToken(app.pool, user.id, "maker")).plainText);
   const day = 86_400_000;

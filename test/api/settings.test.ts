@@ -14,6 +14,12 @@ t.test("settings", async (t) => {
   const me = await buildUserWithToken(app.pool);
   const asAdmin = client(app.url, admin.token);
   const asMe = client(app.url, me.token);
+  // One second web process for the subtests that need another process's view of the settings.
+  let second: Promise<string> | undefined;
+  const secondUrl = () =>
+    (second ??= spawnReady(t, "test/support/webProcess.ts", { DATABASE_URL: app.db.url, APP_URL: app.config.appUrl }).then(
+      (other) => `http://127.0.0.1:${/ready (\d+)/.exec(other.output())![1]}`,
+    ));
 
   t.test("GET|PUT /settings: language, theme and notification choices per kind and channel", async (t) => {
     t.equal((await request(app.url, "GET", "/api/settings")).status, 401);
@@ -68,8 +74,7 @@ t.test("settings", async (t) => {
   });
 
   t.test("maintenance mode: 503 for everyone but administrators, seen by a second web process at once", async (t) => {
-    const other = await spawnReady(t, "test/support/webProcess.ts", { DATABASE_URL: app.db.url, APP_URL: app.config.appUrl });
-    const b = `http://127.0.0.1:${/ready (\d+)/.exec(other.output())![1]}`;
+    const b = await secondUrl();
     t.equal((await client(b, me.token).get("/api/settings")).status, 200, "the second process has read the settings (maintenance off)");
 
     const on = await asAdmin.put("/api/admin/settings", { maintenance: { enabled: true, message: "Back at noon.", retry_after_seconds: 600 } });
@@ -100,8 +105,7 @@ t.test("settings", async (t) => {
   });
 
   t.test("POST /admin/cache/clear makes every process re-read settings changed behind its back", async (t) => {
-    const other = await spawnReady(t, "test/support/webProcess.ts", { DATABASE_URL: app.db.url, APP_URL: app.config.appUrl });
-    const b = `http://127.0.0.1:${/ready (\d+)/.exec(other.output())![1]}`;
+    const b = await secondUrl();
     t.equal((await client(b, me.token).get("/api/settings")).status, 200, "cached: maintenance off");
     // A change that announces nothing (the trigger is off), as if written by a tool that bypasses it.
     await app.pool.query(sql.type(z.object({}))`alter table global_settings disable trigger global_settings_announce`);

@@ -9,6 +9,8 @@ import t from "tap";
 import { z } from "zod";
 import { grantCredits } from "../../../shared/credits/ledger.ts";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
+import { createLogger } from "../../../shared/logger.ts";
+import { startWorker } from "../../../workers/index.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
@@ -127,7 +129,9 @@ t.test("a worker killed mid-payout: the retry pays once", async (t) => {
   await first.kill("SIGKILL");
   await locker.query("rollback");
   t.equal((await payoutState(app.pool, id)).status, "processing", "killed after attaching, before the file");
-  await spawnReady(t, "test/support/workerProcess.ts", workerEnv);
+  // The retry may run in any worker: only the killed one had to be a process of its own.
+  const retry = await startWorker({ config: app.config, pool: app.pool, log: createLogger("silent") }, { databaseUrl: app.db.url, crontab: "" });
+  t.teardown(() => retry.stop());
   const sent = await until(async () => { const p = await payoutState(app.pool, id); return p.status === "sent" ? p : undefined; }, { timeoutMs: 60_000, message: "the payout" });
   t.equal(sent.transferred_cents, 7000);
   const earnings = await app.pool.any(sql.type(z.object({ status: z.string(), payout_id: z.number().nullable() }))`

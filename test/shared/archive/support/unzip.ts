@@ -1,6 +1,7 @@
 /**
  * The system Info-ZIP `unzip` as the archive tests' independent judge: `unzip -t` tests every
- * entry's data and CRC, `unzip -l` lists names, and extraction puts real files on disk.
+ * entry's data and CRC, `unzip -l` lists names and sizes, `unzip -p` gives the entries' bytes
+ * and extraction puts real files on disk.
  * Names are read in a UTF-8 locale (in the C locale unzip escapes non-ASCII names).
  */
 import { spawnSync } from "node:child_process";
@@ -28,4 +29,20 @@ export function unzipNames(file: string): string[] {
   const lines = stdout.split("\n");
   const dashes = lines.flatMap((line, i) => (/^-{9}/.test(line) ? [i] : []));
   return lines.slice(dashes[0]! + 1, dashes[1]).map((line) => /^\s*\d+\s+\S+\s+\S+\s{3}(.*)$/.exec(line)![1]!);
+}
+
+/** The names and sizes `unzip -l` lists for an archive, in order. */
+export function unzipSizes(file: string): [string, number][] {
+  const { stdout } = unzip("-l", file);
+  const lines = stdout.split("\n");
+  const dashes = lines.flatMap((line, i) => (/^-{9}/.test(line) ? [i] : []));
+  return lines.slice(dashes[0]! + 1, dashes[1]).map((line) => {
+    const [, size, name] = /^\s*(\d+)\s+\S+\s+\S+\s{3}(.*)$/.exec(line)!;
+    return [name!, Number(size)];
+  });
+}
+
+/** Every entry's bytes as `unzip -p` writes them, one after another in archive order. */
+export function unzipPiped(file: string): Buffer {
+  return spawnSync("unzip", ["-p", file], { env: { ...process.env, LC_ALL: "C.UTF-8" }, maxBuffer: 256 * 1024 * 1024 }).stdout;
 }
