@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from "node:events";
 import { Logger as WorkerLogger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
+import pg from "pg";
 import type { Logger } from "../shared/logger.ts";
 import { PostgresStorage } from "../shared/storage/postgresStorage.ts";
 import type { WorkerDeps } from "./context.ts";
@@ -39,6 +40,21 @@ function workerLogger(log: Logger): WorkerLogger {
   });
 }
 
+/**
+ * graphile-worker's connection pool, owned here rather than by graphile-worker: a pool it
+ * makes itself is ended without being awaited when the runner stops, after its error
+ * listeners are removed, so a connection the server closed in that window (the embedded
+ * server stopping next, or a terminated backend) raised an unhandled 'error' and the
+ * process exited 1 on SIGTERM. These listeners stay for the pool's life, and stop() awaits
+ * the end of every connection.
+ */
+function workerPool(connectionString: string, max: number, log: Logger): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  pool.on("error", (error) => log.warn({ err: error }, "an idle job-queue database connection failed"));
+  pool.on("connect", (client) => client.on("error", (error) => log.warn({ err: error }, "a job-queue database connection failed")));
+  return pool;
+}
+
 /** Starts a worker in this process. */
 export async function startWorker(base: Omit<WorkerDeps, "storage">, options: WorkerOptions): Promise<RunningWorker> {
   const deps: WorkerDeps = { ...base, storage: new PostgresStorage(base.pool) };
@@ -52,10 +68,10 @@ export async function startWorker(base: Omit<WorkerDeps, "storage">, options: Wo
   events.on("worker:create", ({ worker }) => workerIds.add(worker.workerId));
 
   const { concurrency, pollIntervalMs, heartbeatMs, staleAfterMs } = deps.config.worker;
+  const pgPool = workerPool(options.databaseUrl, Math.max(concurrency + 2, 4), deps.log);
   const runner = await run({
-    connectionString: options.databaseUrl,
+    pgPool,
     concurrency,
-    maxPoolSize: Math.max(concurrency + 2, 4),
     pollInterval: pollIntervalMs,
     taskList,
     crontab: options.crontab ?? crontab,
@@ -88,6 +104,7 @@ export async function startWorker(base: Omit<WorkerDeps, "storage">, options: Wo
       (stopping ??= (async () => {
         await runner.stop("shutdown");
         await heartbeat.stop();
+        await pgPool.end();
       })()),
   };
 }
