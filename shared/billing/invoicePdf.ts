@@ -1,13 +1,14 @@
 /**
  * Renders an invoice as a PDF (pdfkit, with its built-in Helvetica: no font files).
  */
-import PDFDocument from "pdfkit";
 import type { InvoiceRow } from "./invoices.ts";
 
 const money = (cents: number, currency: string) => `${(cents / 100).toFixed(2)} ${currency}`;
 
 /** The invoice as PDF bytes. */
 export async function renderInvoicePdf(invoice: InvoiceRow, seller: { name: string }): Promise<Buffer> {
+  // Loaded on first use: pdfkit and its fonts are a large bundle that only this route needs.
+  const { default: PDFDocument } = await import("pdfkit");
   const doc = new PDFDocument({ size: "A4", margin: 56, info: { Title: `Invoice ${invoice.number}`, Author: seller.name } });
   const chunks: Buffer[] = [];
   doc.on("data", (chunk: Buffer) => chunks.push(chunk));

@@ -3,22 +3,28 @@
  * use a loopback stand-in). PaymentIntents carry our transaction id in their metadata and are
  * created with an idempotency key per transaction, so a retried request never charges twice.
  */
-import Stripe from "stripe";
+import type Stripe from "stripe";
 import type { Config } from "../config.ts";
 import { providerFailed, providerUnavailable } from "./providers.ts";
 
 const clients = new Map<string, Stripe>();
+let stripePackage: Promise<typeof Stripe> | undefined;
 
-/** The Stripe client for this configuration. @throws 503 when STRIPE_SECRET_KEY is unset. */
-export function stripeClient(config: Config): Stripe {
+/**
+ * The Stripe client for this configuration. The `stripe` package (some 200 modules) is loaded
+ * on first use, so a process that never takes a card payment does not parse it at start.
+ * @throws 503 when STRIPE_SECRET_KEY is unset.
+ */
+export async function stripeClient(config: Config): Promise<Stripe> {
   const { secretKey, apiBase } = config.payments.stripe;
   if (!secretKey) throw providerUnavailable("cardprocessor");
+  const StripeClient = await (stripePackage ??= import("stripe").then((m) => m.default));
   const cacheKey = `${apiBase} ${secretKey}`;
   let client = clients.get(cacheKey);
   if (!client) {
     const base = new URL(apiBase);
     const protocol = base.protocol === "http:" ? "http" : "https";
-    client = new Stripe(secretKey, {
+    client = new StripeClient(secretKey, {
       host: base.hostname,
       port: base.port || (protocol === "http" ? 80 : 443),
       protocol,
@@ -45,7 +51,7 @@ export async function createPaymentIntent(
   config: Config,
   input: { transactionId: number; amountCents: number; currency: string; customerEmail: string; description: string },
 ): Promise<CardPayment> {
-  const stripe = stripeClient(config);
+  const stripe = await stripeClient(config);
   try {
     const intent = await stripe.paymentIntents.create(
       {
@@ -69,10 +75,10 @@ export async function createPaymentIntent(
  * Checks a webhook's Stripe-Signature over the raw body and returns the event.
  * @throws Stripe's SignatureVerificationError when it does not verify.
  */
-export function verifyStripeEvent(config: Config, rawBody: Buffer, signature: string): Stripe.Event {
+export async function verifyStripeEvent(config: Config, rawBody: Buffer, signature: string): Promise<Stripe.Event> {
   const secret = config.payments.stripe.webhookSecret;
   if (!secret || !config.payments.stripe.secretKey) throw providerUnavailable("cardprocessor");
-  return stripeClient(config).webhooks.constructEvent(rawBody, signature, secret);
+  return (await stripeClient(config)).webhooks.constructEvent(rawBody, signature, secret);
 }
 
 /**
@@ -81,7 +87,7 @@ export function verifyStripeEvent(config: Config, rawBody: Buffer, signature: st
  * @throws 503 when the card processor is off, 502 when it refuses.
  */
 export async function createSetupIntent(config: Config, user: { id: number; email: string; customerId: string | null }): Promise<{ customerId: string; setupIntentId: string; clientSecret: string }> {
-  const stripe = stripeClient(config);
+  const stripe = await stripeClient(config);
   try {
     const customerId =
       user.customerId ?? (await stripe.customers.create({ email: user.email, metadata: { user_id: String(user.id) } }, { idempotencyKey: `customer-user-${user.id}` })).id;

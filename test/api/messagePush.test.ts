@@ -46,7 +46,7 @@ t.test("messages notify by push", async (t) => {
       async () =>
         (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
           select count(*)::int as n from jobs where kind = 'push__send' and status not in ('succeeded', 'failed', 'cancelled')`)) === 0,
-      { timeoutMs: 20_000, message: "the push jobs to finish" },
+      { timeoutMs: 60_000, message: "the push jobs to finish" },
     );
     const fresh = push.received.slice(seen);
     seen = push.received.length;

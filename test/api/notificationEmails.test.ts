@@ -29,7 +29,7 @@ t.test("notifications by e-mail", async (t) => {
       async () =>
         (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
           select count(*)::int as n from jobs where kind = 'emails__send' and status not in ('succeeded', 'failed', 'cancelled')`)) === 0,
-      { timeoutMs: 20_000, message: "the mail jobs to finish" },
+      { timeoutMs: 60_000, message: "the mail jobs to finish" },
     );
   const mailsTo = (email: string) => smtp.messages.filter((m) => m.to.toLowerCase().includes(email.toLowerCase()));
 

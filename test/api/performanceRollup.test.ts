@@ -41,7 +41,7 @@ t.test("performance histograms: batched per process, merged exactly", async (t) 
     return (res.body.data as { count: number }[]).reduce((sum, r) => sum + r.count, 0);
   };
   // B's last batch is written by its own timer; A's read sees it within about a second.
-  await until(async () => (await lcpCount()) === 41, { timeoutMs: 20_000, message: "B's measures reach A's read" });
+  await until(async () => (await lcpCount()) === 41, { timeoutMs: 60_000, message: "B's measures reach A's read" });
 
   const snapshot = () =>
     a.pool.anyFirst(sql.type(histogramRow)`

@@ -94,7 +94,7 @@ t.test("the CLI refuses to start with a bad configuration and says why", async (
   const result = spawnSync(process.execPath, [new URL("../../shared/cli/bin.ts", import.meta.url).pathname, "web"], {
     env: { PATH: process.env.PATH, NODE_ENV: "production", PORT: "99999" },
     encoding: "utf8",
-    timeout: 20_000,
+    timeout: 120_000, // only a guard against a hang: a loaded machine needs seconds to load the CLI
   });
   t.equal(result.status, 1);
   t.match(result.stderr, /Cannot start: the configuration is invalid/);
@@ -103,7 +103,7 @@ t.test("the CLI refuses to start with a bad configuration and says why", async (
   const halfPair = spawnSync(process.execPath, [new URL("../../shared/cli/bin.ts", import.meta.url).pathname, "web"], {
     env: { PATH: process.env.PATH, NODE_ENV: "development", DATA_DIR: t.testdir(), OAUTH_CLIENT_ID: "web-app" },
     encoding: "utf8",
-    timeout: 20_000,
+    timeout: 120_000, // only a guard against a hang: a loaded machine needs seconds to load the CLI
   });
   t.equal(halfPair.status, 1);
   t.match(halfPair.stderr, /- OAUTH_CLIENT_SECRET is missing: required when OAUTH_CLIENT_ID is set/, "half a client pair is refused in development too");

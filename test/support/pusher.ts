@@ -54,7 +54,7 @@ export async function connectPusher(t: Test, baseUrl: string, key: string, token
           reject(Object.assign(new Error(`subscription to ${name} failed`), { status: error.status })),
         );
       }),
-    next: (channel, event, timeoutMs = 30_000) =>
+    next: (channel, event, timeoutMs = 60_000) =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no ${event} on ${channel.name} within ${timeoutMs} ms`)), timeoutMs);
         const handler = (data: unknown) => {
@@ -102,7 +102,7 @@ export async function rawSocket(t: Test, baseUrl: string, key: string, query = "
     frames,
     closed,
     send: (event, data) => ws.send(JSON.stringify({ event, data })),
-    waitFor: (event, timeoutMs = 30_000) => {
+    waitFor: (event, timeoutMs = 60_000) => {
       const seen = frames.find((f) => f.event === event);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {

@@ -56,7 +56,7 @@ export async function startSmtp(t: Test): Promise<SmtpPeer> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     messages,
-    waitFor: (to, subject, timeoutMs = 15_000) =>
+    waitFor: (to, subject, timeoutMs = 60_000) =>
       new Promise((resolve, reject) => {
         const check = () => {
           const found = find(to, subject);

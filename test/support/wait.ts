@@ -21,7 +21,7 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * yet"); rejects when `timeoutMs` passes first.
  */
 export async function until<T>(predicate: () => T | Promise<T>, options: UntilOptions = {}): Promise<Exclude<T, false | null | undefined | 0 | "">> {
-  const { timeoutMs = 30_000, message = "a condition", intervalMs = 50 } = options;
+  const { timeoutMs = 60_000, message = "a condition", intervalMs = 50 } = options;
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -52,7 +52,7 @@ export async function startWebhookReceiver(t: Test): Promise<WebhookReceiver> {
   receiver.url = `http://127.0.0.1:${receiver.port}/hooks`;
   receiver.stop = close;
   receiver.start = () => listen(receiver.port);
-  receiver.waitFor = async (count, timeoutMs = 20_000) => {
+  receiver.waitFor = async (count, timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs;
     while (received.length < count) {
       if (Date.now() > deadline) throw new Error(`only ${received.length} of ${count} webhook requests within ${timeoutMs} ms`);

@@ -52,7 +52,7 @@ const cardProcessor = defineRoute({
     if (!signature) throw badSignature();
     let event;
     try {
-      event = verifyStripeEvent(config, body, signature);
+      event = await verifyStripeEvent(config, body, signature);
     } catch {
       throw badSignature();
     }
