@@ -150,8 +150,8 @@ t.test("authorization matrix of templates, generations, archives and generators"
   for (const adminRole of [false, true]) {
     const users = await buildUsers(app.pool, { everyoneAdmin: adminRole });
     const rows = table.filter((row) => (row.adminRole ?? false) === adminRole);
-    const shared = buildTemplateWorld(app.pool, app.deps.storage, users);
-    await runMatrix(t, app.url, rows.filter((row) => !row.fresh), () => shared, app.pool, options);
+    let shared: Promise<TemplateWorld> | undefined;
+    await runMatrix(t, app.url, rows.filter((row) => !row.fresh), () => (shared ??= buildTemplateWorld(app.pool, app.deps.storage, users)), app.pool, options);
     await runMatrix(t, app.url, rows.filter((row) => row.fresh), () => buildTemplateWorld(app.pool, app.deps.storage, users), app.pool, options);
   }
 });
