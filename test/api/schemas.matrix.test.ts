@@ -1,8 +1,9 @@
 /**
  * Every schema route × {owner, team admin, member, viewer, stranger, site admin}: readers
  * read, content writers (owner, team admin, member) change, strangers see nothing. A refused
- * request writes nothing and an allowed change writes (the database's fingerprint before and
- * after, once the worker has finished the parse jobs of earlier cells).
+ * request writes nothing and an allowed change writes (the fingerprint of the tables schema
+ * routes and their parse jobs write, before and after, once the worker has finished the parse
+ * jobs of earlier cells).
  */
 import t from "tap";
 import { z } from "zod";
