@@ -2,15 +2,16 @@
  * Every project and team route × {owner, team admin, member, viewer, stranger, site admin,
  * super admin, public visitor}, each with its expected status, from one table. Each cell runs
  * in a fresh world (a project owned by `owner`, shared with a team where the others hold
- * their roles; for the public visitor, the owner made it public first), so destructive
- * routes do not disturb the next cell. List routes also check whether the list holds the
+ * their roles; for the public visitor, the owner made it public first; the users are the
+ * file's, made once), so destructive routes do not disturb the next cell. A refused cell
+ * writes nothing to the project and team tables, and an allowed write changes them. List routes also check whether the list holds the
  * world's project or team, as the actor's rights say.
  */
 import t from "tap";
 import type { Test } from "tap";
 import { startTestApp } from "../support/app.ts";
 import { request, type ApiResponse } from "../support/http.ts";
-import { buildWorld, manage, runMatrix, view, type AnyActor, type Expectation, type MatrixRow, type World, type WorldUser } from "../support/matrix.ts";
+import { buildUsers, buildWorld, manage, runMatrix, view, type AnyActor, type Expectation, type MatrixRow, type World, type WorldUser } from "../support/matrix.ts";
 
 /** The same status for every actor. */
 const everyone = (status: number): Expectation => ({
@@ -43,6 +44,9 @@ const lockFirst = async (w: { project: number; tokens: { owner: string } }, url:
 const archiveFirst = async (w: { project: number; tokens: { owner: string } }, url: string) => {
   await request(url, "POST", `/api/projects/${w.project}/archive`, { token: w.tokens.owner });
 };
+
+/** What the project and team routes write (allowed cells show that their writes land here). */
+const tables = ["projects", "subscriptions", "teams", "team_members", "team_projects", "team_invitations", "audit_log", "outbox_events", "jobs"];
 
 const table: MatrixRow[] = [
   {
@@ -188,5 +192,6 @@ const table: MatrixRow[] = [
 
 t.test("authorization matrix", async (t) => {
   const app = await startTestApp(t);
-  await runMatrix(t, app.url, table, () => buildWorld(app.pool), app.pool, { effects: true });
+  const users = await buildUsers(app.pool);
+  await runMatrix(t, app.url, table, () => buildWorld(app.pool, users), app.pool, { effects: true, tables });
 });

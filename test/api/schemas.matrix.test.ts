@@ -1,8 +1,9 @@
 /**
  * Every schema route × {owner, team admin, member, viewer, stranger, site admin}: readers
  * read, content writers (owner, team admin, member) change, strangers see nothing. A refused
- * request writes nothing and an allowed change writes (the database's fingerprint before and
- * after, once the worker has finished the parse jobs of earlier cells).
+ * request writes nothing and an allowed change writes (the fingerprint of the tables schema
+ * routes and their parse jobs write, before and after, once the worker has finished the parse
+ * jobs of earlier cells).
  */
 import t from "tap";
 import { z } from "zod";
@@ -12,7 +13,7 @@ import { applyRevision, insertSchema } from "../../shared/schemas/store.ts";
 import { parseDdl } from "../../shared/sqlddl/index.ts";
 import { startTestApp } from "../support/app.ts";
 import { until } from "../support/wait.ts";
-import { buildWorld, content, runMatrix, view, type MatrixRow, type World } from "../support/matrix.ts";
+import { buildUsers, buildWorld, content, runMatrix, view, type MatrixRow, type World } from "../support/matrix.ts";
 
 interface SchemaWorld extends World {
   schema: number;
@@ -33,6 +34,9 @@ async function readySchema(pool: DatabasePool, projectId: number, userId: number
 }
 
 const created = { ...content, owner: 201, teamAdmin: 201, member: 201, superAdmin: 201 };
+
+/** What the schema routes and their parse jobs write (allowed cells show that their writes land here). */
+const tables = ["schemas", "schema_revisions", "schema_tables", "schema_fields", "schema_translations", "sql_parses", "jobs", "audit_log", "outbox_events"];
 
 const rows: MatrixRow<SchemaWorld>[] = [
   { name: "list schemas", method: "GET", path: (w) => `/api/projects/${w.project}/schemas`, expect: view },
@@ -94,12 +98,13 @@ t.test("schema authorization matrix", async (t) => {
       timeoutMs: 120_000,
       message: "the worker to finish its jobs",
     }).then(() => undefined);
+  const users = await buildUsers(app.pool);
   await runMatrix(t, app.url, rows, async () => {
-    const world = await buildWorld(app.pool);
+    const world = await buildWorld(app.pool, users);
     const schema = await readySchema(app.pool, world.project, world.ids.owner, "Main");
     const other = await readySchema(app.pool, world.project, world.ids.owner, "Other");
     const translation = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
       insert into schema_translations (schema_id, language, table_name, label) values (${schema}, 'de', 'users', 'Benutzer') returning id`);
     return { ...world, schema, other, translation };
-  }, app.pool, { settle, effects: true });
+  }, app.pool, { settle, effects: true, tables });
 });

@@ -1,8 +1,10 @@
 /**
  * Authorization matrices: every route × {owner, team admin, member, viewer, stranger, site
- * admin}, each with its expected status, from one table. Each cell runs in a fresh world (a
- * project owned by `owner`, shared with a team where the others hold their roles), so
- * destructive routes do not disturb the next cell.
+ * admin}, each with its expected status, from one table. Each cell runs in a world made for
+ * it (a project owned by `owner`, shared with a team where the others hold their roles), so
+ * destructive routes do not disturb the next cell. The users of a file are made once and
+ * shared by its worlds (no row changes a user; each world has its own project and team), so
+ * a cell costs a few inserts.
  *
  * Two more actors run for the rows that give them a status (the presets below all do):
  * `superAdmin`, a user holding the `super_admin` site role, and `publicVisitor`, the stranger
@@ -61,19 +63,20 @@ export const view: Expectation = { owner: 200, teamAdmin: 200, member: 200, view
 /** Owner, team admins and members change what is inside the project; viewers only read. */
 export const content: Expectation = { owner: 200, teamAdmin: 200, member: 200, viewer: 403, stranger: 404, siteAdmin: 403, superAdmin: 200, publicVisitor: 404 };
 
-/** A world: users for every actor, a project shared through a team, another project of the owner. */
-export async function buildWorld(pool: DatabasePool): Promise<World> {
+/** The users of worlds: one for every actor (with a token), and a newcomer to invite. */
+export type WorldUsers = Pick<World, "ids" | "tokens" | "newcomerEmail">;
+
+/**
+ * Users for every actor. With `everyoneAdmin`, every actor also holds the `admin` site role
+ * (the super admin keeps `super_admin`).
+ */
+export async function buildUsers(pool: DatabasePool, options: { everyoneAdmin?: boolean } = {}): Promise<WorldUsers> {
   const names: WorldUser[] = [...actors, "superAdmin"];
-  const roleOf = (a: WorldUser) => (a === "siteAdmin" ? { roles: ["admin" as const] } : a === "superAdmin" ? { roles: ["super_admin" as const] } : {});
+  const roleOf = (a: WorldUser) =>
+    a === "superAdmin" ? { roles: ["super_admin" as const] } : a === "siteAdmin" || options.everyoneAdmin ? { roles: ["admin" as const] } : {};
   const entries = await Promise.all(names.map(async (a) => [a, await buildUserWithToken(pool, roleOf(a))] as const));
   const users = Object.fromEntries(entries) as Record<WorldUser, Awaited<ReturnType<typeof buildUserWithToken>>>;
-  const project = await buildProject(pool, users.owner.user.id);
-  const otherProject = await buildProject(pool, users.owner.user.id);
-  const team = await buildTeam(pool, users.owner.user.id, { [users.teamAdmin.user.id]: 2, [users.member.user.id]: 3, [users.viewer.user.id]: 4 }, [project]);
   return {
-    project,
-    otherProject,
-    team,
     ids: Object.fromEntries(names.map((a) => [a, users[a].user.id])) as Record<WorldUser, number>,
     tokens: Object.fromEntries(names.map((a) => [a, users[a].token])) as Record<WorldUser, string>,
     newcomerEmail: (await buildUserWithToken(pool)).user.email,
@@ -81,10 +84,26 @@ export async function buildWorld(pool: DatabasePool): Promise<World> {
 }
 
 /**
+ * A world: a project shared through a team, another project of the owner, for `users` (made
+ * here when not given).
+ */
+export async function buildWorld(pool: DatabasePool, users?: WorldUsers): Promise<World> {
+  const people = users ?? (await buildUsers(pool));
+  const { ids } = people;
+  const project = await buildProject(pool, ids.owner);
+  const otherProject = await buildProject(pool, ids.owner);
+  const team = await buildTeam(pool, ids.owner, { [ids.teamAdmin]: 2, [ids.member]: 3, [ids.viewer]: 4 }, [project]);
+  return { project, otherProject, team, ...people };
+}
+
+/**
  * Runs every row for every actor it names, each cell in a world made by `makeWorld`. With
  * `pool` (an app without a background worker, so nothing else writes meanwhile), every
  * refused cell (an expected status of 400 or more) also shows that it wrote nothing: the
- * database's fingerprint (rows and newest xmin per table) is the same before and after.
+ * fingerprint (rows and newest xmin per table) of `options.tables` is the same before and
+ * after. Those are the tables the file's routes write (one scan each, where every table of
+ * the database cost a hundred); with `options.effects` each allowed write cell shows that its
+ * write lands in them, so a refused cell whose guard were gone would change them too.
  * `options.settle` waits for background work (a worker's jobs) to end before each fingerprint;
  * with `options.effects`, every allowed cell of a method other than GET must change the
  * fingerprint (it wrote what it answered it did), unless its row `writesNothing`, and change
@@ -94,16 +113,16 @@ export async function runMatrix<W extends World>(
   t: Test,
   baseUrl: string,
   rows: MatrixRow<W>[],
-  makeWorld: () => Promise<W>,
+  makeWorld: (actor: AnyActor) => Promise<W>,
   pool?: DatabasePool,
-  options: { settle?: () => Promise<void>; effects?: boolean } = {},
+  options: { settle?: () => Promise<void>; effects?: boolean; tables?: readonly string[] } = {},
 ): Promise<void> {
-  const fingerprint = pool ? await fingerprinter(pool) : undefined;
+  const fingerprint = pool ? await fingerprinter(pool, options.tables) : undefined;
   for (const row of rows) {
     await t.test(row.name, async (t) => {
       const cast: AnyActor[] = [...actors, ...extraActors.filter((a) => row.expect[a] !== undefined)];
       for (const actor of cast) {
-        const world = await makeWorld();
+        const world = await makeWorld(actor);
         if (actor === "publicVisitor") {
           const made = await request(baseUrl, "PUT", `/api/projects/${world.project}`, { token: world.tokens.owner, body: { is_public: true } });
           t.equal(made.status, 200, "the owner made the project public");

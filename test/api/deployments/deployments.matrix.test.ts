@@ -10,7 +10,7 @@ import { seal } from "../../../shared/crypto.ts";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildGeneration } from "../../support/deploymentFactories.ts";
-import { buildWorld, content, manage, runMatrix, view, type MatrixRow, type World } from "../../support/matrix.ts";
+import { buildUsers, buildWorld, content, manage, runMatrix, view, type MatrixRow, type World } from "../../support/matrix.ts";
 
 interface DeployWorld extends World {
   environment: number;
@@ -35,6 +35,9 @@ async function deployment(pool: DatabasePool, world: World, environment: number,
     insert into deployments (project_id, environment_id, code_generation_id, deployment_method, target_environment, status, user_id)
     values (${world.project}, ${environment}, ${generation}, 'ftp', 'production', ${status}, ${world.ids.owner}) returning id`);
 }
+
+/** What the deployment and webhook routes write (allowed cells show that their writes land here). */
+const tables = ["project_archives", "environments", "deployments", "deployment_logs", "webhooks", "webhook_deliveries", "jobs", "audit_log", "outbox_events"];
 
 const rows: MatrixRow<DeployWorld>[] = [
   { name: "delete a generation's archive", method: "DELETE", path: (w) => `/api/archives/${w.generation}`, expect: content, writes: ["project_archives"] },
@@ -98,8 +101,9 @@ const rows: MatrixRow<DeployWorld>[] = [
 
 t.test("deployment and webhook authorization matrix", async (t) => {
   const app = await startTestApp(t, { worker: false });
+  const users = await buildUsers(app.pool);
   await runMatrix(t, app.url, rows, async () => {
-    const world = await buildWorld(app.pool);
+    const world = await buildWorld(app.pool, users);
     const environment = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
       insert into environments (project_id, name, type, is_default, ftp_config, ftp_password_sealed)
       values (${world.project}, 'Live', 'production', true, ${sql.jsonb(ftpConfig)}, ${sql.binary(seal(app.config.appKey, "pw-0123456789"))})
@@ -117,5 +121,5 @@ t.test("deployment and webhook authorization matrix", async (t) => {
       values (${world.project}, 'manual_trigger', 'https://hooks.example.com/in', ${sql.binary(seal(app.config.appKey, "secret-0123456789abcdef"))}, ${world.ids.owner})
       returning id`);
     return { ...world, environment, generation, pending, failed, log, older, newer, webhook };
-  }, app.pool, { effects: true });
+  }, app.pool, { effects: true, tables });
 });

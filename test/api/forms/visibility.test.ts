@@ -1,7 +1,17 @@
+/**
+ * Form designer visibility: who reads, clones, edits and deletes a private, team and public
+ * form set with its window and element. A refused write changes nothing in the form tables,
+ * and an allowed one changes them (their fingerprint before and after).
+ */
 import t from "tap";
+import type { Test } from "tap";
 import { startTestApp } from "../../support/app.ts";
 import { buildTeam, buildUserWithToken, makePatron } from "../../support/factories.ts";
-import { client } from "../../support/http.ts";
+import { changedTables, fingerprinter } from "../../support/fuzz/fingerprint.ts";
+import { client, type ApiResponse } from "../../support/http.ts";
+
+/** What the form designer's routes write. */
+const tables = ["form_sets", "form_windows", "form_elements", "form_designer_grants", "audit_log", "outbox_events"];
 
 type Who = "creator" | "teamMember" | "other" | "admin";
 type Visibility = "private" | "team" | "public";
@@ -24,6 +34,18 @@ t.test("form designer visibility matrix (sets, windows, elements)", async (t) =>
   for (const p of Object.values(people)) await makePatron(app.pool, p.user.id);
   await buildTeam(app.pool, people.creator.user.id, { [people.teamMember.user.id]: 4 });
   const as = (who: Who) => client(app.url, people[who].token);
+  // No worker runs: nothing else writes while the fingerprints are taken.
+  const fingerprint = await fingerprinter(app.pool, tables);
+  /** Sends a write and checks its status and that it wrote (allowed) or wrote nothing (refused). */
+  const write = async (t: Test, send: () => Promise<ApiResponse>, expected: number, what: string) => {
+    const before = await fingerprint();
+    const res = await send();
+    t.equal(res.status, expected, what);
+    const changed = changedTables(before, await fingerprint());
+    if (expected >= 400) t.same(changed, [], `${what}: refused, wrote nothing`);
+    else t.not(changed.length, 0, `${what}: wrote its change`);
+    return res;
+  };
 
   for (const visibility of ["private", "team", "public"] as const) {
     t.test(visibility, async (t) => {
@@ -41,20 +63,20 @@ t.test("form designer visibility matrix (sets, windows, elements)", async (t) =>
         t.equal((await api.get(`/api/form-elements/${element.id}`)).status, readStatus, `${who} reads the element`);
         const listed = (await api.get("/api/form-sets?per_page=100")).body.data.some((s: { id: number }) => s.id === set.id);
         t.equal(listed, canRead, `${who} ${canRead ? "sees" : "does not see"} it in the list`);
-        const clone = await api.post(`/api/form-sets/${set.id}/clone`);
-        t.equal(clone.status, canRead ? 201 : 404, `${who} clones`);
+        const clone = await write(t, () => api.post(`/api/form-sets/${set.id}/clone`), canRead ? 201 : 404, `${who} clones`);
         if (clone.status === 201) {
           t.equal(clone.body.form_set.creator_user_id, people[who].user.id, "the copy is the cloner's");
           t.equal(clone.body.form_set.visibility, who === "creator" ? visibility : "private");
         }
-        t.equal((await api.put(`/api/form-sets/${set.id}`, { name: "Mine" })).status, editStatus, `${who} updates the set`);
-        t.equal((await api.put(`/api/form-windows/${window.id}`, { name: "Mine" })).status, editStatus, `${who} updates the window`);
-        t.equal((await api.put(`/api/form-elements/${element.id}`, { x_position: 5 })).status, editStatus, `${who} updates the element`);
-        t.equal((await api.post("/api/form-elements", { form_window_id: window.id, element_type: "separator_vertical" })).status, who === "creator" ? 201 : editStatus, `${who} adds an element`);
+        await write(t, () => api.put(`/api/form-sets/${set.id}`, { name: "Mine" }), editStatus, `${who} updates the set`);
+        await write(t, () => api.put(`/api/form-windows/${window.id}`, { name: "Mine" }), editStatus, `${who} updates the window`);
+        await write(t, () => api.put(`/api/form-elements/${element.id}`, { x_position: 5 }), editStatus, `${who} updates the element`);
+        const added = who === "creator" ? 201 : editStatus;
+        await write(t, () => api.post("/api/form-elements", { form_window_id: window.id, element_type: "separator_vertical" }), added, `${who} adds an element`);
         if (who !== "creator") {
-          t.equal((await api.delete(`/api/form-elements/${element.id}`)).status, editStatus, `${who} deletes the element`);
-          t.equal((await api.delete(`/api/form-windows/${window.id}`)).status, editStatus, `${who} deletes the window`);
-          t.equal((await api.delete(`/api/form-sets/${set.id}`)).status, editStatus, `${who} deletes the set`);
+          await write(t, () => api.delete(`/api/form-elements/${element.id}`), editStatus, `${who} deletes the element`);
+          await write(t, () => api.delete(`/api/form-windows/${window.id}`), editStatus, `${who} deletes the window`);
+          await write(t, () => api.delete(`/api/form-sets/${set.id}`), editStatus, `${who} deletes the set`);
         }
       }
       t.equal((await creator.get(`/api/form-elements/${element.id}`)).status, 200, "still there after the others tried");

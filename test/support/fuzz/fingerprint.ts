@@ -13,11 +13,17 @@ import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 const LEFT_OUT = new Set(["rate_limit_counters", "worker_processes", "schema_migrations", "performance_measures", "performance_histograms"]);
 const COUNTED_ONLY = new Set(["personal_access_tokens"]);
 
-/** Returns a function that reads the fingerprint of the database `pool` is connected to. */
-export async function fingerprinter(pool: DatabasePool): Promise<() => Promise<Record<string, string>>> {
+/**
+ * Returns a function that reads the fingerprint of the database `pool` is connected to: of
+ * every table, or of `only` those (one scan per table, so a short list is much cheaper).
+ */
+export async function fingerprinter(pool: DatabasePool, only?: readonly string[]): Promise<() => Promise<Record<string, string>>> {
   const tables = (await pool.anyFirst(sql.type(z.object({ name: z.string() }))`
     select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = 'public' and c.relkind in ('r', 'p') order by 1`)).filter((name) => !LEFT_OUT.has(name));
+  const unknown = only?.filter((name) => !tables.includes(name)) ?? [];
+  if (unknown.length > 0) throw new Error(`fingerprinter: no such table ${unknown.join(", ")}`);
+  if (only) tables.splice(0, tables.length, ...only);
   const parts = tables.map((name) =>
     COUNTED_ONLY.has(name)
       ? sql.fragment`select ${name}::text as name, count(*)::text as state from ${sql.identifier([name])}`
