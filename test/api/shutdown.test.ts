@@ -1,8 +1,10 @@
 /**
  * Graceful shutdown of a web process on SIGTERM (api/server.ts): it stops accepting
  * connections at once, lets the requests in flight finish, tells WebSocket clients to
- * reconnect elsewhere (close code 4200) and exits 0 within SHUTDOWN_TIMEOUT_MS; a request
- * that outlives that timeout is cut off rather than holding the process.
+ * reconnect elsewhere (close code 4200) and exits 0 once they are done, without waiting for
+ * SHUTDOWN_TIMEOUT_MS; a request that outlives that timeout is cut off rather than holding
+ * the process. The timeouts are chosen far from the requests' lengths (60 s against a 2.5 s
+ * request, 1 s against a 60 s one), so a busy machine cannot blur the two outcomes.
  */
 import http from "node:http";
 import net from "node:net";
@@ -69,9 +71,9 @@ async function startWebProcess(t: Test, db: TestDatabase, shutdownTimeoutMs: num
   return { child, port, exited };
 }
 
-t.test("SIGTERM: in-flight requests finish, new connections are refused, sockets are told to reconnect, exit 0 in time", async (t) => {
+t.test("SIGTERM: in-flight requests finish, new connections are refused, sockets are told to reconnect, exit 0 without waiting for the timeout", async (t) => {
   const db = await freshDatabase(t);
-  const shutdownTimeoutMs = 6000;
+  const shutdownTimeoutMs = 60_000;
   const { child, port, exited } = await startWebProcess(t, db, shutdownTimeoutMs);
   const base = `http://127.0.0.1:${port}`;
 
@@ -102,14 +104,16 @@ t.test("SIGTERM: in-flight requests finish, new connections are refused, sockets
   const exit = await exited;
   t.equal(exit.code, 0, "exits 0");
   t.ok(exit.at >= answer.at, "after the request finished");
-  t.ok(exit.at - signalledAt < shutdownTimeoutMs, `within SHUTDOWN_TIMEOUT_MS (${exit.at - signalledAt} ms)`);
+  t.ok(exit.at - signalledAt < shutdownTimeoutMs, `once drained, not at SHUTDOWN_TIMEOUT_MS (${exit.at - signalledAt} ms after SIGTERM)`);
 });
 
 t.test("SIGTERM: a request outliving SHUTDOWN_TIMEOUT_MS is cut off and the process still exits 0", async (t) => {
   const db = await freshDatabase(t);
   const shutdownTimeoutMs = 1000;
   const { child, port, exited } = await startWebProcess(t, db, shutdownTimeoutMs);
-  const slow = get(port, "/api/test/slow?ms=20000");
+  const requestMs = 60_000;
+  const sentAt = Date.now();
+  const slow = get(port, `/api/test/slow?ms=${requestMs}`);
   t.ok(await slowQueryRunning(db), "the slow request is in flight");
   const signalledAt = Date.now();
   child.process.kill("SIGTERM");
@@ -118,6 +122,5 @@ t.test("SIGTERM: a request outliving SHUTDOWN_TIMEOUT_MS is cut off and the proc
   const exit = await exited;
   t.equal(exit.code, 0, "exits 0");
   t.ok(answer.at - signalledAt >= shutdownTimeoutMs - 50, "not before the timeout");
-  // The timeout plus the little the rest of the shutdown takes.
-  t.ok(exit.at - signalledAt < shutdownTimeoutMs + 1500, `soon after the timeout (${exit.at - signalledAt} ms)`);
+  t.ok(exit.at - sentAt < requestMs, `without waiting for the request (exited ${exit.at - signalledAt} ms after SIGTERM)`);
 });
