@@ -27,7 +27,12 @@ export async function request<T = any>(baseUrl: string, method: string, path: st
       body = JSON.stringify(options.body);
     }
   }
-  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const answer = await readAnswer(await fetch(`${baseUrl}${path}`, { method, headers, body }));
+  return { ...answer, body: answer.body as T };
+}
+
+/** A response's status, headers, text and (when the text is JSON) parsed body. */
+export async function readAnswer(response: Response): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
   const text = await response.text();
   let parsed: unknown;
   try {
@@ -35,7 +40,7 @@ export async function request<T = any>(baseUrl: string, method: string, path: st
   } catch {
     parsed = undefined;
   }
-  return { status: response.status, headers: response.headers, body: parsed as T, text };
+  return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
 /** A client bound to a base URL and (optionally) a bearer token. */

@@ -6,6 +6,7 @@
 import type { FuzzRequest, Operation } from "./operations.ts";
 import type { JsonSchema } from "./schemaArbitrary.ts";
 import type { World } from "./world.ts";
+import { readAnswer } from "../http.ts";
 
 /** A request unanswered this long is a failure (a hung route). */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -51,15 +52,7 @@ export async function send(baseUrl: string, op: Operation, req: FuzzRequest, pat
   const { body, contentType } = bodyOf(op, req);
   const token = req.identity === "owner" ? world.owner.token : req.identity === "stranger" ? world.stranger.token : undefined;
   const headers: Record<string, string> = { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...(contentType ? { "content-type": contentType } : {}) };
-  const response = await fetch(`${baseUrl}${path}`, { method: op.method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.status, headers: response.headers, body: parsed, text };
+  return readAnswer(await fetch(`${baseUrl}${path}`, { method: op.method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
 }
 
 /** A short account of a request for the failure report, with what replays it. */
