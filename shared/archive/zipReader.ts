@@ -128,9 +128,13 @@ export async function extractToMemory(source: Buffer | string, limits: Partial<Z
 
 const corrupt = (message: string, entry?: string) => new ArchiveError("archive_corrupt", message, entry);
 
-/** yauzl reports format problems as plain Errors; file-system errors keep their `code`. */
+/**
+ * yauzl reports format problems as plain Errors and zlib broken deflate data with a `Z_…`
+ * code (a truncated stream: Z_BUF_ERROR); file-system errors keep their `code`.
+ */
 function translate(error: unknown, entry?: string): unknown {
-  if (error instanceof ArchiveError || (error as NodeJS.ErrnoException).code) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (error instanceof ArchiveError || (code && !code.startsWith("Z_"))) return error;
   const message = (error instanceof Error ? error.message : String(error)).replace(/\.+$/, "");
   if (/encrypt/i.test(message)) return new ArchiveError("archive_unsupported", `Encrypted archives are not supported (${message}).`, entry);
   return corrupt(`The archive is not a valid zip file: ${message}.`, entry);
