@@ -26,25 +26,40 @@ const toInfo = (row: z.infer<typeof infoRow>): StoredFileInfo => ({
   expiresAt: row.expires_at,
 });
 
+/**
+ * The content as chunks of CHUNK bytes (the last one shorter). A Buffer is cut into views. A
+ * stream's pieces are copied into two buffers taken in turn, so a large upload makes no
+ * garbage per chunk: the caller must be done with a chunk (its insert finished) before it
+ * asks for the chunk after the next, as `put` is (one insert in flight).
+ */
 async function* chunked(content: Buffer | Readable | AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   if (Buffer.isBuffer(content)) {
     for (let i = 0; i < content.length; i += CHUNK) yield content.subarray(i, i + CHUNK);
     return;
   }
-  let pending: Buffer[] = [];
-  let size = 0;
+  const buffers: Buffer[] = [];
+  let turn = 0;
+  let block: Buffer | null = null;
+  let used = 0;
   for await (const piece of content as AsyncIterable<Buffer | string>) {
-    const buffer = typeof piece === "string" ? Buffer.from(piece) : piece;
-    pending.push(buffer);
-    size += buffer.length;
-    while (size >= CHUNK) {
-      const all = Buffer.concat(pending, size);
-      yield all.subarray(0, CHUNK);
-      pending = [all.subarray(CHUNK)];
-      size -= CHUNK;
+    const bytes = typeof piece === "string" ? Buffer.from(piece) : piece;
+    for (let from = 0; from < bytes.length; ) {
+      if (!block) {
+        if (buffers.length < 2) buffers.push(Buffer.allocUnsafe(CHUNK));
+        block = buffers[turn]!;
+        turn ^= 1;
+      }
+      const n = bytes.copy(block, used, from);
+      used += n;
+      from += n;
+      if (used === CHUNK) {
+        yield block;
+        block = null;
+        used = 0;
+      }
     }
   }
-  if (size > 0) yield Buffer.concat(pending, size);
+  if (block && used > 0) yield block.subarray(0, used);
 }
 
 export class PostgresStorage implements Storage {
@@ -65,7 +80,8 @@ export class PostgresStorage implements Storage {
       let seq = 0;
       let size = 0;
       // One chunk's insert stays in flight while the next chunk is produced (a zip being
-      // built, a download), so producing and storing overlap; at most two chunks are held.
+      // built, a download), so producing and storing overlap; at most two chunks are held,
+      // and the chunk being filled is never the one in flight (chunked()'s two buffers).
       let inFlight: Promise<unknown> | null = null;
       try {
         for await (const chunk of chunked(content)) {

@@ -19,6 +19,14 @@ t.test("PostgreSQL storage streams files in chunks", async (t) => {
   t.ok(Buffer.concat(chunks).equals(big), "read back byte for byte");
   t.ok(chunks.length >= 4, "streamed in chunks");
 
+  // Pieces that do not divide a chunk: each chunk is assembled across pieces, in buffers reused in turn.
+  const odd = randomBytes(4 * 1024 * 1024 + 7);
+  async function* oddPieces() {
+    for (let i = 0; i < odd.length; i += 100_003) yield odd.subarray(i, i + 100_003);
+  }
+  t.equal((await storage.put("archives/1/odd.zip", Readable.from(oddPieces()))).size, odd.length);
+  t.ok((await storage.readBuffer("archives/1/odd.zip"))!.equals(odd), "odd pieces read back byte for byte");
+
   await storage.put("archives/1/generation.zip", Buffer.from("replaced"));
   t.equal((await storage.readBuffer("archives/1/generation.zip"))!.toString(), "replaced");
   t.equal(await storage.read("nothing/here"), null);
