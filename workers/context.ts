@@ -2,6 +2,7 @@
  * What a task receives besides its payload: the shared resources of the worker process
  * and the handles of its own job (progress, abort signal, attempt number).
  */
+import type pg from "pg";
 import type { Config } from "../shared/config.ts";
 import type { DatabasePool } from "../shared/db/pool.ts";
 import type { Logger } from "../shared/logger.ts";
@@ -11,6 +12,8 @@ import type { Storage } from "../shared/storage/storage.ts";
 export interface WorkerDeps {
   config: Config;
   pool: DatabasePool;
+  /** The job queue's plain `pg` pool, also for what Slonik cannot do (a binary COPY). */
+  pgPool: pg.Pool;
   log: Logger;
   storage: Storage;
 }

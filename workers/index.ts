@@ -6,6 +6,7 @@
 import { EventEmitter } from "node:events";
 import { Logger as WorkerLogger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
 import pg from "pg";
+import { warmDeflateThreads } from "../shared/archive/deflateThreads.ts";
 import type { Logger } from "../shared/logger.ts";
 import { PostgresStorage } from "../shared/storage/postgresStorage.ts";
 import type { WorkerDeps } from "./context.ts";
@@ -56,8 +57,13 @@ function workerPool(connectionString: string, max: number, log: Logger): pg.Pool
 }
 
 /** Starts a worker in this process. */
-export async function startWorker(base: Omit<WorkerDeps, "storage">, options: WorkerOptions): Promise<RunningWorker> {
-  const deps: WorkerDeps = { ...base, storage: new PostgresStorage(base.pool) };
+export async function startWorker(base: Omit<WorkerDeps, "storage" | "pgPool">, options: WorkerOptions): Promise<RunningWorker> {
+  const { concurrency, pollIntervalMs, heartbeatMs, staleAfterMs } = base.config.worker;
+  const pgPool = workerPool(options.databaseUrl, Math.max(concurrency + 2, 4), base.log);
+  const deps: WorkerDeps = { ...base, pgPool, storage: new PostgresStorage(base.pool) };
+  // Archive builds deflate on these; started now, a first build neither waits for them nor
+  // deflates on the event loop meanwhile.
+  const deflateThreadsStarted = warmDeflateThreads();
   const definitions = [...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])];
   const taskList: TaskList = {};
   for (const definition of definitions) taskList[definition.kind.name] = wrapTask(definition, deps);
@@ -67,8 +73,6 @@ export async function startWorker(base: Omit<WorkerDeps, "storage">, options: Wo
   events.on("pool:create", ({ workerPool }) => workerIds.add(workerPool.id));
   events.on("worker:create", ({ worker }) => workerIds.add(worker.workerId));
 
-  const { concurrency, pollIntervalMs, heartbeatMs, staleAfterMs } = deps.config.worker;
-  const pgPool = workerPool(options.databaseUrl, Math.max(concurrency + 2, 4), deps.log);
   const runner = await run({
     pgPool,
     concurrency,
@@ -94,6 +98,7 @@ export async function startWorker(base: Omit<WorkerDeps, "storage">, options: Wo
     workerIds: () => [...workerIds],
     concurrency: deps.config.worker.concurrency,
   });
+  await deflateThreadsStarted;
   deps.log.info({ concurrency, tasks: Object.keys(taskList) }, "worker started");
 
   let stopping: Promise<void> | undefined;

@@ -1,17 +1,18 @@
 /**
- * The zip of a code generation: streamed from `code_generation_files` (a few files in memory
- * at a time) through the zip writer into storage, with an expiry; and its removal.
+ * The zip of a code generation: streamed from `code_generation_files` (one binary COPY, about
+ * 1 MiB of files in memory at a time) through the zip writer into storage, with an expiry;
+ * and its removal.
  *
  * Glossary: an archive is *live* when it is ready, not deleted and not expired; *building*
  * until the `archives__build` job stores it; *failed* when that job gave up.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
+import type pg from "pg";
 import { z } from "zod";
 import { createZipStream, type ZipEntryInput } from "../archive/zipWriter.ts";
 import { ignoredRow, sql, type CommonQueryMethods, type DatabasePool } from "../db/pool.ts";
 import type { Storage } from "../storage/storage.ts";
-import { generationFiles } from "./files.ts";
+import { generationFilesCopied } from "./files.ts";
 
 export const archiveRow = z.object({
   id: z.number(),
@@ -45,16 +46,18 @@ export const isLive = (a: Pick<ArchiveRow, "status" | "deleted_at" | "expires_at
 
 /**
  * The generation's files as zip entries. The zip is consumed inside the storage upload's
- * transaction; each batch is read outside that transaction's async context (on the pool,
- * as the upload's own connection must not be shared), captured when the build starts (`outside`).
+ * transaction; the files come over a connection of their own (the upload's must not be
+ * shared), and an archive that fails part-way closes the read with it.
  */
-async function* entries(pool: DatabasePool, generationId: number, outside: <R>(fn: () => R) => R): AsyncGenerator<ZipEntryInput> {
-  const files = generationFiles(pool, generationId);
-  for (;;) {
-    const next = await outside(() => files.next());
-    if (next.done) return;
-    yield { path: next.value.path, content: next.value.content };
-  }
+async function* entries(pgPool: pg.Pool, generationId: number): AsyncGenerator<ZipEntryInput> {
+  for await (const file of generationFilesCopied(pgPool, generationId)) yield { path: file.path, content: file.content };
+}
+
+/** What a build uses: the Slonik pool, a plain `pg` pool for the binary COPY of the files, the storage. */
+export interface ArchiveDeps {
+  pool: DatabasePool;
+  pgPool: pg.Pool;
+  storage: Storage;
 }
 
 export interface BuildResult {
@@ -66,7 +69,7 @@ export interface BuildResult {
  * Builds the zip of generation `generationId` into storage, expiring after `ttlHours`.
  * Idempotent: a ready archive whose file exists is left alone; a deleted one is not rebuilt.
  */
-export async function buildArchive(pool: DatabasePool, storage: Storage, generationId: number, ttlHours: number): Promise<BuildResult> {
+export async function buildArchive({ pool, pgPool, storage }: ArchiveDeps, generationId: number, ttlHours: number): Promise<BuildResult> {
   const archive = await findArchive(pool, generationId);
   if (!archive) return { status: "gone" };
   if (archive.deleted_at) return { status: "deleted" };
@@ -77,7 +80,7 @@ export async function buildArchive(pool: DatabasePool, storage: Storage, generat
   // never write the same storage file; the last one to finish wins and removes the other's.
   const key = archiveKey(generationId, randomBytes(6).toString("hex"));
   const expiresAt = new Date(Date.now() + ttlHours * 3600_000);
-  const zip = createZipStream(entries(pool, generationId, AsyncLocalStorage.snapshot()), { mtime: archive.generated_at });
+  const zip = createZipStream(entries(pgPool, generationId), { mtime: archive.generated_at });
   const info = await storage.put(key, zip, { contentType: "application/zip", expiresAt });
   const updated = await pool.maybeOne(sql.type(z.object({ previous: z.string().nullable() }))`
     update project_archives a set status = 'ready', file_path = ${key}, file_size = ${info.size}, expires_at = ${expiresAt.toISOString()}

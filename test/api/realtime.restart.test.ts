@@ -9,6 +9,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import t from "tap";
 import { startEmbeddedPostgres } from "../../shared/db/embedded.ts";
 import { migrate } from "../../shared/db/migrate.ts";
@@ -36,8 +37,12 @@ t.test("after PostgreSQL restarts, a subscribed client gets the next event and /
   });
   await migrate(server.url);
   const pool = await createPool(server.url, { maxPoolSize: 5 });
-  t.teardown(() => pool.end());
-  const app = await startTestApp(t, { db: { url: server.url, name: "postgres", pool } });
+  const pgPool = new pg.Pool({ connectionString: server.url, max: 2 });
+  t.teardown(async () => {
+    await pool.end();
+    await pgPool.end();
+  });
+  const app = await startTestApp(t, { db: { url: server.url, name: "postgres", pool, pgPool } });
 
   const owner = await buildUserWithToken(app.pool);
   const job = await app.pool.transaction((tx) => enqueue(tx, echoKind, { value: 1 }, { userId: owner.user.id }));

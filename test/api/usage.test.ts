@@ -120,7 +120,7 @@ t.test("usage metrics", async (t) => {
     await app.pool.query(sql.type(z.object({}))`insert into visit_salts (day, salt) values (${day(-1)}::date, ${sql.binary(randomBytes(32))})`);
     const before = await asAdmin.get(`/api/admin/visits?from=${day(-33)}&to=${day(-29)}`);
     const log = createLogger("silent");
-    const ctx: TaskContext = { deps: { config: app.config, pool: app.pool, log, storage: new PostgresStorage(app.pool) }, jobId: null, attempt: 1, maxAttempts: 1, log, signal: new AbortController().signal, progress: async () => {} };
+    const ctx: TaskContext = { deps: { config: app.config, pool: app.pool, pgPool: app.db.pgPool, log, storage: new PostgresStorage(app.pool) }, jobId: null, attempt: 1, maxAttempts: 1, log, signal: new AbortController().signal, progress: async () => {} };
     const result = (await rollup.run({}, ctx)) as { rolled_up: number };
     t.equal(result.rolled_up, 4, "the two days before the cutoff");
     const days = await app.pool.any(sql.type(z.object({ day: z.string(), visitors: z.number(), views: z.number() }))`

@@ -20,8 +20,10 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { z } from "zod";
 import { ignoredRow, sql, createPool } from "../../shared/db/pool.ts";
+import { warmDeflateThreads } from "../../shared/archive/deflateThreads.ts";
 import { buildArchive } from "../../shared/generations/archive.ts";
 import { PostgresStorage } from "../../shared/storage/postgresStorage.ts";
 import { buildProject, buildUser } from "../support/factories.ts";
@@ -50,17 +52,23 @@ else await main();
 /** One build of generation `generationId` in this process; prints its Build as JSON. */
 async function child(generationId: number): Promise<void> {
   const pool = await createPool(process.env.BENCH_DATABASE_URL!, { maxPoolSize: 4 });
+  // The worker's job-queue pool, which the job reads the files with (a binary COPY).
+  const pgPool = new pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL!, max: 2 });
   const storage = new PostgresStorage(pool);
+  // A worker process starts its deflate threads when it starts (workers/index.ts), so a
+  // build finds them running: they are the process's, like its pools, not the build's.
+  await warmDeflateThreads();
   globalThis.gc?.();
   const startRss = process.memoryUsage().rss;
   let peakRss = startRss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 5);
   const started = performance.now();
-  const result = await buildArchive(pool, storage, generationId, 1);
+  const result = await buildArchive({ pool, pgPool, storage }, generationId, 1);
   const ms = performance.now() - started;
   clearInterval(sampler);
   peakRss = Math.max(peakRss, process.resourceUsage().maxRSS * 1000);
   await pool.end();
+  await pgPool.end();
   if (result.status !== "built") throw new Error(`build ended ${result.status}`);
   const run: Build = { ms, rssGrowth: mb(peakRss - startRss), zipBytes: result.size ?? 0 };
   process.stdout.write(`${JSON.stringify(run)}\n`);

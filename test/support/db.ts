@@ -12,6 +12,8 @@ export interface TestDatabase {
   url: string;
   name: string;
   pool: DatabasePool;
+  /** A plain `pg` pool on the same database (as the worker's job-queue pool); it connects on first use. */
+  pgPool: pg.Pool;
 }
 
 function clusterEnv(): { adminUrl: string; template: string } {
@@ -71,9 +73,11 @@ export async function freshDatabase(t: Test, options: { poolSize?: number } = {}
   await admin((c) => c.query(`create database ${name} template ${template} strategy file_copy`));
   const url = withDatabase(adminUrl, name);
   const pool = await createPool(url, { maxPoolSize: options.poolSize ?? 5 });
+  const pgPool = new pg.Pool({ connectionString: url, max: 2 });
   t.teardown(async () => {
     await pool.end();
+    await pgPool.end();
     await dropDatabase(name);
   });
-  return { url, name, pool };
+  return { url, name, pool, pgPool };
 }

@@ -18,7 +18,7 @@ const keys = z.object({ key: z.string() });
 async function runCleanup(app: TestApp): Promise<Record<string, number>> {
   const log = createLogger("silent");
   const ctx: TaskContext = {
-    deps: { config: app.config, pool: app.pool, log, storage: new PostgresStorage(app.pool) },
+    deps: { config: app.config, pool: app.pool, pgPool: app.db.pgPool, log, storage: new PostgresStorage(app.pool) },
     jobId: null,
     attempt: 1,
     maxAttempts: 1,

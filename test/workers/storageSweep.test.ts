@@ -24,7 +24,7 @@ const log = createLogger("silent");
 /** A task context as the scheduler gives it (no job record), at `attempt` of `maxAttempts`. */
 function contextOf(app: TestApp, attempt = 1, maxAttempts = 1): TaskContext {
   return {
-    deps: { config: app.config, pool: app.pool, log, storage: new PostgresStorage(app.pool) },
+    deps: { config: app.config, pool: app.pool, pgPool: app.db.pgPool, log, storage: new PostgresStorage(app.pool) },
     jobId: null,
     attempt,
     maxAttempts,

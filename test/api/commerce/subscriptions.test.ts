@@ -18,7 +18,7 @@ const DAY = 86_400_000;
 async function runRenewalAt(app: TestApp, at: Date) {
   const log = createLogger("silent");
   const ctx: TaskContext = {
-    deps: { config: app.config, pool: app.pool, log, storage: new PostgresStorage(app.pool) },
+    deps: { config: app.config, pool: app.pool, pgPool: app.db.pgPool, log, storage: new PostgresStorage(app.pool) },
     jobId: null,
     attempt: 1,
     maxAttempts: 1,

@@ -10,6 +10,7 @@
  * turns on it). Once the worker has finished every job, a refused cell has written nothing to
  * the tables these routes write, and an allowed write cell has written there.
  */
+import type pg from "pg";
 import t from "tap";
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
@@ -118,7 +119,7 @@ const table: Row[] = [
 
 
 /** The template, generation, archive and generator of a world, on a project and team of `users`. */
-async function buildTemplateWorld(pool: DatabasePool, storage: Storage, users: WorldUsers): Promise<TemplateWorld> {
+async function buildTemplateWorld(pool: DatabasePool, pgPool: pg.Pool, storage: Storage, users: WorldUsers): Promise<TemplateWorld> {
   const world = await buildWorld(pool, users);
   const owner = users.ids.owner;
   const template = await buildTemplate(pool, { projectId: world.project }, owner);
@@ -134,7 +135,7 @@ async function buildTemplateWorld(pool: DatabasePool, storage: Storage, users: W
     files: { "hello/w.txt": "Hi W" },
     jobId: null,
   });
-  await buildArchive(pool, storage, generation, 1);
+  await buildArchive({ pool, pgPool, storage }, generation, 1);
   const generator = await buildGenerator(pool, { userId: owner, projectId: world.project, templateIds: [template], teamId: world.team, status: "Published" });
   return { ...world, template, ...ids, generation, generator };
 }
@@ -151,7 +152,7 @@ t.test("authorization matrix of templates, generations, archives and generators"
     const users = await buildUsers(app.pool, { everyoneAdmin: adminRole });
     const rows = table.filter((row) => (row.adminRole ?? false) === adminRole);
     let shared: Promise<TemplateWorld> | undefined;
-    await runMatrix(t, app.url, rows.filter((row) => !row.fresh), () => (shared ??= buildTemplateWorld(app.pool, app.deps.storage, users)), app.pool, options);
-    await runMatrix(t, app.url, rows.filter((row) => row.fresh), () => buildTemplateWorld(app.pool, app.deps.storage, users), app.pool, options);
+    await runMatrix(t, app.url, rows.filter((row) => !row.fresh), () => (shared ??= buildTemplateWorld(app.pool, app.db.pgPool, app.deps.storage, users)), app.pool, options);
+    await runMatrix(t, app.url, rows.filter((row) => row.fresh), () => buildTemplateWorld(app.pool, app.db.pgPool, app.deps.storage, users), app.pool, options);
   }
 });
