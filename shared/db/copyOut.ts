@@ -47,9 +47,14 @@ class CopyOutQuery implements pg.Submittable {
   take(): CopyRow | undefined {
     if (this.next === this.rows.length) return undefined;
     const row = this.rows[this.next]!;
+    // Let go of the row taken (the consumer holds it now); drop the taken prefix now and then.
+    this.rows[this.next] = [];
     this.next += 1;
     if (this.next === this.rows.length) {
       this.rows = [];
+      this.next = 0;
+    } else if (this.next >= 1024) {
+      this.rows = this.rows.slice(this.next);
       this.next = 0;
     }
     for (const field of row) this.waitingBytes -= field?.length ?? 0;
