@@ -6,7 +6,6 @@
 import { EventEmitter } from "node:events";
 import { Logger as WorkerLogger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
 import pg from "pg";
-import { warmDeflateThreads } from "../shared/archive/deflateThreads.ts";
 import type { Logger } from "../shared/logger.ts";
 import { PostgresStorage } from "../shared/storage/postgresStorage.ts";
 import type { WorkerDeps } from "./context.ts";
@@ -61,9 +60,6 @@ export async function startWorker(base: Omit<WorkerDeps, "storage" | "pgPool">, 
   const { concurrency, pollIntervalMs, heartbeatMs, staleAfterMs } = base.config.worker;
   const pgPool = workerPool(options.databaseUrl, Math.max(concurrency + 2, 4), base.log);
   const deps: WorkerDeps = { ...base, pgPool, storage: new PostgresStorage(base.pool) };
-  // Archive builds deflate on these; started now, a first build neither waits for them nor
-  // deflates on the event loop meanwhile.
-  const deflateThreadsStarted = warmDeflateThreads();
   const definitions = [...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])];
   const taskList: TaskList = {};
   for (const definition of definitions) taskList[definition.kind.name] = wrapTask(definition, deps);
@@ -98,7 +94,6 @@ export async function startWorker(base: Omit<WorkerDeps, "storage" | "pgPool">, 
     workerIds: () => [...workerIds],
     concurrency: deps.config.worker.concurrency,
   });
-  await deflateThreadsStarted;
   deps.log.info({ concurrency, tasks: Object.keys(taskList) }, "worker started");
 
   let stopping: Promise<void> | undefined;

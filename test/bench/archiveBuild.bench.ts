@@ -23,7 +23,6 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { z } from "zod";
 import { ignoredRow, sql, createPool } from "../../shared/db/pool.ts";
-import { warmDeflateThreads } from "../../shared/archive/deflateThreads.ts";
 import { buildArchive } from "../../shared/generations/archive.ts";
 import { PostgresStorage } from "../../shared/storage/postgresStorage.ts";
 import { buildProject, buildUser } from "../support/factories.ts";
@@ -55,9 +54,6 @@ async function child(generationId: number): Promise<void> {
   // The worker's job-queue pool, which the job reads the files with (a binary COPY).
   const pgPool = new pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL!, max: 2 });
   const storage = new PostgresStorage(pool);
-  // A worker process starts its deflate threads when it starts (workers/index.ts), so a
-  // build finds them running: they are the process's, like its pools, not the build's.
-  await warmDeflateThreads();
   globalThis.gc?.();
   const startRss = process.memoryUsage().rss;
   let peakRss = startRss;
