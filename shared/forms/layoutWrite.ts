@@ -92,7 +92,7 @@ export async function applyLayout(conn: CommonQueryMethods, windowId: number, ve
     for (const key in values) if (values[key as keyof ElementValues] !== null) row[key] = values[key as keyof ElementValues];
     return row;
   });
-  const out = await conn.one(sql.type(outcomeRow)`
+  const out = await conn.one(sql.prepared("forms_layout_write", outcomeRow)`
     with x as materialized (
       select * from json_to_recordset(${JSON.stringify(batch)}::json) as x(${recordsetColumns})
     ), stray as materialized (
@@ -111,12 +111,15 @@ export async function applyLayout(conn: CommonQueryMethods, windowId: number, ve
     ), removed as (
       delete from form_elements e
       where e.form_window_id = ${windowId} and not exists (select 1 from x where x.id = e.id) and exists (select 1 from bumped)
+      returning 1
     ), changed as (
       update form_elements e set ${assignments}, updated_at = now()
-      from x where e.id = x.id and e.form_window_id = ${windowId} and ${differs} and exists (select 1 from bumped)
+      from x where e.id = x.id and e.form_window_id = ${windowId} and ${differs} and exists (select 1 from bumped) and (select count(*) from removed) >= 0
+      returning 1
     ), added as (
       insert into form_elements (form_window_id, ${columnList})
       select ${windowId}, ${columnList} from x where x.id is null and exists (select 1 from bumped)
+        and (select count(*) from removed) + (select count(*) from changed) >= 0
       returning id, tab_order
     )
     select (select version from bumped) as version, (select updated_at from bumped) as updated_at,
