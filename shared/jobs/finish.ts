@@ -5,13 +5,10 @@
  * worker's hot path. Results too large for an inline NOTIFY take the
  * transactional path with the event stored by reference.
  */
-import { z } from "zod";
-import { sql, type DatabasePool } from "../db/pool.ts";
+import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
 import { inlinePayload, REALTIME_CHANNEL } from "../events/publish.ts";
 import { jobCompletedEvent, publishJobCompleted } from "./events.ts";
 import { asyncCommit, markSucceeded, type JobRow } from "./records.ts";
-
-const idRow = z.object({ id: z.number() });
 
 /** Marks the running job `running` succeeded with `result` and publishes `JobCompleted`. */
 export async function finishSucceeded(pool: DatabasePool, running: JobRow, result: unknown): Promise<void> {
@@ -35,7 +32,8 @@ export async function finishSucceeded(pool: DatabasePool, running: JobRow, resul
     });
     return;
   }
-  await pool.maybeOne(sql.type(idRow)`
+  // Nothing is read back: a job no longer running updates no row and notifies nothing.
+  await pool.query(sql.type(ignoredRow)`
     with ${asyncCommit}, done as (
       update jobs set status = 'succeeded', progress = 100, result = ${sql.jsonb((result ?? null) as never)},
         error = null, error_code = null, error_details = null,

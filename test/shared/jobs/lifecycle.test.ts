@@ -65,6 +65,10 @@ t.test("job layer", async (t) => {
     t.same(queued?.payload, { job_id: job.id, payload: { n: 7 } }, "the envelope: our id and the payload");
     t.equal(queued?.run_at.getTime(), runAt.getTime());
     t.ok(envelopeSchema.safeParse(queued?.payload).success);
+    // The worker refuses an envelope that names no record (workers/defineTask.ts reads it with this schema).
+    for (const bad of [{ payload: {} }, { job_id: 0, payload: {} }, { job_id: 1.5, payload: {} }, { job_id: "1", payload: {} }]) {
+      t.notOk(envelopeSchema.safeParse(bad).success, `envelope ${JSON.stringify(bad)} refused`);
+    }
 
     const plain = await pool.transaction((tx) => enqueue(tx, echo, { value: "x" }));
     t.match(plain, { user_id: null, project_id: null, max_attempts: 4 });
@@ -245,6 +249,9 @@ t.test("job layer", async (t) => {
     t.same(describeJobError(new Error("ECONNREFUSED 10.0.0.5"), true), { message: UNEXPECTED_FAILURE, code: "job_failed", status: 500 });
     t.same(describeJobError(new Error("ECONNREFUSED 10.0.0.5"), false), { message: UNEXPECTED_ATTEMPT_FAILURE, code: "job_failed", status: 500 });
     t.not(UNEXPECTED_FAILURE, UNEXPECTED_ATTEMPT_FAILURE);
+    // What the owner reads instead of the internals: a sentence saying whether it will be retried.
+    t.equal(UNEXPECTED_FAILURE, "The job failed unexpectedly.");
+    t.equal(UNEXPECTED_ATTEMPT_FAILURE, "An attempt of the job failed unexpectedly; it will be retried.");
   });
 
   t.test("kinds: area__verb names, five attempts by default, a queue only when named", async (t) => {
