@@ -14,7 +14,7 @@ import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import { latestSubscriptionJoin } from "../db/projects.ts";
 import { invalid, type FieldErrors } from "../errors.ts";
-import { assignments, columnList, differs, recordsetColumns } from "./elementColumns.ts";
+import { allColumns, assignments, batchRowColumns, columnList, differs } from "./elementColumns.ts";
 import type { ElementInput } from "./elementInput.ts";
 import { prepareElement, type ElementValues, type WindowContext } from "./elements.ts";
 import type { FormElementRow } from "./rows.ts";
@@ -86,15 +86,16 @@ const epochMs = (column: ReturnType<typeof sql.identifier>) => sql.fragment`(ext
  * Returns the window's new version and its elements in tab order, or what was not written.
  */
 export async function applyLayout(conn: CommonQueryMethods, windowId: number, version: number, projectId: number | null, plan: LayoutPlan): Promise<LayoutOutcome> {
-  // One JSON parameter for the batch; null values are left out (read back as null).
+  // One JSON parameter for the batch: a row per element, its id and values by position, trailing nulls left out.
   const batch = plan.elements.map(({ id, values }) => {
-    const row: Record<string, unknown> = id === undefined ? {} : { id };
-    for (const key in values) if (values[key as keyof ElementValues] !== null) row[key] = values[key as keyof ElementValues];
+    const row: (string | number | boolean | null)[] = [id ?? null];
+    for (const column of allColumns) row.push(values[column]);
+    while (row[row.length - 1] === null) row.pop();
     return row;
   });
   const out = await conn.one(sql.prepared("forms_layout_write", outcomeRow)`
     with x as materialized (
-      select * from json_to_recordset(${JSON.stringify(batch)}::json) as x(${recordsetColumns})
+      select ${batchRowColumns} from jsonb_array_elements(${JSON.stringify(batch)}::jsonb) r
     ), stray as materialized (
       select x.id from x where x.id is not null
         and not exists (select 1 from form_elements e where e.id = x.id and e.form_window_id = ${windowId})

@@ -257,6 +257,19 @@ t.test("form designer", async (t) => {
     t.equal(same.body.form_window.elements.length, 5);
   });
 
+  t.test("a layout write stores every field of every kind as sent", async (t) => {
+    const set = await newSet();
+    const w = await newWindow(set.id);
+    const common = { x_position: 3, y_position: 4, width: 50, height: 20, sort_order: 7, is_visible: false, background_color: "#123456", border_width: 2, border_color: "#654321", anchor_right: 5, anchor_bottom: 6, anchor_width: 7, anchor_height: 8 };
+    const sent = Object.entries(kinds).map(([type, fields]) => ({ element_type: type, ...common, ...fields }));
+    const res = await api.put(`/api/form-windows/${w.id}/layout`, { version: w.version, elements: sent });
+    t.equal(res.status, 200, res.text);
+    const stored = (await api.get(`/api/form-windows/${w.id}`)).body.form_window.elements;
+    t.equal(stored.length, sent.length);
+    sent.forEach((element, i) => t.match(stored[i], { ...element, tab_order: i + 1 }, element.element_type));
+    t.same(res.body.form_window.elements, stored, "the answer is what was stored");
+  });
+
   t.test("layout writes check field placements against the schema as it is now, though the fields are cached", async (t) => {
     const shopId = await buildSchema(app.pool, projectId, alice.user.id, "CREATE TABLE customers (id SERIAL PRIMARY KEY, email TEXT);", "shop");
     const set = await newSet({ schema_id: shopId });
