@@ -68,6 +68,11 @@ export class EventHub {
     return this.#listener.onReconnect(handler);
   }
 
+  /** Handlers registered on `channel`, and reconnect callbacks (gauges for leaks: each waiter removes its own). */
+  handlerCount(channel: string): { channel: number; reconnect: number } {
+    return { channel: this.#byChannel.get(channel)?.size ?? 0, reconnect: this.#listener.reconnectHandlerCount };
+  }
+
   /** Whether the underlying LISTEN connection is up. */
   get connected(): boolean {
     return this.#listener.connected;

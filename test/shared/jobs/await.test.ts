@@ -8,6 +8,7 @@ import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { awaitJob } from "../../../shared/jobs/await.ts";
 import { enqueue } from "../../../shared/jobs/enqueue.ts";
+import { jobChannel } from "../../../shared/jobs/events.ts";
 import { finishSucceeded } from "../../../shared/jobs/finish.ts";
 import { defineJobKind } from "../../../shared/jobs/kind.ts";
 import { markFailed, markRunning } from "../../../shared/jobs/records.ts";
@@ -32,6 +33,12 @@ t.test("awaiting a job", async (t) => {
   const { db, hub, user } = await jobsWorld(t);
   const { pool } = db;
   const fresh = () => pool.transaction((tx) => enqueue(tx, echo, { value: 1 }, { userId: user.id }));
+  /** Reconnect callbacks registered before any wait (the hub's own, if any). */
+  const reconnectHandlers = hub.handlerCount("none").reconnect;
+  /** Ends the LISTEN connection, as a network failure would; the listener reconnects. */
+  const dropListener = () =>
+    pool.query(sql.type(z.object({}))`
+      select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'schemaforge-listener' and datname = current_database()`);
 
   t.test("JobCompleted wakes the waiter, which answers with the finished record", async (t) => {
     const job = await fresh();
@@ -40,6 +47,24 @@ t.test("awaiting a job", async (t) => {
     await finishSucceeded(pool, running, { done: true });
     await until(() => waiting.settled, { timeoutMs: 60_000, message: "the waiter to wake" });
     t.match(waiting.value, { id: job.id, status: "succeeded", result: { done: true } });
+    t.same(hub.handlerCount(jobChannel(job.id)), { channel: 0, reconnect: reconnectHandlers }, "the finished wait left no handler behind");
+  });
+
+  t.test("a reconnect while the job still runs does not end the wait; the completion does", async (t) => {
+    const job = await fresh();
+    const waiting = watched(awaitJob(pool, hub, job.id, FOREVER_MS));
+    const running = (await markRunning(pool, job.id, 1))!;
+    t.same(hub.handlerCount(jobChannel(job.id)), { channel: 1, reconnect: reconnectHandlers + 1 }, "the waiter listens on the job's channel and for reconnects");
+    const reconnected = new Promise<void>((resolve) => hub.onReconnect(resolve));
+    await dropListener();
+    await reconnected;
+    // The waiter reads the record again after the reconnect and goes back to sleep. The pause
+    // gives a wrongly ended wait time to show; on a slow machine it can only miss one, never fail.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    t.notOk(waiting.settled, "still waiting: the job is running");
+    await finishSucceeded(pool, running, { done: 2 });
+    await until(() => waiting.settled, { timeoutMs: 60_000, message: "the waiter to wake" });
+    t.match(waiting.value, { id: job.id, status: "succeeded", result: { done: 2 } });
   });
 
   t.test("a job already finished is answered without waiting", async (t) => {
@@ -66,8 +91,7 @@ t.test("awaiting a job", async (t) => {
     // Finished without a notification, as if its NOTIFY had been sent while the listener was away.
     await pool.query(sql.type(z.object({}))`update jobs set status = 'succeeded', result = '"silent"', finished_at = now() where id = ${job.id}`);
     const reconnected = new Promise<void>((resolve) => hub.onReconnect(resolve));
-    await pool.query(sql.type(z.object({}))`
-      select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'schemaforge-listener' and datname = current_database()`);
+    await dropListener();
     await reconnected;
     await until(() => waiting.settled, { timeoutMs: 60_000, message: "the waiter to wake after the reconnect" });
     t.match(waiting.value, { id: job.id, status: "succeeded", result: "silent" });

@@ -69,7 +69,11 @@ t.test("enqueueMany", async (t) => {
   t.test("no payloads, no statement; too many, refused", async (t) => {
     const before = await countJobs();
     t.same(await enqueueMany(db.pool, echoKind, []), []);
-    await t.rejects(enqueueMany(db.pool, echoKind, Array.from({ length: maxBulkJobs + 1 }, () => ({ value: 0 }))), RangeError);
+    await t.rejects(enqueueMany(db.pool, echoKind, Array.from({ length: maxBulkJobs + 1 }, () => ({ value: 0 }))), new RangeError(`enqueueMany takes at most ${maxBulkJobs} jobs, got ${maxBulkJobs + 1}.`));
+    t.same(await countJobs(), before);
+    // Exactly the limit passes the limit check: those payloads then fail the kind's own check.
+    const atLimit = enqueueMany(db.pool, echoKind, Array.from({ length: maxBulkJobs }, () => "not an object" as never));
+    await t.rejects(atLimit, { name: "ZodError" }, "past the limit check, refused by the payload check");
     t.same(await countJobs(), before);
   });
 
