@@ -16,7 +16,7 @@ import { latestSubscriptionJoin } from "../db/projects.ts";
 import { invalid, type FieldErrors } from "../errors.ts";
 import { allColumns, assignments, batchRowColumns, columnList, differs } from "./elementColumns.ts";
 import type { ElementInput } from "./elementInput.ts";
-import { prepareElement, type ElementValues, type WindowContext } from "./elements.ts";
+import { checkElement, type ElementValues, type WindowContext } from "./elements.ts";
 import type { FormElementRow } from "./rows.ts";
 
 /** A checked layout: the elements' values in tab order 1…n, each with its id when it exists already. */
@@ -47,10 +47,11 @@ export async function planLayout(ctx: WindowContext, elements: readonly ElementI
     }
   }
   const order = elements.map((_, index) => index).sort((a, b) => (elements[a]!.tab_order ?? Infinity) - (elements[b]!.tab_order ?? Infinity) || a - b);
+  const fields = elements.some((e) => "field_name" in e) ? await ctx.schemaFields() : null;
   const planned: LayoutPlan["elements"] = [];
   for (const [position, index] of order.entries()) {
     const element = elements[index]!;
-    planned.push({ id: element.id, values: await prepareElement(element, ctx, position + 1, errors, `elements.${index}.`) });
+    planned.push({ id: element.id, values: checkElement(element, ctx, fields, position + 1, errors, `elements.${index}.`) });
   }
   if (Object.keys(errors).length) throw invalid(errors);
   return { elements: planned, named };
@@ -132,10 +133,15 @@ export async function applyLayout(conn: CommonQueryMethods, windowId: number, ve
   const now = out.updated_at;
   const stored = new Map(out.named.map(([id, created, updated, changes]) => [id, { created_at: new Date(created), updated_at: changes ? now : new Date(updated) }]));
   const addedIds = new Map(out.added.map(([id, tabOrder]) => [tabOrder, id]));
+  // The checked values become the answer's rows (the plan is not used after the write).
   const elements = plan.elements.map(({ id, values }) => {
     const known = id === undefined ? undefined : stored.get(id);
-    const row = { id: id ?? addedIds.get(values.tab_order as number)!, form_window_id: windowId, ...values, created_at: known?.created_at ?? now, updated_at: known?.updated_at ?? now };
-    return row as FormElementRow;
+    const row = values as unknown as FormElementRow;
+    row.id = id ?? addedIds.get(values.tab_order as number)!;
+    row.form_window_id = windowId;
+    row.created_at = known?.created_at ?? now;
+    row.updated_at = known?.updated_at ?? now;
+    return row;
   });
   return { written: true, version: out.version, updated_at: now, elements };
 }
