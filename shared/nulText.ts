@@ -5,12 +5,25 @@
  */
 
 /** The dotted path of the first string holding a NUL character in `value` ("" for `value` itself), or null. */
-export function nulPath(value: unknown, path: readonly string[] = [], depth = 0): string | null {
-  if (typeof value === "string") return value.includes("\u0000") ? path.join(".") : null;
+export function nulPath(value: unknown): string | null {
+  const keys = nulKeys(value, 0);
+  return keys === null ? null : keys.reverse().join(".");
+}
+
+/**
+ * The keys leading to the first string holding a NUL in `value`, innermost first, or null.
+ * Every request body goes through here, so the walk allocates nothing until it finds one.
+ */
+function nulKeys(value: unknown, depth: number): string[] | null {
+  if (typeof value === "string") return value.includes("\u0000") ? [] : null;
   if (depth > 64 || value === null || typeof value !== "object") return null;
-  for (const [key, item] of Object.entries(value)) {
-    const found = nulPath(item, [...path, key], depth + 1);
-    if (found !== null) return found;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const found = nulKeys((value as Record<string, unknown>)[key], depth + 1);
+    if (found !== null) {
+      found.push(key);
+      return found;
+    }
   }
   return null;
 }

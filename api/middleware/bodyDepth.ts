@@ -20,8 +20,9 @@ export function tooDeepField(value: unknown, max = MAX_BODY_DEPTH): string | nul
     if (node === null || typeof node !== "object") continue;
     if (depth > max) return field;
     const top = depth === 1 && !Array.isArray(node);
-    for (const [key, item] of Object.entries(node)) {
-      if (item !== null && typeof item === "object") stack.push({ value: item, depth: depth + 1, field: top ? key : field });
+    for (const key in node) {
+      const item: unknown = (node as Record<string, unknown>)[key];
+      if (item !== null && typeof item === "object" && Object.hasOwn(node, key)) stack.push({ value: item, depth: depth + 1, field: top ? key : field });
     }
   }
   return null;

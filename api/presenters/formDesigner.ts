@@ -33,10 +33,34 @@ export const formElementResource = z
   .extend(Object.fromEntries(kindColumns.map((c) => [c, z.union([z.string(), z.number()]).optional()])) as Record<(typeof kindColumns)[number], z.ZodOptional<z.ZodUnion<[z.ZodString, z.ZodNumber]>>>);
 export type FormElementResource = z.infer<typeof formElementResource>;
 
+/**
+ * An element as answered: the common fields, the kind-specific fields that are set, the dates.
+ * Built field by field rather than copied and pruned: a layout answers hundreds of elements,
+ * and objects with deleted keys are slow to build and to serialize.
+ */
 export function presentElement(row: FormElementRow): FormElementResource {
-  const { created_at, updated_at, ...rest } = row;
-  const out: Record<string, unknown> = { ...rest, created_at: created_at.toISOString(), updated_at: updated_at.toISOString() };
-  for (const column of kindColumns) if (out[column] === null) delete out[column];
+  const out: Record<string, unknown> = {
+    id: row.id,
+    form_window_id: row.form_window_id,
+    element_type: row.element_type,
+    x_position: row.x_position,
+    y_position: row.y_position,
+    width: row.width,
+    height: row.height,
+    sort_order: row.sort_order,
+    is_visible: row.is_visible,
+    tab_order: row.tab_order,
+    background_color: row.background_color,
+    border_width: row.border_width,
+    border_color: row.border_color,
+    anchor_right: row.anchor_right,
+    anchor_bottom: row.anchor_bottom,
+    anchor_width: row.anchor_width,
+    anchor_height: row.anchor_height,
+  };
+  for (const column of kindColumns) if (row[column] !== null) out[column] = row[column];
+  out.created_at = row.created_at.toISOString();
+  out.updated_at = row.updated_at.toISOString();
   return out as FormElementResource;
 }
 

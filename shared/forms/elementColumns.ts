@@ -1,7 +1,11 @@
 /**
- * The stored columns of a form element and the SQL pieces that move a batch of element
- * values through one JSON parameter (`json_to_recordset`), shared by the single-element
- * writes and the whole-layout write.
+ * The stored columns of a form element and the SQL pieces that move element values through
+ * one JSON parameter: a record per element (`jsonb_to_recordset`) for the single-element
+ * writes, and for the whole-layout write a *batch row* per element, a JSON array of its id
+ * and its values in `allColumns` order, read by position from jsonb. For 200 elements that
+ * took the server 1.3-1.4 ms of CPU against 1.65-1.75 ms by key with json_to_recordset (and
+ * 7 ms by position from json, which re-reads the text for each position), and the text is a
+ * third shorter.
  */
 import { sql } from "../db/pool.ts";
 import { commonColumns, kindColumns } from "./elementInput.ts";
@@ -49,6 +53,14 @@ const comma = sql.fragment`, `;
 /** The record definition `x(id bigint, element_type text, …)` of a batch; a key left out of an object reads as null. */
 export const recordsetColumns = sql.join(
   [sql.fragment`id bigint`, ...allColumns.map((c) => sql.fragment`${sql.identifier([c])} ${typeFragments[columnTypes[c]]}`)],
+  comma,
+);
+/**
+ * `(r->>0)::int8 as id, (r->>1)::text as element_type, …`: batch row `r` (a JSON array) as
+ * columns; positions past its end read as null.
+ */
+export const batchRowColumns = sql.join(
+  [sql.fragment`(r->>${0}::int)::int8 as id`, ...allColumns.map((c, i) => sql.fragment`(r->>${i + 1}::int)::${typeFragments[columnTypes[c]]} as ${sql.identifier([c])}`)],
   comma,
 );
 /** `element_type, x_position, …` */

@@ -47,6 +47,14 @@ const snap = (value: number, grid: number, min: number) => Math.max(min, Math.ro
 
 /** Checks one element against its window and schema and fills its defaults; problems go to `errors` under `prefix`. */
 export async function prepareElement(input: ElementInput, ctx: WindowContext, tabOrder: number, errors: FieldErrors, prefix = ""): Promise<ElementValues> {
+  return checkElement(input, ctx, "field_name" in input ? await ctx.schemaFields() : null, tabOrder, errors, prefix);
+}
+
+/**
+ * `prepareElement` with the schema's fields at hand (`ctx.schemaFields()`, read once for a
+ * whole list; only field placements look at them), without waiting per element.
+ */
+export function checkElement(input: ElementInput, ctx: WindowContext, fields: SchemaFields | null, tabOrder: number, errors: FieldErrors, prefix = ""): ElementValues {
   const at = (field: string) => `${prefix}${field}`;
   const add = (field: string, message: string) => (errors[at(field)] ??= []).push(message);
   const size = defaultSize(input.element_type);
@@ -68,7 +76,6 @@ export async function prepareElement(input: ElementInput, ctx: WindowContext, ta
   }
   const kind = input as Partial<Record<(typeof kindColumns)[number], string | number | null>>;
   if ("field_name" in input) {
-    const fields = await ctx.schemaFields();
     if (fields === null) add("field_name", "Field placements need a form set that belongs to a project (project_id).");
     else {
       if (!hasField(fields, input.field_name)) add("field_name", `The field ${input.field_name} is not a field of the project's schema.`);

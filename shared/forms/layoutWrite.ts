@@ -14,9 +14,9 @@ import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import { latestSubscriptionJoin } from "../db/projects.ts";
 import { invalid, type FieldErrors } from "../errors.ts";
-import { assignments, columnList, differs, recordsetColumns } from "./elementColumns.ts";
+import { allColumns, assignments, batchRowColumns, columnList, differs } from "./elementColumns.ts";
 import type { ElementInput } from "./elementInput.ts";
-import { prepareElement, type ElementValues, type WindowContext } from "./elements.ts";
+import { checkElement, type ElementValues, type WindowContext } from "./elements.ts";
 import type { FormElementRow } from "./rows.ts";
 
 /** A checked layout: the elements' values in tab order 1…n, each with its id when it exists already. */
@@ -47,10 +47,11 @@ export async function planLayout(ctx: WindowContext, elements: readonly ElementI
     }
   }
   const order = elements.map((_, index) => index).sort((a, b) => (elements[a]!.tab_order ?? Infinity) - (elements[b]!.tab_order ?? Infinity) || a - b);
+  const fields = elements.some((e) => "field_name" in e) ? await ctx.schemaFields() : null;
   const planned: LayoutPlan["elements"] = [];
   for (const [position, index] of order.entries()) {
     const element = elements[index]!;
-    planned.push({ id: element.id, values: await prepareElement(element, ctx, position + 1, errors, `elements.${index}.`) });
+    planned.push({ id: element.id, values: checkElement(element, ctx, fields, position + 1, errors, `elements.${index}.`) });
   }
   if (Object.keys(errors).length) throw invalid(errors);
   return { elements: planned, named };
@@ -86,15 +87,16 @@ const epochMs = (column: ReturnType<typeof sql.identifier>) => sql.fragment`(ext
  * Returns the window's new version and its elements in tab order, or what was not written.
  */
 export async function applyLayout(conn: CommonQueryMethods, windowId: number, version: number, projectId: number | null, plan: LayoutPlan): Promise<LayoutOutcome> {
-  // One JSON parameter for the batch; null values are left out (read back as null).
+  // One JSON parameter for the batch: a row per element, its id and values by position, trailing nulls left out.
   const batch = plan.elements.map(({ id, values }) => {
-    const row: Record<string, unknown> = id === undefined ? {} : { id };
-    for (const key in values) if (values[key as keyof ElementValues] !== null) row[key] = values[key as keyof ElementValues];
+    const row: (string | number | boolean | null)[] = [id ?? null];
+    for (const column of allColumns) row.push(values[column]);
+    while (row[row.length - 1] === null) row.pop();
     return row;
   });
-  const out = await conn.one(sql.type(outcomeRow)`
+  const out = await conn.one(sql.prepared("forms_layout_write", outcomeRow)`
     with x as materialized (
-      select * from json_to_recordset(${JSON.stringify(batch)}::json) as x(${recordsetColumns})
+      select ${batchRowColumns} from jsonb_array_elements(${JSON.stringify(batch)}::jsonb) r
     ), stray as materialized (
       select x.id from x where x.id is not null
         and not exists (select 1 from form_elements e where e.id = x.id and e.form_window_id = ${windowId})
@@ -111,12 +113,15 @@ export async function applyLayout(conn: CommonQueryMethods, windowId: number, ve
     ), removed as (
       delete from form_elements e
       where e.form_window_id = ${windowId} and not exists (select 1 from x where x.id = e.id) and exists (select 1 from bumped)
+      returning 1
     ), changed as (
       update form_elements e set ${assignments}, updated_at = now()
-      from x where e.id = x.id and e.form_window_id = ${windowId} and ${differs} and exists (select 1 from bumped)
+      from x where e.id = x.id and e.form_window_id = ${windowId} and ${differs} and exists (select 1 from bumped) and (select count(*) from removed) >= 0
+      returning 1
     ), added as (
       insert into form_elements (form_window_id, ${columnList})
       select ${windowId}, ${columnList} from x where x.id is null and exists (select 1 from bumped)
+        and (select count(*) from removed) + (select count(*) from changed) >= 0
       returning id, tab_order
     )
     select (select version from bumped) as version, (select updated_at from bumped) as updated_at,
@@ -128,10 +133,15 @@ export async function applyLayout(conn: CommonQueryMethods, windowId: number, ve
   const now = out.updated_at;
   const stored = new Map(out.named.map(([id, created, updated, changes]) => [id, { created_at: new Date(created), updated_at: changes ? now : new Date(updated) }]));
   const addedIds = new Map(out.added.map(([id, tabOrder]) => [tabOrder, id]));
+  // The checked values become the answer's rows (the plan is not used after the write).
   const elements = plan.elements.map(({ id, values }) => {
     const known = id === undefined ? undefined : stored.get(id);
-    const row = { id: id ?? addedIds.get(values.tab_order as number)!, form_window_id: windowId, ...values, created_at: known?.created_at ?? now, updated_at: known?.updated_at ?? now };
-    return row as FormElementRow;
+    const row = values as unknown as FormElementRow;
+    row.id = id ?? addedIds.get(values.tab_order as number)!;
+    row.form_window_id = windowId;
+    row.created_at = known?.created_at ?? now;
+    row.updated_at = known?.updated_at ?? now;
+    return row;
   });
   return { written: true, version: out.version, updated_at: now, elements };
 }

@@ -257,6 +257,45 @@ t.test("form designer", async (t) => {
     t.equal(same.body.form_window.elements.length, 5);
   });
 
+  t.test("a layout write stores every field of every kind as sent", async (t) => {
+    const set = await newSet();
+    const w = await newWindow(set.id);
+    const common = { x_position: 3, y_position: 4, width: 50, height: 20, sort_order: 7, is_visible: false, background_color: "#123456", border_width: 2, border_color: "#654321", anchor_right: 5, anchor_bottom: 6, anchor_width: 7, anchor_height: 8 };
+    const sent = Object.entries(kinds).map(([type, fields]) => ({ element_type: type, ...common, ...fields }));
+    const res = await api.put(`/api/form-windows/${w.id}/layout`, { version: w.version, elements: sent });
+    t.equal(res.status, 200, res.text);
+    const stored = (await api.get(`/api/form-windows/${w.id}`)).body.form_window.elements;
+    t.equal(stored.length, sent.length);
+    sent.forEach((element, i) => t.match(stored[i], { ...element, tab_order: i + 1 }, element.element_type));
+    t.same(res.body.form_window.elements, stored, "the answer is what was stored");
+  });
+
+  t.test("layout writes check field placements against the schema as it is now, though the fields are cached", async (t) => {
+    const shopId = await buildSchema(app.pool, projectId, alice.user.id, "CREATE TABLE customers (id SERIAL PRIMARY KEY, email TEXT);", "shop");
+    const set = await newSet({ schema_id: shopId });
+    const w = await newWindow(set.id);
+    let version = w.version;
+    const place = async (field: string) => {
+      const res = await api.put(`/api/form-windows/${w.id}/layout`, { version, elements: [{ element_type: "field_textinput", field_name: field, control_type: "text" }] });
+      if (res.status === 200) version = res.body.form_window.version;
+      return res;
+    };
+    const setFields = (names: string[]) =>
+      app.pool.query(sql.type(z.object({}))`
+        update schemas set parsed = jsonb_set(parsed, '{tables,0,fields}', ${sql.jsonb(names.map((field_name) => ({ field_name })))})
+        where id = ${shopId}`);
+    t.equal((await place("customers.email")).status, 200);
+    t.equal((await place("customers.phone")).status, 422, "not a field yet");
+    await setFields(["id", "email", "phone"]);
+    t.equal((await place("customers.phone")).status, 200, "a field added to the schema is seen at once");
+    await setFields(["id", "phone"]);
+    const gone = await place("customers.email");
+    t.equal(gone.status, 422, "a field removed from the schema is refused at once");
+    t.same(Object.keys(gone.body.errors), ["elements.0.field_name"]);
+    await app.pool.query(sql.type(z.object({}))`update form_sets set schema_id = null where id = ${set.id}`);
+    t.equal((await place("users.email")).status, 200, "the set's schemas changed: the project's other schema counts");
+  });
+
   t.test("clone: a deep copy equal to the original but for ids and cloned_from_id", async (t) => {
     const set = await newSet({ visibility: "public", description: "to copy" });
     const w1 = await newWindow(set.id, { window_type: "main_menu", display_name: "Menu" });

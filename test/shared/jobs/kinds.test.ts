@@ -37,6 +37,9 @@ const cases: Case[] = [
     ok: [
       [{ to: "a@example.test", kind: "verify_email", locale: "de", params: { a: "b" } }, { to: "a@example.test", kind: "verify_email", locale: "de", params: { a: "b" } }],
       [{ to: "a@example.test", kind: "support_ticket_reply", locale: "en", params: {}, link: "https://x.test/a" }, { to: "a@example.test", kind: "support_ticket_reply", locale: "en", params: {}, link: "https://x.test/a" }],
+      // A path in the web client, resolved against FRONTEND_URL when sent.
+      [{ to: "a@example.test", kind: "support_ticket_reply", locale: "en", params: {}, link: "/support/7?tab=replies" }, { to: "a@example.test", kind: "support_ticket_reply", locale: "en", params: {}, link: "/support/7?tab=replies" }],
+      [{ to: "a@example.test", kind: "support_ticket_reply", locale: "en", params: {}, link: "/" }, { to: "a@example.test", kind: "support_ticket_reply", locale: "en", params: {}, link: "/" }],
     ],
     refused: [
       { to: "not-mail", kind: "verify_email", locale: "en", params: {} },
@@ -44,6 +47,8 @@ const cases: Case[] = [
       { to: "a@example.test", kind: "verify_email", locale: "fr", params: {} },
       { to: "a@example.test", kind: "verify_email", locale: "en", params: { a: 1 } },
       { to: "a@example.test", kind: "verify_email", locale: "en", params: {}, link: "not a url" },
+      // Paths only: not protocol-relative (another host), no backslash form of it, no spaces, nothing before the slash.
+      ...["//evil.test/x", "/\\evil.test", "/a b", "/a\n", "x/a", " /a", "/a/ "].map((link) => ({ to: "a@example.test", kind: "verify_email", locale: "en", params: {}, link })),
     ],
   },
   {
@@ -152,6 +157,7 @@ const cases: Case[] = [
     ok: [
       [{ schema_id: 1, target_language: "de" }, { schema_id: 1, target_language: "de", source_language: null }],
       [{ schema_id: 1, target_language: "pt-BR", source_language: "gsw-Latn1234" }, { schema_id: 1, target_language: "pt-BR", source_language: "gsw-Latn1234" }],
+      [{ schema_id: 1, target_language: "de", source_language: "en" }, { schema_id: 1, target_language: "de", source_language: "en" }],
     ],
     refused: [
       { schema_id: 0, target_language: "de" },
@@ -164,6 +170,8 @@ const cases: Case[] = [
       { schema_id: 1, target_language: "xde" + "-BR!" },
       { schema_id: 1, target_language: "de", source_language: "EN" },
       { schema_id: 1, target_language: "de", source_language: "en_US" },
+      { schema_id: 1, target_language: "de", source_language: "Xen" },
+      { schema_id: 1, target_language: "de", source_language: "en-" },
     ],
   },
 ];
