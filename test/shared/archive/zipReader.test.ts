@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { buffer } from "node:stream/consumers";
+import zlib from "node:zlib";
 import t from "tap";
 import { AppError } from "../../../shared/errors.ts";
 import { ArchiveError } from "../../../shared/archive/errors.ts";
@@ -150,6 +151,13 @@ t.test("duplicate names, bad CRCs and broken archives are refused", async (t) =>
   const garbled = Buffer.from(good);
   garbled.fill(0xaa, 40, 50); // inside a.txt's deflated data
   t.match(await refusal(garbled), { code: "archive_corrupt" }, "garbled data");
+  // Broken deflate streams inside an honest entry: zlib's own errors (Z_BUF_ERROR, Z_DATA_ERROR) are a corrupt archive, not a 500.
+  const text = "a line of text that deflates well\n".repeat(200);
+  const deflated = zlib.deflateRawSync(Buffer.from(text));
+  const truncatedStream = craftZip([{ name: "cut.txt", data: text, deflate: true, body: deflated.subarray(0, deflated.length >> 1) }]);
+  t.match(await refusal(truncatedStream), { code: "archive_corrupt", message: /not a valid zip/ }, "a deflate stream that ends early");
+  const invalidStream = craftZip([{ name: "bad.txt", data: text, deflate: true, body: Buffer.from([0xff, 0xff, 0xff, 0xff, ...deflated.subarray(4)]) }]);
+  t.match(await refusal(invalidStream), { code: "archive_corrupt", message: /not a valid zip/ }, "a deflate stream with an invalid block type");
   const error = await extractToMemory(Buffer.from("nope")).catch((e: unknown) => e);
   t.ok(error instanceof AppError, "an AppError, so routes answer 422 with the code");
   await t.rejects(extractToMemory(path.join(dir, "missing.zip")), { code: "ENOENT" }, "file-system errors pass through");

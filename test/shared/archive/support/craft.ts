@@ -19,6 +19,8 @@ export interface CraftEntry {
   crc?: number;
   flags?: number;
   method?: number;
+  /** Stored bytes to write instead of `data` (deflated when `deflate`), e.g. a broken deflate stream. */
+  body?: Buffer;
   /** Point the central entry at the local header of entry `sharesWith` (overlapping data). */
   sharesWith?: number;
 }
@@ -31,7 +33,7 @@ export function craftZip(entries: CraftEntry[]): Buffer {
   let offset = 0;
   for (const e of entries) {
     const raw = Buffer.from(e.data);
-    const body = e.deflate ? zlib.deflateRawSync(raw) : raw;
+    const body = e.body ?? (e.deflate ? zlib.deflateRawSync(raw) : raw);
     const record: EntryRecord = {
       name: Buffer.isBuffer(e.name) ? e.name : Buffer.from(e.name),
       method: e.method ?? (e.deflate ? methodDeflate : methodStore),
