@@ -63,11 +63,11 @@ export class PgListener {
     this.#reconnectHandlers.add(handler);
     return () => this.#reconnectHandlers.delete(handler);
   }
+
   /** How many reconnect callbacks are registered (a gauge for leaks: each waiter removes its own). */
   get reconnectHandlerCount(): number {
     return this.#reconnectHandlers.size;
   }
-
 
   async stop(): Promise<void> {
     this.#stopped = true;

@@ -94,6 +94,10 @@ export async function applyLayout(conn: CommonQueryMethods, windowId: number, ve
     while (row[row.length - 1] === null) row.pop();
     return row;
   });
+  // The sub-statements share one snapshot and PostgreSQL runs a data-modifying CTE when it is
+  // read: `changed` reads `removed` and `added` reads both (the always-true counts), so the
+  // delete runs before the updates and the updates before the inserts. Inserts first queued a
+  // deferred unique recheck of tab_order per row, which the delete would then have made moot.
   const out = await conn.one(sql.prepared("forms_layout_write", outcomeRow)`
     with x as materialized (
       select ${batchRowColumns} from jsonb_array_elements(${JSON.stringify(batch)}::jsonb) r
