@@ -7,8 +7,9 @@
  * file and in total from each part's JSON report (reports/mutation/<area>-<n>.json).
  *
  * Areas: `policies` (api/policies), `jobs` (shared/jobs), `ledger` (shared/credits/ledger.ts),
- * `realtime` (api/realtime), `all` (every one), and one part of the jobs area alone:
- * `jobs-kinds`, `jobs-console`, `jobs-layer`. Arguments after the area go to
+ * `realtime` (api/realtime), `all` (every one), and one part of an area alone:
+ * `jobs-kinds`, `jobs-console`, `jobs-layer`, `realtime-protocol`, `realtime-access`,
+ * `realtime-server`. Arguments after the area go to
  * every `stryker run` (e.g. `--concurrency 2`). Stryker splits `--mutate` at commas, so each
  * part names its files one by one (a brace glob would be cut apart).
  */
@@ -41,12 +42,21 @@ const areas: Record<string, Part[]> = {
 };
 areas.jobs = [...areas["jobs-kinds"]!, ...areas["jobs-console"]!, ...areas["jobs-layer"]!];
 areas.ledger = [{ mutate: ["shared/credits/ledger.ts"], tests: ["test/shared/credits/ledger.test.ts", "test/shared/credits/ledgerChecks.test.ts", "test/api/credits.test.ts"] }];
-areas.realtime = [
+// The realtime modules in three parts, each run against the files that exercise it, so a
+// mutant of the frame or protocol code does not wait for the idle and restart tests.
+areas["realtime-protocol"] = [
+  { mutate: ["preparedFrame", "protocol"].map((name) => `api/realtime/${name}.ts`), tests: ["test/api/realtime.test.ts"] },
+];
+areas["realtime-access"] = [
   {
-    mutate: ["channelAuth", "grants", "preparedFrame", "protocol", "reauthorize", "socketServer"].map((name) => `api/realtime/${name}.ts`),
-    tests: ["test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts", "test/api/security/realtimeReauth.test.ts"],
+    mutate: ["channelAuth", "grants", "reauthorize"].map((name) => `api/realtime/${name}.ts`),
+    tests: ["test/api/security/realtimeReauth.test.ts", "test/api/realtime.test.ts"],
   },
 ];
+areas["realtime-server"] = [
+  { mutate: ["api/realtime/socketServer.ts"], tests: ["test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts"] },
+];
+areas.realtime = [...areas["realtime-protocol"], ...areas["realtime-access"], ...areas["realtime-server"]];
 areas.all = [...areas.policies!, ...areas.jobs, ...areas.ledger, ...areas.realtime];
 
 const [area = "all", ...rest] = process.argv.slice(2);
