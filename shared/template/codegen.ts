@@ -203,7 +203,7 @@ class Generator {
           expr = `(v = ${this.value(base, frames)}, $S(${wrap}))`;
         }
         // In a file name, note whether every value is a plain path part (see generateUnit).
-        this.emit(this.pathParts ? `out += (w = ${expr}, plain = plain && $Q.test(w), w);` : `out += ${expr};`);
+        this.emit(this.pathParts ? `out += (w = ${expr}, plain = plain && $Q(w), w);` : `out += ${expr};`);
         break;
       }
       case "for": {

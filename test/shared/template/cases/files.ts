@@ -72,5 +72,9 @@ export const fileCases: Case[] = [
   { name: "a file name may hold only placeholders", files: [{ file_name: "{:for xs:}a{:endfor:}", content: "" }], error: { file: "{:for xs:}a{:endfor:}", line: 1, column: 1, message: /not allowed here: only placeholders are/ } },
   { name: "a missing value in a file name", files: [{ file_name: "src/{:nope:}.ts", content: "" }], error: { file: "src/{:nope:}.ts", line: 1, column: 5, message: /`nope` is not defined/ } },
   { name: "errors in file content name the file", files: [{ file_name: "a.txt", content: "\n {:x:}" }], error: { file: "a.txt", line: 2, column: 2, message: /`x` is not defined/ } },
+  // The edges of a value that needs no normalising (printable ASCII but `/`, `\\`, `.` and `:`), and values just past them.
+  { name: "a value of space, `~` and a late `:` keeps its characters", files: [{ file_name: "x/{:a:}{:b:}.ts", content: "" }], scope: { a: " a~", b: "b:c" }, out: { "x/ a~b:c.ts": "" } },
+  { name: "a DEL in a value is refused", files: [{ file_name: "x/{:d:}.ts", content: "" }], scope: { d: "a\u007f" }, error: { file: "x/{:d:}.ts", line: 1, column: 1, message: /control characters/ } },
+  { name: "a non-ASCII value is normalised to NFC", files: [{ file_name: "x/{:d:}.ts", content: "" }], scope: { d: "cafe\u0301" }, out: { "x/caf\u00e9.ts": "" } },
   { name: "an output path may be __proto__", files: [{ file_name: "{:n:}", content: "p" }], scope: { n: "__proto__" }, out: JSON.parse('{"__proto__": "p"}') as Record<string, string> },
 ];
