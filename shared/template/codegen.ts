@@ -10,7 +10,7 @@
  */
 import type { Expr, PathExpr } from "./expression.ts";
 import type { Node, Pos } from "./parser.ts";
-import { filterCaches } from "./filters.ts";
+import { filterCaches, memoChain } from "./filters.ts";
 import { member, q, safeKey } from "./access.ts";
 import { Reuse } from "./reuse.ts";
 
@@ -47,7 +47,12 @@ export interface UnitSource {
   async: boolean;
   /** Names of the filters the body calls as `$f_<name>` (and, if memoised, reads as `$m_<name>`). */
   filters: string[];
+  /** Keys of the filter chains (see memoChain) it calls as `$f_<ident>` and reads as `$m_<ident>` (chainIdent). */
+  chains: string[];
 }
+
+/** The identifier part of a chain's key: `singular|pascal` → `singular$pascal` (filter names are words). */
+export const chainIdent = (key: string) => key.replaceAll("|", "$");
 
 const loopFields: Record<string, (f: Frame) => string> = {
   index: (f) => f.idx,
@@ -76,6 +81,39 @@ class Generator {
     this.filters.add(name);
     if (!Object.hasOwn(filterCaches, name)) return `$f_${name}(${arg})`;
     return `((g = $m_${name}.get(f = ${arg})) !== undefined ? g : $f_${name}(f))`;
+  }
+
+  /** Chains the unit uses; the factory binds each as `$f_` and `$m_` of its chainIdent. */
+  readonly chains = new Set<string>();
+
+  /** Code applying `names` in order to `arg`: a run of memoised filters reads one chain's table (see memoChain). */
+  private applyFilters(names: string[], arg: string): string {
+    let code = arg;
+    for (let i = 0; i < names.length; ) {
+      let j = i;
+      while (j < names.length && Object.hasOwn(filterCaches, names[j]!)) j++;
+      const key = j - i > 1 ? memoChain(names.slice(i, j)) : null;
+      if (key === null) {
+        code = this.applyFilter(names[i]!, code);
+        i++;
+        continue;
+      }
+      this.chains.add(key);
+      const id = chainIdent(key);
+      code = `((g = $m_${id}.get(f = ${code})) !== undefined ? g : $f_${id}(f))`;
+      i = j;
+    }
+    return code;
+  }
+
+  /** An expression without its filters, and their names in the order they apply. */
+  private static unfilter(e: Expr): { base: Expr; names: string[] } {
+    const names: string[] = [];
+    while (e.type === "filter") {
+      names.unshift(e.name);
+      e = e.operand;
+    }
+    return { base: e, names };
   }
 
   private site(pos: Pos, what: string): string {
@@ -116,8 +154,10 @@ class Generator {
         return this.lookup(e, frames);
       case "literal":
         return JSON.stringify(e.value);
-      case "filter":
-        return this.applyFilter(e.name, this.value(e.operand, frames));
+      case "filter": {
+        const { base, names } = Generator.unfilter(e);
+        return this.applyFilters(names, this.value(base, frames));
+      }
       default:
         return this.truth(e, frames);
     }
@@ -185,13 +225,8 @@ class Generator {
   private node(node: Exclude<Node, { type: "text" }>, frames: Frame[]): void {
     switch (node.type) {
       case "output": {
-        let base: Expr = node.expr;
-        const names: string[] = [];
-        while (base.type === "filter") {
-          names.unshift(base.name);
-          base = base.operand;
-        }
-        const wrap = names.reduce((acc, name) => this.applyFilter(name, acc), "v");
+        const { base, names } = Generator.unfilter(node.expr);
+        const wrap = this.applyFilters(names, "v");
         let expr: string;
         if (base.type === "path") {
           const site = this.site(node.pos, base.segments.join("."));
@@ -290,5 +325,5 @@ export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathPa
   const head = `let out = "", v, t, f, g, it = 0${pathParts ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes;`;
   const tail = pathParts ? "rt.plainName = plain;\nreturn out;" : "out | 0;\nreturn out;";
   const body = `${head}\n${g.source()}\n${tail}`;
-  return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters] };
+  return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters], chains: [...g.chains] };
 }

@@ -3,7 +3,7 @@
  * function per source with `new Function` (only our generated code is ever compiled this way;
  * code blocks go to the sandbox as data), and cache the result by a hash of the template.
  */
-import { generateUnit, type CodeSite, type Site } from "./codegen.ts";
+import { chainIdent, generateUnit, type CodeSite, type Site } from "./codegen.ts";
 import { TemplateError } from "./errors.ts";
 import { fuse } from "./fuse.ts";
 import { parsePath, type PathExpr } from "./expression.ts";
@@ -48,8 +48,11 @@ export interface CompiledTemplate {
 /** Compiles one generated unit into a function (`pathParts` for a file name, see generateUnit). */
 function build(nodes: Node[], repeatNames: string[] | null, pathParts = false): Unit {
   const unit = generateUnit(fuse(nodes), repeatNames, pathParts);
-  const bind = unit.filters.map((n) => `const $f_${n} = $F[${JSON.stringify(n)}], $m_${n} = $C[${JSON.stringify(n)}];`).join(" ");
-  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, Q: $Q, F: $F, C: $C } = $helpers; ${bind}
+  const bind = [
+    ...unit.filters.map((n) => `const $f_${n} = $F[${JSON.stringify(n)}], $m_${n} = $C[${JSON.stringify(n)}];`),
+    ...unit.chains.map((k) => `const $f_${chainIdent(k)} = $K[${JSON.stringify(k)}], $m_${chainIdent(k)} = $C[${JSON.stringify(k)}];`),
+  ].join(" ");
+  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, Q: $Q, F: $F, K: $K, C: $C } = $helpers; ${bind}
 return ${unit.async ? "async " : ""}function unit(root, rt, r0, ri, rn) {
 ${unit.body}
 };`;

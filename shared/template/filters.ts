@@ -42,7 +42,7 @@ export function words(name: string): string[] {
 
 const capital = (w: string) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase();
 
-/** Memo tables of the memoised filters by name; compiled templates read them directly (see codegen). */
+/** Memo tables of the memoised filters by name (and of chains, see memoChain); compiled templates read them directly (see codegen). */
 export const filterCaches: Record<string, Map<string, string>> = {};
 
 /** Memoises a string → string filter over a bounded table (cleared when full, never replaced). */
@@ -76,6 +76,28 @@ export const filters: Record<string, (value: unknown) => unknown> = {
   singular: memo("singular", singularize),
   json: (value) => JSON.stringify(value) ?? "null",
 };
+
+/** Composed memoised filters by chain (`singular|pascal`), made by memoChain as templates compile. */
+export const filterChains: Record<string, (value: unknown) => string> = {};
+/** Most chains kept: each has a memo table, so their number bounds the memory the tables take. */
+const maxChains = 64;
+let chainCount = 0;
+
+/**
+ * The key of the memoised composition of `names` (memoised filters, applied in order), made on
+ * first use, or null once `maxChains` exist. A compiled template reads a chain's table once
+ * where it would read each filter's in turn: for values that vary per file (table names),
+ * those reads miss the processor's caches and cost more than the rest of a placeholder.
+ */
+export function memoChain(names: string[]): string | null {
+  const key = names.join("|");
+  if (Object.hasOwn(filterChains, key)) return key;
+  if (chainCount >= maxChains) return null;
+  const steps = names.map((n) => filters[n]!);
+  filterChains[key] = memo(key, (s) => steps.reduce<unknown>((v, step) => step(v), s) as string);
+  chainCount++;
+  return key;
+}
 
 /** Names of the filters, for error messages. */
 export const filterNames = Object.keys(filters);

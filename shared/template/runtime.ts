@@ -1,8 +1,9 @@
 /**
- * Helpers the generated code calls (bound once per unit as `$S`, `$T`, `$P`, `$H`, `$F`).
+ * Helpers the generated code calls (bound once per unit as `$S`, `$T`, `$P`, `$H`, `$Q`; filters,
+ * chains and memo tables as `$F`, `$K`, `$C`).
  * They are small so V8 inlines them into the compiled templates.
  */
-import { filterCaches, filters, toText } from "./filters.ts";
+import { filterCaches, filterChains, filters, toText } from "./filters.ts";
 
 const hasOwn = Object.hasOwn;
 
@@ -36,7 +37,7 @@ const Q = (s: string): boolean => {
 };
 
 /** The helper table handed to every compiled unit. */
-export const helpers = { S, T, P, H, Q, F: filters, C: filterCaches };
+export const helpers = { S, T, P, H, Q, F: filters, K: filterChains, C: filterCaches };
 
 /** The `loop` object of a loop at index `i` of `n` elements. */
 export const loopObject = (i: number, n: number) => ({ index: i, number: i + 1, first: i === 0, last: i === n - 1, length: n });

@@ -6,6 +6,7 @@ import t from "tap";
 import {
   cachedTemplates,
   checkTemplate,
+  filters,
   planTemplate,
   renderTemplate,
   safeOutputPath,
@@ -136,6 +137,16 @@ t.test("templates compile once and are cached by content", async (t) => {
   t.equal(again.output.endsWith(" 2"), true, "a cached template renders the new scope");
   for (let i = 0; i < 300; i++) checkTemplate({ content: `filler ${i} ${Math.random()}` });
   t.ok(cachedTemplates() <= 256, "the cache is bounded");
+});
+
+t.test("every filter chain applies all its filters, past the number of chains given memo tables", async (t) => {
+  const memoised = ["pascal", "camel", "snake", "kebab", "plural", "singular"];
+  const chains = memoised.flatMap((a) => memoised.flatMap((b) => ["upper", ...memoised].map((c) => [a, b, c])));
+  t.ok(chains.length > 200, "more chains than the engine keeps tables for");
+  const content = chains.map((c) => `{:n|${c.join("|")}:}`).join("\n");
+  const r = await renderTemplate({ content, scope: { n: "order_line_item" } });
+  const apply = (c: string[]) => c.reduce<unknown>((v, name) => filters[name]!(v), "order_line_item");
+  t.same(r.output.split("\n"), chains.map(apply));
 });
 
 t.test("render limits stop runaway loops", async (t) => {
