@@ -2,8 +2,9 @@
  * Placeholder filters (`{:name|pascal:}`) and the one rule that turns a value into text.
  * Case filters split a name into words at `_`, `-`, spaces, dots and case changes
  * (`userID` → user ID, `HTTPServer` → HTTP Server); digits stay with the word before them
- * (`address2Line` → address2 Line). Results are memoised: templates apply the same filter to
- * the same few hundred names over and over.
+ * (`address2Line` → address2 Line). Results of every filter but `json` are memoised: templates
+ * apply the same filter to the same few hundred names over and over (`upper` too: its table read
+ * costs less than the new string it would otherwise make at every use).
  */
 import { pluralize, singularize } from "./inflect.ts";
 
@@ -70,8 +71,8 @@ export const filters: Record<string, (value: unknown) => unknown> = {
   ),
   snake: memo("snake", (s) => words(s).join("_").toLowerCase()),
   kebab: memo("kebab", (s) => words(s).join("-").toLowerCase()),
-  upper: (value) => toText(value).toUpperCase(),
-  lower: (value) => toText(value).toLowerCase(),
+  upper: memo("upper", (s) => s.toUpperCase()),
+  lower: memo("lower", (s) => s.toLowerCase()),
   plural: memo("plural", pluralize),
   singular: memo("singular", singularize),
   json: (value) => JSON.stringify(value) ?? "null",
