@@ -54,6 +54,15 @@ export interface UnitSource {
 /** The identifier part of a chain's key: `singular|pascal` → `singular$pascal` (filter names are words). */
 export const chainIdent = (key: string) => key.replaceAll("|", "$");
 
+/** Text appended at the end of a loop body's run when `cond` (generated JS) holds. */
+interface Tail {
+  text: string;
+  cond: string;
+}
+
+/** Longest text at the start of a loop body that moves to the end of the previous iteration (it is copied into every final text). */
+const maxLead = 80;
+
 const loopFields: Record<string, (f: Frame) => string> = {
   index: (f) => f.idx,
   number: (f) => `(${f.idx} + 1)`,
@@ -205,24 +214,30 @@ class Generator {
     this.reuse.close(this.out);
   }
 
-  nodes(nodes: Node[], frames: Frame[]): void {
+  /**
+   * Code of `nodes`. With a `tail`, its text is appended after them when its condition holds,
+   * joined to their last text (in every branch of a final `if`) so that it costs no append of its own.
+   */
+  nodes(nodes: Node[], frames: Frame[], tail: Tail | null = null): void {
     let text = "";
     const flush = () => {
       if (text) this.emit(`out += ${q(text)};`);
       text = "";
     };
-    for (const node of nodes) {
+    for (const [i, node] of nodes.entries()) {
       if (node.type === "text") {
         text += node.value;
         continue;
       }
       flush();
+      if (tail && node.type === "if" && i === nodes.length - 1) return this.node(node, frames, tail);
       this.node(node, frames);
     }
-    flush();
+    if (!tail) return flush();
+    this.emit(text ? `out += ${tail.cond} ? ${q(text + tail.text)} : ${q(text)};` : `if (${tail.cond}) out += ${q(tail.text)};`);
   }
 
-  private node(node: Exclude<Node, { type: "text" }>, frames: Frame[]): void {
+  private node(node: Exclude<Node, { type: "text" }>, frames: Frame[], tail: Tail | null = null): void {
     switch (node.type) {
       case "output": {
         const { base, names } = Generator.unfilter(node.expr);
@@ -246,10 +261,17 @@ class Generator {
         const frame: Frame = { elem: `e${n}`, idx: `i${n}`, len: `n${n}`, names: [node.name ?? "item"] };
         const site = this.site(node.pos, node.collection.segments.join("."));
         this.emit(`{ let a${n} = ${this.lookup(node.collection, frames)}; if (!Array.isArray(a${n})) a${n} = rt.list(a${n}, ${site});`);
+        // Loop rotation: text that starts the body (the indent of a line, an opening quote) is
+        // appended before the first iteration and then at the end of each but the last, where
+        // it joins the text that ends the body: one append per iteration fewer.
+        const [first] = node.body;
+        const lead = first?.type === "text" && node.body.length > 1 && first.value.length <= maxLead ? first.value : null;
+        if (lead !== null) this.emit(`if (a${n}.length > 0) out += ${q(lead)};`);
         this.emit(`for (let i${n} = 0, n${n} = a${n}.length; i${n} < n${n}; i${n}++) { const e${n} = a${n}[i${n}];`);
         this.emit(`if (++it > IL || out.length > OL) rt.limit(${site}, it);`);
         this.reuse.open(n, this.reserve());
-        this.nodes(node.body, [...frames, frame]);
+        if (lead === null) this.nodes(node.body, [...frames, frame]);
+        else this.nodes(node.body.slice(1), [...frames, frame], { text: lead, cond: `i${n} !== n${n} - 1` });
         this.reuse.close(this.out);
         this.emit(`} }`);
         break;
@@ -257,11 +279,11 @@ class Generator {
       case "if": {
         node.branches.forEach((branch, i) => {
           this.emit(`${i === 0 ? "if" : "} else if"} (${this.truth(branch.cond, frames)}) {`);
-          this.nodes(branch.body, frames);
+          this.nodes(branch.body, frames, tail);
         });
-        if (node.otherwise) {
+        if (node.otherwise || tail) {
           this.emit(`} else {`);
-          this.nodes(node.otherwise, frames);
+          this.nodes(node.otherwise ?? [], frames, tail);
         }
         this.emit(`}`);
         break;

@@ -12,6 +12,7 @@ export const codeCases: Case[] = [
   { name: "scope is readable", content: "{:code:}scope.name.toUpperCase(){:codeend:}", scope: { name: "ada" }, output: "ADA" },
   { name: "top-level variables are globals", content: "{:code:}name + '!'{:codeend:}", scope: { name: "ada" }, output: "ada!" },
   { name: "loop item and loop metadata", content: "{:for xs:}{:code:}item * 10 + loop.index{:codeend:},{:endfor:}", scope: { xs: [1, 2] }, output: "10,21," },
+  { name: "text starting a body that ends in a code block", content: "{:for xs:}- {:code:}item * 2{:codeend:}{:endfor:}.", scope: { xs: [1, 2] }, output: "- 2- 4." },
   { name: "named loop items and outer items", content: "{:for t in ts:}{:for f in t.fs:}{:code:}t.n + f{:codeend:} {:endfor:}{:endfor:}", scope: { ts: [{ n: "a", fs: [1, 2] }] }, output: "a1 a2 " },
   {
     name: "a standalone block indents what it prints",
