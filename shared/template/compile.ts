@@ -158,8 +158,32 @@ function keyOf(source: TemplateSource): string {
   return JSON.stringify([source.content ?? "", (source.files ?? []).map((f) => [f.file_name, f.content ?? "", f.order ?? 0, f.repeat ?? null])]);
 }
 
+/** What keyOf encodes, as a flat list of strings, numbers and nulls. */
+const partsOf = (source: TemplateSource): unknown[] => [
+  source.content ?? "",
+  ...(source.files ?? []).flatMap((f) => [f.file_name, f.content ?? "", f.order ?? 0, f.repeat ?? null]),
+];
+
+const sameParts = (a: unknown[], b: unknown[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * The template compiled or found last, by its parts: renders of one template in a row (a run
+ * over many schemas, a preview re-rendered as variables change) compare its strings, often the
+ * very same ones, instead of building and hashing the key again.
+ */
+let last: { parts: unknown[]; result: CompileResult } | null = null;
+
 /** Compiles a template, from the cache when the same template was compiled before. */
 export function compileTemplate(source: TemplateSource): CompileResult {
+  const parts = partsOf(source);
+  if (last !== null && sameParts(last.parts, parts)) return last.result;
+  const result = compileKeyed(source);
+  last = { parts, result };
+  return result;
+}
+
+/** compileTemplate through the cache by key. */
+function compileKeyed(source: TemplateSource): CompileResult {
   const key = keyOf(source);
   const hit = cache.get(key);
   if (hit) {
