@@ -12,7 +12,7 @@ import type { Expr, PathExpr } from "./expression.ts";
 import type { Node, Pos } from "./parser.ts";
 import { filterCaches, memoChain } from "./filters.ts";
 import { member, q, safeKey } from "./access.ts";
-import { Reuse } from "./reuse.ts";
+import { Reuse, type Counted } from "./reuse.ts";
 
 /** What a loop or a repeated file adds to the scope. */
 interface Frame {
@@ -204,7 +204,7 @@ class Generator {
   /** True for a file name: values are also checked to be plain path parts. */
   readonly pathParts: boolean;
 
-  constructor(counts: Map<string, number> | null, pathParts: boolean) {
+  constructor(counts: Counted | null, pathParts: boolean) {
     this.reuse = new Reuse(counts);
     this.pathParts = pathParts;
   }
@@ -246,8 +246,12 @@ class Generator {
         if (base.type === "path") {
           const site = this.site(node.pos, base.segments.join("."));
           const raw = this.lookup(base, frames);
-          const c = names.length ? this.reuse.variable(raw, `${raw}|${names.join("|")}`) : null;
-          const filtered = c === null ? `$S(${wrap})` : `${c} !== undefined ? ${c} : (${c} = $S(${wrap}))`;
+          const key = `${raw}|${names.join("|")}`;
+          const c = names.length ? this.reuse.variable(raw, key) : null;
+          const k = names.length ? this.reuse.perIndex(raw, key) : null;
+          let computed = `$S(${wrap})`;
+          if (k !== null) computed = `(u = ${k}) !== undefined ? u : (${k} = ${computed})`;
+          const filtered = c === null ? computed : `${c} !== undefined ? ${c} : (${c} = ${computed})`;
           expr = `(v = ${raw}) === undefined ? rt.miss(${site}) : ${filtered}`;
         } else {
           expr = `(v = ${this.value(base, frames)}, $S(${wrap}))`;
@@ -269,7 +273,7 @@ class Generator {
         if (lead !== null) this.emit(`if (a${n}.length > 0) out += ${q(lead)};`);
         this.emit(`for (let i${n} = 0, n${n} = a${n}.length; i${n} < n${n}; i${n}++) { const e${n} = a${n}[i${n}];`);
         this.emit(`if (++it > IL || out.length > OL) rt.limit(${site}, it);`);
-        this.reuse.open(n, this.reserve());
+        this.reuse.open(n, this.reserve(), this.lookup(node.collection, frames));
         if (lead === null) this.nodes(node.body, [...frames, frame]);
         else this.nodes(node.body.slice(1), [...frames, frame], { text: lead, cond: `i${n} !== n${n} - 1` });
         this.reuse.close(this.out);
@@ -332,7 +336,7 @@ class Generator {
  */
 export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathParts = false): UnitSource {
   const frames: Frame[] = repeatNames ? [{ elem: "r0", idx: "ri", len: "rn", names: repeatNames }] : [];
-  const pass = (counts: Map<string, number> | null) => {
+  const pass = (counts: Counted | null) => {
     const g = new Generator(counts, pathParts);
     g.reuse.open(null, g.reserve());
     g.nodes(nodes, frames);
@@ -344,7 +348,7 @@ export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathPa
   // `out | 0` flattens the rope that `+=` built (as the flatstr package does): a flat string is
   // one object for the garbage collector instead of one per piece, which halves GC time when
   // hundreds of files are kept until the render ends.
-  const head = `let out = "", v, t, f, g, it = 0${pathParts ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes;`;
+  const head = `let out = "", v, t, f, g, u, it = 0${pathParts ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes;`;
   const tail = pathParts ? "rt.plainName = plain;\nreturn out;" : "out | 0;\nreturn out;";
   const body = `${head}\n${g.source()}\n${tail}`;
   return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters], chains: [...g.chains] };

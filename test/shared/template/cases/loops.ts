@@ -58,6 +58,12 @@ export const loopCases: Case[] = [
     output: "A1A A2A A|B3B B|",
   },
   { name: "a repeated missing value warns at each site", content: "{:for xs:}{:nope|upper:}{:nope|upper:}{:endfor:}", scope: { xs: [1] }, mode: "preview", output: "", warnings: [[1, 11, /nope/], [1, 25, /nope/]] },
+  // A filtered value of the element in two loops over one list is computed once per index (reuse.ts): the same output.
+  { name: "a filtered field in two loops over one list", content: "{:for xs:}{:name|pascal:},{:endfor:}|{:for x in xs:}{:x.name|pascal:};{:endfor:}", scope: { xs: [{ name: "a_b" }, { name: "c_d" }] }, output: "AB,CD,|AB;CD;" },
+  { name: "a filtered field the first loop computes only for some items", content: "{:for xs:}{:if on:}{:name|upper:}{:endif:}.{:endfor:}|{:for xs:}{:name|upper:}.{:endfor:}", scope: { xs: [{ name: "a", on: false }, { name: "b", on: true }, { name: "c", on: false }] }, output: ".B..|A.B.C." },
+  { name: "two loops over one inner list, per outer item", content: "{:for t in ts:}{:for t.fs:}{:item|upper:}{:endfor:}/{:for f in t.fs:}{:f|upper:}{:endfor:};{:endfor:}", scope: { ts: [{ fs: ["a", "b"] }, { fs: ["c"] }] }, output: "AB/AB;C/C;" },
+  { name: "fields named like generated variables stay apart", content: "{:for xs:}{:e0|upper:}{:endfor:}-{:for xs:}{:e1|upper:}{:endfor:}", scope: { xs: [{ e0: "p", e1: "q" }] }, output: "P-Q" },
+  { name: "a missing filtered field in two loops warns at both", content: "{:for xs:}{:nope|upper:}{:endfor:}{:for xs:}{:nope|upper:}{:endfor:}", scope: { xs: [1] }, mode: "preview", output: "", warnings: [[1, 11, /nope/], [1, 45, /nope/]] },
   // Text that starts a loop body is appended at the end of the iteration before (codegen.ts): the same output.
   { name: "text starting a body, no items", content: "[{:for xs:}- {:item:}{:endfor:}]", scope: { xs: [] }, output: "[]" },
   { name: "text starting a body, one item", content: "[{:for xs:}- {:item:}{:endfor:}]", scope: { xs: [1] }, output: "[- 1]" },
