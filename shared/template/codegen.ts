@@ -202,7 +202,7 @@ class Generator {
   readonly reuse: Reuse;
 
   /** True for a file name: values are also checked to be plain path parts. */
-  readonly pathParts: boolean;
+  pathParts: boolean;
 
   constructor(counts: Counted | null, pathParts: boolean) {
     this.reuse = new Reuse(counts);
@@ -333,12 +333,23 @@ class Generator {
  * cannot change how the name's static text splits into segments, so when that text is itself a
  * plain path the result needs no normalising: checking short flat values is much cheaper than
  * scanning the freshly concatenated name.
+ *
+ * With `name` (a file's name, the unit's `nodes` being its content), the unit renders the name
+ * first, as above, and hands it to `place(name, plain)`; it returns null when that refuses the
+ * name, else renders the content. One unit per file instead of two shares the values the name
+ * and the content both print (the class name in the file name, see Reuse) and a call per file.
  */
-export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathParts = false): UnitSource {
+export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathParts = false, name: Node[] | null = null): UnitSource {
   const frames: Frame[] = repeatNames ? [{ elem: "r0", idx: "ri", len: "rn", names: repeatNames }] : [];
   const pass = (counts: Counted | null) => {
-    const g = new Generator(counts, pathParts);
+    const g = new Generator(counts, pathParts || name !== null);
     g.reuse.open(null, g.reserve());
+    if (name !== null) {
+      g.nodes(name, frames);
+      g.emit(`if (!place(out, plain)) return null;`);
+      g.emit(`out = "";`);
+      g.pathParts = false;
+    }
     g.nodes(nodes, frames);
     g.finish();
     return g;
@@ -348,7 +359,7 @@ export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathPa
   // `out | 0` flattens the rope that `+=` built (as the flatstr package does): a flat string is
   // one object for the garbage collector instead of one per piece, which halves GC time when
   // hundreds of files are kept until the render ends.
-  const head = `let out = "", v, t, f, g, u, it = 0${pathParts ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes;`;
+  const head = `let out = "", v, t, f, g, u, it = 0${pathParts || name !== null ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes;`;
   const tail = pathParts ? "rt.plainName = plain;\nreturn out;" : "out | 0;\nreturn out;";
   const body = `${head}\n${g.source()}\n${tail}`;
   return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters], chains: [...g.chains] };

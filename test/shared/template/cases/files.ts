@@ -65,6 +65,21 @@ export const fileCases: Case[] = [
     out: { "ok.txt": "fine" },
     warnings: [[1, 1, /refused/]],
   },
+  // A file's name and content compile into one unit (codegen.ts): the name is checked before any of the content renders.
+  {
+    name: "preview skips the content of a refused file, and its warnings",
+    files: [
+      { file_name: "{:name:}.txt", content: "{:nope:}" },
+      { file_name: "ok-{:name|kebab:}.txt", content: "{:name|kebab:}" },
+    ],
+    scope: { name: "../x" },
+    mode: "preview",
+    out: { "ok-x.txt": "x" },
+    warnings: [[1, 1, /refused/]],
+  },
+  { name: "a missing value in a name is reported before one in the content", files: [{ file_name: "{:a:}.txt", content: "{:b:}" }], error: { file: "{:a:}.txt", line: 1, column: 1, message: /`a` is not defined/ } },
+  { name: "a refused name is reported before a missing value in the content", files: [{ file_name: "{:a:}.txt", content: "{:b:}" }], scope: { a: "../x" }, error: { file: "{:a:}.txt", line: 1, column: 1, message: /refused/ } },
+  { name: "a repeated file skips a duplicate's content in preview", files: [{ file_name: "{:item.n:}.txt", content: "{:item.n:}{:item.extra:}", repeat: "xs" }], scope: { xs: [{ n: "a", extra: "" }, { n: "a" }] }, mode: "preview", out: { "a.txt": "a" }, warnings: [[1, 1, /produced twice/]] },
   { name: "a missing repeat list is an error", files: [{ file_name: "{:item:}", content: "", repeat: "tables" }], error: { file: "{:item:}", line: 1, column: 1, message: /`tables` is not defined/ } },
   { name: "a missing repeat list is a warning in preview", files: [{ file_name: "{:item:}", content: "", repeat: "tables" }], mode: "preview", out: {}, warnings: [[1, 1, /`tables` is not defined/]] },
   { name: "a repeat over a non-list is an error", files: [{ file_name: "{:item:}", content: "", repeat: "name" }], scope: { name: "x" }, error: { file: "{:item:}", line: 1, column: 1, message: /`name` is not a list/ } },
