@@ -72,7 +72,7 @@ export class Reuse {
     if (region.loop === null || parent === null || region.collection === null) return null;
     // The same value in another loop over the same list differs only in that loop's variables
     // (never in string literals: a field may be called `e0`).
-    const own = new RegExp(`"(?:[^"\\\\]|\\\\.)*"|\\b([ein])${region.loop}\\b`, "g");
+    const own = new RegExp(`"(?:[^"\\\\]|\\\\.)*"|\\b([eino])${region.loop}\\b`, "g");
     const shared = `${parent.loop}|${region.collection}|${key.replace(own, (m, v?: string) => (v ? `${v}@` : m))}`;
     const loops = this.counted.loops.get(shared) ?? new Set<number>();
     this.counted.loops.set(shared, loops.add(region.loop));
@@ -87,7 +87,7 @@ export class Reuse {
 
   /** The innermost region whose loop variables `raw` mentions (a false match inside a string literal only picks a more inner one). */
   private regionOf(raw: string): Region {
-    const used = new Set([...raw.matchAll(/\b[ein](\d+)\b/g)].map((m) => Number(m[1])));
+    const used = new Set([...raw.matchAll(/\b[eino](\d+)\b/g)].map((m) => Number(m[1])));
     for (let i = this.regions.length - 1; i > 0; i--) {
       const r = this.regions[i]!;
       if (r.loop !== null && used.has(r.loop)) return r;

@@ -1,5 +1,5 @@
 /**
- * Helpers the generated code calls (bound once per unit as `$S`, `$T`, `$P`, `$H`, `$Q`; filters,
+ * Helpers the generated code calls (bound once per unit as `$S`, `$T`, `$P`, `$H`, `$Q`, `$E`; filters,
  * chains and memo tables as `$F`, `$K`, `$C`).
  * They are small so V8 inlines them into the compiled templates.
  */
@@ -36,8 +36,11 @@ const Q = (s: string): boolean => {
   return true;
 };
 
+/** An object with no fields at all (not even inherited ones): what a field of null or undefined is read from. */
+const E: Record<string, never> = Object.freeze(Object.create(null) as Record<string, never>);
+
 /** The helper table handed to every compiled unit. */
-export const helpers = { S, T, P, H, Q, F: filters, K: filterChains, C: filterCaches };
+export const helpers = { S, T, P, H, Q, E, F: filters, K: filterChains, C: filterCaches };
 
 /** The `loop` object of a loop at index `i` of `n` elements. */
 export const loopObject = (i: number, n: number) => ({ index: i, number: i + 1, first: i === 0, last: i === n - 1, length: n });

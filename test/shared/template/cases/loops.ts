@@ -64,6 +64,12 @@ export const loopCases: Case[] = [
   { name: "two loops over one inner list, per outer item", content: "{:for t in ts:}{:for t.fs:}{:item|upper:}{:endfor:}/{:for f in t.fs:}{:f|upper:}{:endfor:};{:endfor:}", scope: { ts: [{ fs: ["a", "b"] }, { fs: ["c"] }] }, output: "AB/AB;C/C;" },
   { name: "fields named like generated variables stay apart", content: "{:for xs:}{:e0|upper:}{:endfor:}-{:for xs:}{:e1|upper:}{:endfor:}", scope: { xs: [{ e0: "p", e1: "q" }] }, output: "P-Q" },
   { name: "a missing filtered field in two loops warns at both", content: "{:for xs:}{:nope|upper:}{:endfor:}{:for xs:}{:nope|upper:}{:endfor:}", scope: { xs: [1] }, mode: "preview", output: "", warnings: [[1, 11, /nope/], [1, 45, /nope/]] },
+  // Fields of an element are read through a view that stands for null and undefined (codegen.ts): they are missing there.
+  { name: "a field of a null item is missing", content: "{:for xs:}\n[{:item.name:}]{:endfor:}", scope: { xs: [{ name: "a" }, null] }, error: { line: 2, column: 2, message: /`item.name` is not defined/ } },
+  { name: "fields of null and undefined items warn in preview", content: "{:for x in xs:}[{:x.name:}{:x.deep.er:}]{:endfor:}", scope: { xs: [null, { name: "b" }] }, mode: "preview", output: "[][b]", warnings: [[1, 17, /`x.name`/], [1, 27, /`x.deep.er`/], [1, 27, /`x.deep.er`/]] },
+  { name: "a field of a string item", content: "{:for xs:}{:item.length:},{:endfor:}", scope: { xs: ["abc", ""] }, output: "3,0," },
+  { name: "a field of a number item is missing", content: "{:for xs:}[{:item.x:}]{:endfor:}", scope: { xs: [5] }, mode: "preview", output: "[]", warnings: [[1, 12, /`item.x`/]] },
+  { name: "an inherited name of a null item is missing", content: "{:for xs:}[{:item.constructor:}]{:endfor:}", scope: { xs: [null] }, mode: "preview", output: "[]", warnings: [[1, 12, /`item.constructor`/]] },
   // Text that starts a loop body is appended at the end of the iteration before (codegen.ts): the same output.
   { name: "text starting a body, no items", content: "[{:for xs:}- {:item:}{:endfor:}]", scope: { xs: [] }, output: "[]" },
   { name: "text starting a body, one item", content: "[{:for xs:}- {:item:}{:endfor:}]", scope: { xs: [1] }, output: "[- 1]" },
