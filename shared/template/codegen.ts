@@ -195,7 +195,8 @@ class Generator {
         return `(${this.value(e.left, frames)} ${op} ${this.value(e.right, frames)})`;
       }
       default:
-        return `$T(${this.value(e, frames)})`;
+        // Booleans first: most conditions test flags (`is_nullable`), and two comparisons cost less than $T's checks.
+        return `((t = ${this.value(e, frames)}) === true || (t !== false && $T(t)))`;
     }
   }
 
@@ -261,7 +262,7 @@ class Generator {
           const c = names.length ? this.reuse.variable(raw, key) : null;
           const k = names.length ? this.reuse.perIndex(raw, key) : null;
           let computed = `$S(${wrap})`;
-          if (k !== null) computed = `(u = ${k}) !== undefined ? u : (${k} = ${computed})`;
+          if (k !== null) computed = k.first ? `(${k.at} = ${computed})` : `(u = ${k.at}) !== undefined ? u : (${k.at} = ${computed})`;
           const filtered = c === null ? computed : `${c} !== undefined ? ${c} : (${c} = ${computed})`;
           expr = `(v = ${raw}) === undefined ? rt.miss(${site}) : ${filtered}`;
         } else {

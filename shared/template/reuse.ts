@@ -64,9 +64,11 @@ export class Reuse {
   /**
    * The element (`k<j>[i<n>]`) of the array keeping `key` per index across the loops over the
    * same collection as the loop `raw` depends on, or null when no other loop uses it (or `raw`
-   * depends on no loop).
+   * depends on no loop). `first` is true in the first of those loops (loops are numbered in
+   * source order, which is the order they run in within a run of their region), which finds
+   * the array empty and need not read it.
    */
-  perIndex(raw: string, key: string): string | null {
+  perIndex(raw: string, key: string): { at: string; first: boolean } | null {
     const region = this.regionOf(raw);
     const parent = region.parent;
     if (region.loop === null || parent === null || region.collection === null) return null;
@@ -76,13 +78,14 @@ export class Reuse {
     const shared = `${parent.loop}|${region.collection}|${key.replace(own, (m, v?: string) => (v ? `${v}@` : m))}`;
     const loops = this.counted.loops.get(shared) ?? new Set<number>();
     this.counted.loops.set(shared, loops.add(region.loop));
-    if ((this.counts?.loops.get(shared)?.size ?? 0) < 2) return null;
+    const all = this.counts?.loops.get(shared);
+    if (all === undefined || all.size < 2) return null;
     let name = parent.arrays.get(shared);
     if (name === undefined) {
       name = `k${this.next++}`;
       parent.arrays.set(shared, name);
     }
-    return `${name}[i${region.loop}]`;
+    return { at: `${name}[i${region.loop}]`, first: region.loop === Math.min(...all) };
   }
 
   /** The innermost region whose loop variables `raw` mentions (a false match inside a string literal only picks a more inner one). */
