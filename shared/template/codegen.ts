@@ -10,14 +10,16 @@
  */
 import type { Expr, PathExpr } from "./expression.ts";
 import type { Node, Pos } from "./parser.ts";
-import { filterCaches } from "./filters.ts";
+import { filterCaches, memoChain } from "./filters.ts";
 import { member, q, safeKey } from "./access.ts";
-import { Reuse } from "./reuse.ts";
+import { Reuse, type Counted } from "./reuse.ts";
 
 /** What a loop or a repeated file adds to the scope. */
 interface Frame {
   /** JS variables holding the element, its index and the list length. */
   elem: string;
+  /** JS variable holding the element, or an empty object in place of null and undefined, for reading its fields. */
+  view: string;
   idx: string;
   len: string;
   /** Names bound to the element (`item`, `table`). */
@@ -47,7 +49,21 @@ export interface UnitSource {
   async: boolean;
   /** Names of the filters the body calls as `$f_<name>` (and, if memoised, reads as `$m_<name>`). */
   filters: string[];
+  /** Keys of the filter chains (see memoChain) it calls as `$f_<ident>` and reads as `$m_<ident>` (chainIdent). */
+  chains: string[];
 }
+
+/** The identifier part of a chain's key: `singular|pascal` → `singular$pascal` (filter names are words). */
+export const chainIdent = (key: string) => key.replaceAll("|", "$");
+
+/** Text appended at the end of a loop body's run when `cond` (generated JS) holds. */
+interface Tail {
+  text: string;
+  cond: string;
+}
+
+/** Longest text at the start of a loop body that moves to the end of the previous iteration (it is copied into every final text). */
+const maxLead = 80;
 
 const loopFields: Record<string, (f: Frame) => string> = {
   index: (f) => f.idx,
@@ -78,6 +94,39 @@ class Generator {
     return `((g = $m_${name}.get(f = ${arg})) !== undefined ? g : $f_${name}(f))`;
   }
 
+  /** Chains the unit uses; the factory binds each as `$f_` and `$m_` of its chainIdent. */
+  readonly chains = new Set<string>();
+
+  /** Code applying `names` in order to `arg`: a run of memoised filters reads one chain's table (see memoChain). */
+  private applyFilters(names: string[], arg: string): string {
+    let code = arg;
+    for (let i = 0; i < names.length; ) {
+      let j = i;
+      while (j < names.length && Object.hasOwn(filterCaches, names[j]!)) j++;
+      const key = j - i > 1 ? memoChain(names.slice(i, j)) : null;
+      if (key === null) {
+        code = this.applyFilter(names[i]!, code);
+        i++;
+        continue;
+      }
+      this.chains.add(key);
+      const id = chainIdent(key);
+      code = `((g = $m_${id}.get(f = ${code})) !== undefined ? g : $f_${id}(f))`;
+      i = j;
+    }
+    return code;
+  }
+
+  /** An expression without its filters, and their names in the order they apply. */
+  private static unfilter(e: Expr): { base: Expr; names: string[] } {
+    const names: string[] = [];
+    while (e.type === "filter") {
+      names.unshift(e.name);
+      e = e.operand;
+    }
+    return { base: e, names };
+  }
+
   private site(pos: Pos, what: string): string {
     this.sites.push({ ...pos, what });
     return `SITES[${this.sites.length - 1}]`;
@@ -87,11 +136,15 @@ class Generator {
   lookup(path: PathExpr, frames: Frame[]): string {
     const [head, ...rest] = path.segments as [string, ...string[]];
     let expr: string | null = null;
+    // The variable to read the first remaining segment from, when `expr` is an element.
+    let view: string | null = null;
     let chain = "";
     for (let i = frames.length - 1; i >= 0 && expr === null; i--) {
       const f = frames[i]!;
-      if (f.names.includes(head)) expr = f.elem;
-      else if (head === "loop") {
+      if (f.names.includes(head)) {
+        expr = f.elem;
+        view = f.view;
+      } else if (head === "loop") {
         const field = rest[0] !== undefined ? loopFields[rest[0]] : undefined;
         if (field) {
           rest.shift();
@@ -104,8 +157,13 @@ class Generator {
           : `$H(${f.elem}, ${q(head)}) ? ${f.elem}[${q(head)}] : `;
       }
     }
-    expr = chain ? `(${chain}${expr ?? member("root", head, true)})` : (expr ?? member("root", head, true));
-    for (const segment of rest) expr = member(expr, segment, /^[a-z]\w*$/.test(expr));
+    const fromRoot = safeKey(head) ? `o_root[${q(head)}]` : member("root", head, true);
+    expr = chain ? `(${chain}${expr ?? fromRoot})` : (expr ?? fromRoot);
+    for (const segment of rest) {
+      // A view reads a field with no null check of its own (an empty object has no safe key).
+      expr = view !== null && safeKey(segment) ? `${view}[${q(segment)}]` : member(expr, segment, /^[a-z]\w*$/.test(expr));
+      view = null;
+    }
     return expr;
   }
 
@@ -116,8 +174,10 @@ class Generator {
         return this.lookup(e, frames);
       case "literal":
         return JSON.stringify(e.value);
-      case "filter":
-        return this.applyFilter(e.name, this.value(e.operand, frames));
+      case "filter": {
+        const { base, names } = Generator.unfilter(e);
+        return this.applyFilters(names, this.value(base, frames));
+      }
       default:
         return this.truth(e, frames);
     }
@@ -135,7 +195,8 @@ class Generator {
         return `(${this.value(e.left, frames)} ${op} ${this.value(e.right, frames)})`;
       }
       default:
-        return `$T(${this.value(e, frames)})`;
+        // Booleans first: most conditions test flags (`is_nullable`), and two comparisons cost less than $T's checks.
+        return `((t = ${this.value(e, frames)}) === true || (t !== false && $T(t)))`;
     }
   }
 
@@ -153,9 +214,9 @@ class Generator {
   readonly reuse: Reuse;
 
   /** True for a file name: values are also checked to be plain path parts. */
-  readonly pathParts: boolean;
+  pathParts: boolean;
 
-  constructor(counts: Map<string, number> | null, pathParts: boolean) {
+  constructor(counts: Counted | null, pathParts: boolean) {
     this.reuse = new Reuse(counts);
     this.pathParts = pathParts;
   }
@@ -165,56 +226,68 @@ class Generator {
     this.reuse.close(this.out);
   }
 
-  nodes(nodes: Node[], frames: Frame[]): void {
+  /**
+   * Code of `nodes`. With a `tail`, its text is appended after them when its condition holds,
+   * joined to their last text (in every branch of a final `if`) so that it costs no append of its own.
+   */
+  nodes(nodes: Node[], frames: Frame[], tail: Tail | null = null): void {
     let text = "";
     const flush = () => {
       if (text) this.emit(`out += ${q(text)};`);
       text = "";
     };
-    for (const node of nodes) {
+    for (const [i, node] of nodes.entries()) {
       if (node.type === "text") {
         text += node.value;
         continue;
       }
       flush();
+      if (tail && node.type === "if" && i === nodes.length - 1) return this.node(node, frames, tail);
       this.node(node, frames);
     }
-    flush();
+    if (!tail) return flush();
+    this.emit(text ? `out += ${tail.cond} ? ${q(text + tail.text)} : ${q(text)};` : `if (${tail.cond}) out += ${q(tail.text)};`);
   }
 
-  private node(node: Exclude<Node, { type: "text" }>, frames: Frame[]): void {
+  private node(node: Exclude<Node, { type: "text" }>, frames: Frame[], tail: Tail | null = null): void {
     switch (node.type) {
       case "output": {
-        let base: Expr = node.expr;
-        const names: string[] = [];
-        while (base.type === "filter") {
-          names.unshift(base.name);
-          base = base.operand;
-        }
-        const wrap = names.reduce((acc, name) => this.applyFilter(name, acc), "v");
+        const { base, names } = Generator.unfilter(node.expr);
+        const wrap = this.applyFilters(names, "v");
         let expr: string;
         if (base.type === "path") {
           const site = this.site(node.pos, base.segments.join("."));
           const raw = this.lookup(base, frames);
-          const c = names.length ? this.reuse.variable(raw, `${raw}|${names.join("|")}`) : null;
-          const filtered = c === null ? `$S(${wrap})` : `${c} !== undefined ? ${c} : (${c} = $S(${wrap}))`;
+          const key = `${raw}|${names.join("|")}`;
+          const c = names.length ? this.reuse.variable(raw, key) : null;
+          const k = names.length ? this.reuse.perIndex(raw, key) : null;
+          let computed = `$S(${wrap})`;
+          if (k !== null) computed = k.first ? `(${k.at} = ${computed})` : `(u = ${k.at}) !== undefined ? u : (${k.at} = ${computed})`;
+          const filtered = c === null ? computed : `${c} !== undefined ? ${c} : (${c} = ${computed})`;
           expr = `(v = ${raw}) === undefined ? rt.miss(${site}) : ${filtered}`;
         } else {
           expr = `(v = ${this.value(base, frames)}, $S(${wrap}))`;
         }
         // In a file name, note whether every value is a plain path part (see generateUnit).
-        this.emit(this.pathParts ? `out += (w = ${expr}, plain = plain && $Q.test(w), w);` : `out += ${expr};`);
+        this.emit(this.pathParts ? `out += (w = ${expr}, plain = plain && $Q(w), w);` : `out += ${expr};`);
         break;
       }
       case "for": {
         const n = this.counter++;
-        const frame: Frame = { elem: `e${n}`, idx: `i${n}`, len: `n${n}`, names: [node.name ?? "item"] };
+        const frame: Frame = { elem: `e${n}`, idx: `i${n}`, len: `n${n}`, view: `o${n}`, names: [node.name ?? "item"] };
         const site = this.site(node.pos, node.collection.segments.join("."));
         this.emit(`{ let a${n} = ${this.lookup(node.collection, frames)}; if (!Array.isArray(a${n})) a${n} = rt.list(a${n}, ${site});`);
-        this.emit(`for (let i${n} = 0, n${n} = a${n}.length; i${n} < n${n}; i${n}++) { const e${n} = a${n}[i${n}];`);
+        // Loop rotation: text that starts the body (the indent of a line, an opening quote) is
+        // appended before the first iteration and then at the end of each but the last, where
+        // it joins the text that ends the body: one append per iteration fewer.
+        const [first] = node.body;
+        const lead = first?.type === "text" && node.body.length > 1 && first.value.length <= maxLead ? first.value : null;
+        if (lead !== null) this.emit(`if (a${n}.length > 0) out += ${q(lead)};`);
+        this.emit(`for (let i${n} = 0, n${n} = a${n}.length; i${n} < n${n}; i${n}++) { const e${n} = a${n}[i${n}], o${n} = e${n} == null ? $E : e${n};`);
         this.emit(`if (++it > IL || out.length > OL) rt.limit(${site}, it);`);
-        this.reuse.open(n, this.reserve());
-        this.nodes(node.body, [...frames, frame]);
+        this.reuse.open(n, this.reserve(), this.lookup(node.collection, frames));
+        if (lead === null) this.nodes(node.body, [...frames, frame]);
+        else this.nodes(node.body.slice(1), [...frames, frame], { text: lead, cond: `i${n} !== n${n} - 1` });
         this.reuse.close(this.out);
         this.emit(`} }`);
         break;
@@ -222,11 +295,11 @@ class Generator {
       case "if": {
         node.branches.forEach((branch, i) => {
           this.emit(`${i === 0 ? "if" : "} else if"} (${this.truth(branch.cond, frames)}) {`);
-          this.nodes(branch.body, frames);
+          this.nodes(branch.body, frames, tail);
         });
-        if (node.otherwise) {
+        if (node.otherwise || tail) {
           this.emit(`} else {`);
-          this.nodes(node.otherwise, frames);
+          this.nodes(node.otherwise ?? [], frames, tail);
         }
         this.emit(`}`);
         break;
@@ -272,12 +345,23 @@ class Generator {
  * cannot change how the name's static text splits into segments, so when that text is itself a
  * plain path the result needs no normalising: checking short flat values is much cheaper than
  * scanning the freshly concatenated name.
+ *
+ * With `name` (a file's name, the unit's `nodes` being its content), the unit renders the name
+ * first, as above, and hands it to `place(name, plain)`; it returns null when that refuses the
+ * name, else renders the content. One unit per file instead of two shares the values the name
+ * and the content both print (the class name in the file name, see Reuse) and a call per file.
  */
-export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathParts = false): UnitSource {
-  const frames: Frame[] = repeatNames ? [{ elem: "r0", idx: "ri", len: "rn", names: repeatNames }] : [];
-  const pass = (counts: Map<string, number> | null) => {
-    const g = new Generator(counts, pathParts);
+export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathParts = false, name: Node[] | null = null): UnitSource {
+  const frames: Frame[] = repeatNames ? [{ elem: "r0", idx: "ri", len: "rn", view: "o_r0", names: repeatNames }] : [];
+  const pass = (counts: Counted | null) => {
+    const g = new Generator(counts, pathParts || name !== null);
     g.reuse.open(null, g.reserve());
+    if (name !== null) {
+      g.nodes(name, frames);
+      g.emit(`if (!place(out, plain)) return null;`);
+      g.emit(`out = "";`);
+      g.pathParts = false;
+    }
     g.nodes(nodes, frames);
     g.finish();
     return g;
@@ -287,8 +371,10 @@ export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathPa
   // `out | 0` flattens the rope that `+=` built (as the flatstr package does): a flat string is
   // one object for the garbage collector instead of one per piece, which halves GC time when
   // hundreds of files are kept until the render ends.
-  const head = `let out = "", v, t, f, g, it = 0${pathParts ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes;`;
+  // Field reads go through views (see Frame): one null check per element instead of one per read.
+  const views = `const o_root = root == null ? $E : root, o_r0 = r0 == null ? $E : r0;`;
+  const head = `let out = "", v, t, f, g, u, it = 0${pathParts || name !== null ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes; ${views}`;
   const tail = pathParts ? "rt.plainName = plain;\nreturn out;" : "out | 0;\nreturn out;";
   const body = `${head}\n${g.source()}\n${tail}`;
-  return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters] };
+  return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters], chains: [...g.chains] };
 }

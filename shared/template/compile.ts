@@ -3,7 +3,7 @@
  * function per source with `new Function` (only our generated code is ever compiled this way;
  * code blocks go to the sandbox as data), and cache the result by a hash of the template.
  */
-import { generateUnit, type CodeSite, type Site } from "./codegen.ts";
+import { chainIdent, generateUnit, type CodeSite, type Site } from "./codegen.ts";
 import { TemplateError } from "./errors.ts";
 import { fuse } from "./fuse.ts";
 import { parsePath, type PathExpr } from "./expression.ts";
@@ -16,9 +16,15 @@ import { helpers } from "./runtime.ts";
 import { CONTENT_FILE, type TemplateIssue, type TemplateSource } from "./types.ts";
 import type { UnitRuntime } from "./unitRuntime.ts";
 
-/** A compiled source: call `run(root, rt)`, or `run(root, rt, element, index, count)` for a repeated file. */
-export interface Unit {
-  run: (root: Record<string, unknown>, rt: UnitRuntime, r0?: unknown, ri?: number, rn?: number) => string | Promise<string>;
+/** Checks a file's rendered name (see generateUnit), noting its output path; false when the file is not to be written. */
+export type Place = (name: string, plain: boolean) => boolean;
+
+/**
+ * A compiled source: call `run(root, rt)`, or `run(root, rt, element, index, count)` for a
+ * repeated file; a file's unit also takes its `place` and returns null when that refuses it.
+ */
+export interface Unit<R = string> {
+  run: (root: Record<string, unknown>, rt: UnitRuntime, r0?: unknown, ri?: number, rn?: number, place?: Place) => R | Promise<R>;
   /** True when the source holds a code block (run returns a promise). */
   async: boolean;
 }
@@ -32,10 +38,12 @@ export interface CompiledFile {
   repeat: { path: PathExpr; source: string; names: string[] } | null;
   /** True for a partial (last path segment starts with `_`): includable, never written out. */
   partial: boolean;
+  /** The file name alone (for plans). */
   name: Unit;
   /** True when the name's static text, with each value standing for one plain word, is a plain path (see generateUnit). */
   plainSkeleton: boolean;
-  body: Unit;
+  /** The file name, then (when placed) its content. */
+  render: Unit<string | null>;
 }
 
 /** A compiled template. */
@@ -45,18 +53,21 @@ export interface CompiledTemplate {
   files: CompiledFile[];
 }
 
-/** Compiles one generated unit into a function (`pathParts` for a file name, see generateUnit). */
-function build(nodes: Node[], repeatNames: string[] | null, pathParts = false): Unit {
-  const unit = generateUnit(fuse(nodes), repeatNames, pathParts);
-  const bind = unit.filters.map((n) => `const $f_${n} = $F[${JSON.stringify(n)}], $m_${n} = $C[${JSON.stringify(n)}];`).join(" ");
-  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, Q: $Q, F: $F, C: $C } = $helpers; ${bind}
-return ${unit.async ? "async " : ""}function unit(root, rt, r0, ri, rn) {
+/** Compiles one generated unit into a function (`pathParts` for a file name, `name` for a file's name then content; see generateUnit). */
+function build<R = string>(nodes: Node[], repeatNames: string[] | null, pathParts = false, name: Node[] | null = null): Unit<R> {
+  const unit = generateUnit(fuse(nodes), repeatNames, pathParts, name && fuse(name));
+  const bind = [
+    ...unit.filters.map((n) => `const $f_${n} = $F[${JSON.stringify(n)}], $m_${n} = $C[${JSON.stringify(n)}];`),
+    ...unit.chains.map((k) => `const $f_${chainIdent(k)} = $K[${JSON.stringify(k)}], $m_${chainIdent(k)} = $C[${JSON.stringify(k)}];`),
+  ].join(" ");
+  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, Q: $Q, E: $E, F: $F, K: $K, C: $C } = $helpers; ${bind}
+return ${unit.async ? "async " : ""}function unit(root, rt, r0, ri, rn, place) {
 ${unit.body}
 };`;
   // The one use of the Function constructor: it compiles our generated code, in which template
   // text and names appear only as JSON string literals. Code blocks never come here.
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  const factory = new Function("$helpers", "SITES", "BLOCKS", source) as (h: typeof helpers, s: Site[], b: CodeSite[]) => Unit["run"];
+  const factory = new Function("$helpers", "SITES", "BLOCKS", source) as (h: typeof helpers, s: Site[], b: CodeSite[]) => Unit<R>["run"];
   return { run: factory(helpers, unit.sites, unit.blocks), async: unit.async };
 }
 
@@ -134,7 +145,7 @@ function compileUncached(source: TemplateSource): CompileResult {
       partial: isPartial(f.file_name),
       name: build(nameNodes, names, true),
       plainSkeleton: isPlainSkeleton(nameNodes),
-      body: build(nodes, names),
+      render: build<string | null>(nodes, names, false, nameNodes),
     };
   });
   return { ok: true, template: { content: build(contentNodes, null), files: compiledFiles } };
@@ -155,8 +166,32 @@ function keyOf(source: TemplateSource): string {
   return JSON.stringify([source.content ?? "", (source.files ?? []).map((f) => [f.file_name, f.content ?? "", f.order ?? 0, f.repeat ?? null])]);
 }
 
+/** What keyOf encodes, as a flat list of strings, numbers and nulls. */
+const partsOf = (source: TemplateSource): unknown[] => [
+  source.content ?? "",
+  ...(source.files ?? []).flatMap((f) => [f.file_name, f.content ?? "", f.order ?? 0, f.repeat ?? null]),
+];
+
+const sameParts = (a: unknown[], b: unknown[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * The template compiled or found last, by its parts: renders of one template in a row (a run
+ * over many schemas, a preview re-rendered as variables change) compare its strings, often the
+ * very same ones, instead of building and hashing the key again.
+ */
+let last: { parts: unknown[]; result: CompileResult } | null = null;
+
 /** Compiles a template, from the cache when the same template was compiled before. */
 export function compileTemplate(source: TemplateSource): CompileResult {
+  const parts = partsOf(source);
+  if (last !== null && sameParts(last.parts, parts)) return last.result;
+  const result = compileKeyed(source);
+  last = { parts, result };
+  return result;
+}
+
+/** compileTemplate through the cache by key. */
+function compileKeyed(source: TemplateSource): CompileResult {
   const key = keyOf(source);
   const hit = cache.get(key);
   if (hit) {

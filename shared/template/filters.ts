@@ -2,8 +2,9 @@
  * Placeholder filters (`{:name|pascal:}`) and the one rule that turns a value into text.
  * Case filters split a name into words at `_`, `-`, spaces, dots and case changes
  * (`userID` → user ID, `HTTPServer` → HTTP Server); digits stay with the word before them
- * (`address2Line` → address2 Line). Results are memoised: templates apply the same filter to
- * the same few hundred names over and over.
+ * (`address2Line` → address2 Line). Results of every filter but `json` are memoised: templates
+ * apply the same filter to the same few hundred names over and over (`upper` too: its table read
+ * costs less than the new string it would otherwise make at every use).
  */
 import { pluralize, singularize } from "./inflect.ts";
 
@@ -42,7 +43,7 @@ export function words(name: string): string[] {
 
 const capital = (w: string) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase();
 
-/** Memo tables of the memoised filters by name; compiled templates read them directly (see codegen). */
+/** Memo tables of the memoised filters by name (and of chains, see memoChain); compiled templates read them directly (see codegen). */
 export const filterCaches: Record<string, Map<string, string>> = {};
 
 /** Memoises a string → string filter over a bounded table (cleared when full, never replaced). */
@@ -70,12 +71,34 @@ export const filters: Record<string, (value: unknown) => unknown> = {
   ),
   snake: memo("snake", (s) => words(s).join("_").toLowerCase()),
   kebab: memo("kebab", (s) => words(s).join("-").toLowerCase()),
-  upper: (value) => toText(value).toUpperCase(),
-  lower: (value) => toText(value).toLowerCase(),
+  upper: memo("upper", (s) => s.toUpperCase()),
+  lower: memo("lower", (s) => s.toLowerCase()),
   plural: memo("plural", pluralize),
   singular: memo("singular", singularize),
   json: (value) => JSON.stringify(value) ?? "null",
 };
+
+/** Composed memoised filters by chain (`singular|pascal`), made by memoChain as templates compile. */
+export const filterChains: Record<string, (value: unknown) => string> = {};
+/** Most chains kept: each has a memo table, so their number bounds the memory the tables take. */
+const maxChains = 64;
+let chainCount = 0;
+
+/**
+ * The key of the memoised composition of `names` (memoised filters, applied in order), made on
+ * first use, or null once `maxChains` exist. A compiled template reads a chain's table once
+ * where it would read each filter's in turn: for values that vary per file (table names),
+ * those reads miss the processor's caches and cost more than the rest of a placeholder.
+ */
+export function memoChain(names: string[]): string | null {
+  const key = names.join("|");
+  if (Object.hasOwn(filterChains, key)) return key;
+  if (chainCount >= maxChains) return null;
+  const steps = names.map((n) => filters[n]!);
+  filterChains[key] = memo(key, (s) => steps.reduce<unknown>((v, step) => step(v), s) as string);
+  chainCount++;
+  return key;
+}
 
 /** Names of the filters, for error messages. */
 export const filterNames = Object.keys(filters);

@@ -1,12 +1,15 @@
 /**
  * Text fusion, a compile-time rewrite of the node tree: short text right before or after an
  * `if` moves into every branch (an empty `else` is added when needed), so that
- * `: {:if a:}number{:else:}string{:endif:};` appends one string per run instead of three.
+ * `: {:if a:}number{:else:}string{:endif:};` appends one string per run instead of three; and an
+ * `if` followed by more (with at most short text between) gets the others copied to the end of
+ * each of its branches, so that the text of two conditions joins too:
+ * `{:if n:}?{:endif:}: {:if b:}number{:else:}string{:endif:}` appends `?: number` at once.
  * Appending is most of what a compiled template does, and conditions have no side effects
  * (they neither warn nor fail), so the output is unchanged.
  *
  * Included trees are shared between include sites, so the rewrite builds new nodes and arrays
- * and never changes the ones it is given.
+ * and never changes the ones it is given (copies of an `if` share its nodes the same way).
  */
 import type { Node } from "./parser.ts";
 
@@ -14,6 +17,11 @@ import type { Node } from "./parser.ts";
 const maxMoved = 80;
 /** Most branches (else included) an `if` may have for text to move into it. */
 const maxBranches = 6;
+
+/** Most paths through a chain of `if`s (the product of their branch counts, `else` included). */
+const maxPaths = 16;
+/** Most nodes in a branch of an `if` that may be copied. */
+const maxCopied = 8;
 
 type IfNode = Extract<Node, { type: "if" }>;
 
@@ -30,8 +38,8 @@ function movable(text: string, tail: boolean): { moved: string; kept: string } {
 const text = (value: string): Node[] => (value ? [{ type: "text", value }] : []);
 
 /** `node` with `prefix` at the start and `suffix` at the end of every branch. */
-function wrapBranches(node: IfNode, prefix: string, suffix: string): IfNode {
-  const wrap = (body: Node[]) => [...text(prefix), ...body, ...text(suffix)];
+function wrapBranches(node: IfNode, prefix: Node[], suffix: Node[]): IfNode {
+  const wrap = (body: Node[]) => [...prefix, ...body, ...suffix];
   return {
     ...node,
     branches: node.branches.map((b) => ({ cond: b.cond, body: wrap(b.body) })),
@@ -53,6 +61,45 @@ function fuseChildren(node: Node): Node {
   }
 }
 
+/** Whether copies of `node` stay small: every branch a few text and placeholder nodes (no loop, include, code block or `if`). */
+const copyable = (node: IfNode) =>
+  [...node.branches.map((b) => b.body), node.otherwise ?? []].every((body) => body.length <= maxCopied && body.every((n) => n.type === "text" || n.type === "output"));
+
+/** Paths through an `if`: its branches and its `else`, given or added. */
+const pathsOf = (node: IfNode) => node.branches.length + 1;
+
+/** `first` with the rest of its chain (the text before each, then the `if`) at the end of every branch, nested likewise. */
+function nest(first: IfNode, rest: { gap: string; node: IfNode }[]): IfNode {
+  const [next, ...after] = rest as [{ gap: string; node: IfNode }, ...{ gap: string; node: IfNode }[]];
+  return wrapBranches(first, [], [...text(next.gap), after.length ? nest(next.node, after) : next.node]);
+}
+
+/** `list` with each run of `if`s (short text between them allowed) nested into its first (see the module comment). */
+function chainIfs(list: Node[]): Node[] {
+  const out: Node[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const first = list[i]!;
+    if (first.type !== "if") {
+      out.push(first);
+      continue;
+    }
+    const rest: { gap: string; node: IfNode }[] = [];
+    let paths = pathsOf(first);
+    let end = i;
+    for (;;) {
+      const gap = list[end + 1]?.type === "text" ? (list[end + 1] as { value: string }).value : null;
+      const next = list[end + (gap === null ? 1 : 2)];
+      if (next?.type !== "if" || (gap !== null && gap.length > maxMoved) || !copyable(next) || paths * pathsOf(next) > maxPaths) break;
+      paths *= pathsOf(next);
+      rest.push({ gap: gap ?? "", node: next });
+      end += gap === null ? 1 : 2;
+    }
+    out.push(rest.length ? nest(first, rest) : first);
+    i = end;
+  }
+  return out;
+}
+
 /** Adjacent text nodes joined (so a neighbour of an `if` is one node). */
 function joinTexts(nodes: Node[]): Node[] {
   const out: Node[] = [];
@@ -64,9 +111,13 @@ function joinTexts(nodes: Node[]): Node[] {
   return out;
 }
 
-/** Returns `nodes` with short text around conditionals moved into their branches, at every depth. */
+/**
+ * Returns `nodes` with short text around conditionals moved into their branches, at every depth.
+ * It works from the outside in, so that text moved into a branch can move on into an `if`
+ * inside it.
+ */
 export function fuse(nodes: Node[]): Node[] {
-  const list = joinTexts(nodes.map(fuseChildren));
+  const list = chainIfs(joinTexts(nodes));
   const out: Node[] = [];
   for (let i = 0; i < list.length; i++) {
     const node = list[i]!;
@@ -89,7 +140,7 @@ export function fuse(nodes: Node[]): Node[] {
       suffix = moved;
       if (moved) list[i + 1] = { type: "text", value: kept };
     }
-    out.push(prefix || suffix ? wrapBranches(node, prefix, suffix) : node);
+    out.push(prefix || suffix ? wrapBranches(node, text(prefix), text(suffix)) : node);
   }
-  return out.filter((n) => n.type !== "text" || n.value !== "");
+  return out.filter((n) => n.type !== "text" || n.value !== "").map(fuseChildren);
 }

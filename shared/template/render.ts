@@ -3,7 +3,7 @@
  * element of its `repeat` collection) into `files`, with file names rendered, normalised and
  * checked to stay inside the output root. Partials (`_name.ext`) are only included, never written.
  */
-import { compileOrThrow, compileTemplate, type CompiledFile } from "./compile.ts";
+import { compileOrThrow, compileTemplate, type CompiledFile, type Place } from "./compile.ts";
 import { fail } from "./errors.ts";
 import { normalizePath, UnsafePathError } from "./paths.ts";
 import { helpers } from "./runtime.ts";
@@ -34,16 +34,16 @@ interface Taken {
 }
 
 /**
- * The output path of one instance, or null (with a warning) in preview mode when it is unsafe
- * or already produced. @throws TemplateError in execute mode for the same problems
+ * The output path of one instance named `rendered` (`plain` when its values were plain path
+ * parts), or null (with a warning) in preview mode when it is unsafe or already produced.
+ * @throws TemplateError in execute mode for the same problems
  */
-function pathOf(file: CompiledFile, element: unknown, index: number, count: number, scope: Record<string, unknown>, rt: RenderRuntime, mode: RenderMode, taken: Taken): string | null {
-  const rendered = file.name.run(scope, rt, element, index, count) as string;
+function placePath(file: CompiledFile, rendered: string, plain: boolean, rt: RenderRuntime, mode: RenderMode, taken: Taken): string | null {
   let problem: string | null = null;
   let path = "";
   try {
     // See generateUnit: plain values in a plain skeleton make a path that needs no normalising.
-    path = file.plainSkeleton && rt.plainName && rendered.length <= 255 ? rendered : normalizePath(rendered);
+    path = file.plainSkeleton && plain && rendered.length <= 255 ? rendered : normalizePath(rendered);
     const other = taken.owner(path);
     if (other !== undefined) problem = `Output path \`${path}\` is produced twice (also by \`${other}\`).`;
   } catch (e) {
@@ -57,6 +57,12 @@ function pathOf(file: CompiledFile, element: unknown, index: number, count: numb
   if (mode === "execute") fail(file.fileName, 1, 1, problem);
   rt.warnings.push({ file: file.fileName, line: 1, column: 1, message: problem });
   return null;
+}
+
+/** The output path of one instance, as placePath gives it, rendering its name alone. */
+function pathOf(file: CompiledFile, element: unknown, index: number, count: number, scope: Record<string, unknown>, rt: RenderRuntime, mode: RenderMode, taken: Taken): string | null {
+  const rendered = file.name.run(scope, rt, element, index, count) as string;
+  return placePath(file, rendered, rt.plainName, rt, mode, taken);
 }
 
 /** A Taken over a Map (for plans, where there is no files object). */
@@ -80,30 +86,42 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
   try {
     const first = template.content.run(scope, rt);
     const output = typeof first === "string" ? first : await first;
-    const files: Record<string, string> = {};
     // In execute mode a duplicate path is an error, so it is enough to count writes and look for
     // the culprit only when the count comes out short (a lookup per file is a measurable cost);
     // preview mode keeps the first file and warns, so it checks each path as it goes.
     const taken: Taken = mode === "execute" ? { owner: () => undefined, add: () => undefined } : takenMap();
-    let written = 0;
+    // Rendered files are set on the result only once all are rendered: each new path must be
+    // looked up in V8's string table as it becomes a property name, and done one after another
+    // those lookups hit the processor's caches, where between renders of file bodies they
+    // missed (the benchmark's 300-file render took ~10 % less time this way).
+    const paths: string[] = [];
+    const contents: string[] = [];
     for (const file of template.files) {
       if (file.partial) continue;
       const list = repeatList(file, scope, rt);
+      // The file's unit renders its name, places it here, and renders its content only if placed.
+      const place: Place = (name, plain) => {
+        const path = placePath(file, name, plain, rt, mode, taken);
+        if (path !== null) paths.push(path);
+        return path !== null;
+      };
       for (let index = 0, count = list ? list.length : 1; index < count; index++) {
         // A file rendered once gets no element (its units never read one).
         const element = list ? list[index] : undefined;
-        const path = pathOf(file, element, index, count, scope, rt, mode, taken);
-        if (path === null) continue;
-        const result = file.body.run(scope, rt, element, index, count);
+        const result = file.render.run(scope, rt, element, index, count, place);
         // Only units with code blocks return promises; an await per file costs more than many files take to render.
-        const content = typeof result === "string" ? result : await result;
-        // A plain assignment to `__proto__` would set the prototype instead of adding a file.
-        if (path === "__proto__") Object.defineProperty(files, path, { value: content, enumerable: true, writable: true, configurable: true });
-        else files[path] = content;
-        written++;
+        const content = typeof result === "string" || result === null ? result : await result;
+        if (content !== null) contents.push(content);
       }
     }
-    if (mode === "execute" && Object.keys(files).length !== written) planTemplate({ ...input, mode: "execute" });
+    const files: Record<string, string> = {};
+    for (let i = 0; i < paths.length; i++) {
+      const path = paths[i]!;
+      // A plain assignment to `__proto__` would set the prototype instead of adding a file.
+      if (path === "__proto__") Object.defineProperty(files, path, { value: contents[i], enumerable: true, writable: true, configurable: true });
+      else files[path] = contents[i]!;
+    }
+    if (mode === "execute" && Object.keys(files).length !== paths.length) planTemplate({ ...input, mode: "execute" });
     return { output, files, warnings: rt.warnings };
   } finally {
     rt.close();

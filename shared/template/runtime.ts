@@ -1,8 +1,9 @@
 /**
- * Helpers the generated code calls (bound once per unit as `$S`, `$T`, `$P`, `$H`, `$F`).
+ * Helpers the generated code calls (bound once per unit as `$S`, `$T`, `$P`, `$H`, `$Q`, `$E`; filters,
+ * chains and memo tables as `$F`, `$K`, `$C`).
  * They are small so V8 inlines them into the compiled templates.
  */
-import { filterCaches, filters, toText } from "./filters.ts";
+import { filterCaches, filterChains, filters, toText } from "./filters.ts";
 
 const hasOwn = Object.hasOwn;
 
@@ -19,11 +20,27 @@ const P = (o: unknown, k: string): unknown =>
 /** Whether loop element `o` is an object with own field `k` (unqualified names resolve to it). */
 const H = (o: unknown, k: string): boolean => typeof o === "object" && o !== null && hasOwn(o, k);
 
-/** A value that is a plain part of a path: non-empty printable ASCII (so already NFC) without `/`, `\\`, `.` or `:`. */
-const Q = /^[ -\-0-9;-[\]-~]+$/;
+/**
+ * Whether a value is a plain part of a path: non-empty printable ASCII (so already NFC) without
+ * `/`, `\\`, `.` or `:`. A character loop: a file name checks one or two short values, and a
+ * regular expression's call costs several times the loop (it was a tenth of a repeated file's
+ * render).
+ */
+const Q = (s: string): boolean => {
+  const n = s.length;
+  if (n === 0) return false;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 32 || c > 126 || c === 46 /* . */ || c === 47 /* / */ || c === 58 /* : */ || c === 92 /* \ */) return false;
+  }
+  return true;
+};
+
+/** An object with no fields at all (not even inherited ones): what a field of null or undefined is read from. */
+const E: Record<string, never> = Object.freeze(Object.create(null) as Record<string, never>);
 
 /** The helper table handed to every compiled unit. */
-export const helpers = { S, T, P, H, Q, F: filters, C: filterCaches };
+export const helpers = { S, T, P, H, Q, E, F: filters, K: filterChains, C: filterCaches };
 
 /** The `loop` object of a loop at index `i` of `n` elements. */
 export const loopObject = (i: number, n: number) => ({ index: i, number: i + 1, first: i === 0, last: i === n - 1, length: n });

@@ -6,6 +6,7 @@ import t from "tap";
 import {
   cachedTemplates,
   checkTemplate,
+  filters,
   planTemplate,
   renderTemplate,
   safeOutputPath,
@@ -136,6 +137,31 @@ t.test("templates compile once and are cached by content", async (t) => {
   t.equal(again.output.endsWith(" 2"), true, "a cached template renders the new scope");
   for (let i = 0; i < 300; i++) checkTemplate({ content: `filler ${i} ${Math.random()}` });
   t.ok(cachedTemplates() <= 256, "the cache is bounded");
+});
+
+t.test("a template changed in place between renders renders the change", async (t) => {
+  const file = { file_name: "{:name:}.txt", content: "one {:name:}", order: 0, repeat: null as string | null };
+  const input = { content: "main", files: [file], scope: { name: "x", xs: [{ name: "y" }] } };
+  t.same((await renderTemplate(input)).files, { "x.txt": "one x" });
+  file.content = "two {:name:}";
+  t.same((await renderTemplate(input)).files, { "x.txt": "two x" }, "new content");
+  file.repeat = "xs";
+  t.same((await renderTemplate(input)).files, { "y.txt": "two y" }, "new repeat");
+  input.files.push({ file_name: "b.txt", content: "b", order: -1, repeat: null });
+  const r = await renderTemplate(input);
+  t.same(Object.keys(r.files), ["b.txt", "y.txt"], "a new file, ordered first");
+  input.content = "{:name:}!";
+  t.equal((await renderTemplate(input)).output, "x!", "new main content");
+});
+
+t.test("every filter chain applies all its filters, past the number of chains given memo tables", async (t) => {
+  const memoised = ["pascal", "camel", "snake", "kebab", "plural", "singular"];
+  const chains = memoised.flatMap((a) => memoised.flatMap((b) => ["upper", ...memoised].map((c) => [a, b, c])));
+  t.ok(chains.length > 200, "more chains than the engine keeps tables for");
+  const content = chains.map((c) => `{:n|${c.join("|")}:}`).join("\n");
+  const r = await renderTemplate({ content, scope: { n: "order_line_item" } });
+  const apply = (c: string[]) => c.reduce<unknown>((v, name) => filters[name]!(v), "order_line_item");
+  t.same(r.output.split("\n"), chains.map(apply));
 });
 
 t.test("render limits stop runaway loops", async (t) => {

@@ -12,6 +12,7 @@ export const codeCases: Case[] = [
   { name: "scope is readable", content: "{:code:}scope.name.toUpperCase(){:codeend:}", scope: { name: "ada" }, output: "ADA" },
   { name: "top-level variables are globals", content: "{:code:}name + '!'{:codeend:}", scope: { name: "ada" }, output: "ada!" },
   { name: "loop item and loop metadata", content: "{:for xs:}{:code:}item * 10 + loop.index{:codeend:},{:endfor:}", scope: { xs: [1, 2] }, output: "10,21," },
+  { name: "text starting a body that ends in a code block", content: "{:for xs:}- {:code:}item * 2{:codeend:}{:endfor:}.", scope: { xs: [1, 2] }, output: "- 2- 4." },
   { name: "named loop items and outer items", content: "{:for t in ts:}{:for f in t.fs:}{:code:}t.n + f{:codeend:} {:endfor:}{:endfor:}", scope: { ts: [{ n: "a", fs: [1, 2] }] }, output: "a1 a2 " },
   {
     name: "a standalone block indents what it prints",
@@ -30,6 +31,7 @@ export const codeCases: Case[] = [
   { name: "a syntax error in a block", content: "x\n{:code:}\nlet = ;\n{:codeend:}", error: { line: 3, column: 5, message: /SyntaxError/ } },
   { name: "a rejected promise fails the block", content: "{:code:}Promise.reject(new Error('late')){:codeend:}", error: { line: 1, column: 33, message: /promise was rejected: Error: late/ } },
   { name: "errors in an included block name that file", content: "{:include: _c.js:}", files: [{ file_name: "_c.js", content: "{:code:}\nundefinedFn()\n{:codeend:}" }], error: { file: "_c.js", line: 2, column: 1, message: /ReferenceError: 'undefinedFn' is not defined/ } },
+  { name: "a code block in a file whose name is refused in preview does not run", files: [{ file_name: "{:n:}", content: "{:code:}undefinedFn(){:codeend:}" }], scope: { n: "/abs" }, mode: "preview", out: {}, warnings: [[1, 1, /refused/]] },
   { name: "a code block in a repeated file sees its element", files: [{ file_name: "{:table.n:}.txt", content: "{:code:}table.n.repeat(2) + item.n{:codeend:}", repeat: "tables" }], scope: { tables: [{ n: "a" }] }, out: { "a.txt": "aaa" } },
   { name: "an unknown variable fails a block in execute mode", content: "{:code:}nope + 1{:codeend:}", error: { line: 1, column: 9, message: /ReferenceError: 'nope' is not defined/ } },
   { name: "an unknown variable is a warning in preview mode", content: "a{:code:}nope + 1{:codeend:}b", mode: "preview", output: "ab", warnings: [[1, 10, /ReferenceError: 'nope' is not defined/]] },

@@ -4,6 +4,10 @@ import type { Case } from "./case.ts";
 const s = { yes: true, no: false, zero: 0, one: 1, two: 2, empty: "", text: "abc", none: null, list: [1], nolist: [], obj: {}, kind: "Varchar" };
 const cond = (expr: string) => `{:if ${expr}:}T{:else:}F{:endif:}`;
 
+// Every combination of four flags, for conditionals that follow each other (fuse.ts copies them into each other's branches).
+const flags = Array.from({ length: 16 }, (_, i) => ({ a: (i & 1) > 0, b: (i & 2) > 0, c: (i & 4) > 0, d: (i & 8) > 0, n: i }));
+const chained = flags.map((f) => `<${f.a ? "A" : f.b ? "B" : ""}-${f.c ? `C${f.n}` : "c"}${f.d ? "D" : ""}>`).join("");
+
 export const conditionCases: Case[] = [
   { name: "true literal", content: cond("true"), output: "T" },
   { name: "false literal", content: cond("false"), output: "F" },
@@ -51,6 +55,15 @@ export const conditionCases: Case[] = [
   { name: "long text without a newline stays put", content: `${"y".repeat(100)}{:if no:}c{:else:}e{:endif:}${"z".repeat(100)}`, scope: s, output: `${"y".repeat(100)}e${"z".repeat(100)}` },
   { name: "an included conditional at two sites", content: "<{:include: _c:}>[{:include: _c:}]", files: [{ file_name: "_c", content: "{:if yes:}y{:else:}n{:endif:}" }], scope: s, output: "<y>[y]" },
   { name: "nested conditionals with text on every side", content: "({:if yes:}<{:if no:}a{:else:}b{:endif:}>{:endif:})", scope: s, output: "(<b>)" },
+  {
+    name: "conditionals in a row, over every combination",
+    content: "{:for xs:}<{:if a:}A{:elseif b:}B{:endif:}-{:if c:}C{:n:}{:else:}c{:endif:}{:if d:}D{:endif:}>{:endfor:}",
+    scope: { xs: flags },
+    output: chained,
+  },
+  { name: "a run of conditionals longer than is copied", content: "{:for xs:}{:if a:}1{:endif:}{:if b:}2{:endif:}{:if c:}3{:endif:}{:if d:}4{:endif:}{:if a:}5{:endif:}{:if b:}6{:endif:}.{:endfor:}", scope: { xs: flags.slice(9, 12) }, output: "145.246.12456." },
+  { name: "a missing value in a conditional after another", content: "{:if yes:}a{:endif:}\n  {:if yes:}{:nope:}{:endif:}", scope: s, error: { line: 2, column: 13, message: /`nope` is not defined/ } },
+  { name: "a missing value in a conditional after another warns once", content: "{:if no:}a{:endif:}{:if yes:}{:nope:}{:endif:}!", scope: s, mode: "preview", output: "!", warnings: [[1, 30, /`nope` is not defined/]] },
   {
     name: "a conditional with many branches",
     content: "{:for ns:}{:if item == 1:}a{:elseif item == 2:}b{:elseif item == 3:}c{:elseif item == 4:}d{:elseif item == 5:}e{:elseif item == 6:}f{:else:}z{:endif:}.{:endfor:}",

@@ -65,6 +65,22 @@ export const fileCases: Case[] = [
     out: { "ok.txt": "fine" },
     warnings: [[1, 1, /refused/]],
   },
+  // A file's name and content compile into one unit (codegen.ts): the name is checked before any of the content renders.
+  {
+    name: "preview skips the content of a refused file, and its warnings",
+    files: [
+      { file_name: "{:name:}.txt", content: "{:nope:}" },
+      { file_name: "ok-{:name|kebab:}.txt", content: "{:name|kebab:}" },
+    ],
+    scope: { name: "../x" },
+    mode: "preview",
+    out: { "ok-x.txt": "x" },
+    warnings: [[1, 1, /refused/]],
+  },
+  { name: "a missing value in a name is reported before one in the content", files: [{ file_name: "{:a:}.txt", content: "{:b:}" }], error: { file: "{:a:}.txt", line: 1, column: 1, message: /`a` is not defined/ } },
+  { name: "a refused name is reported before a missing value in the content", files: [{ file_name: "{:a:}.txt", content: "{:b:}" }], scope: { a: "../x" }, error: { file: "{:a:}.txt", line: 1, column: 1, message: /refused/ } },
+  { name: "a repeated file skips a duplicate's content in preview", files: [{ file_name: "{:item.n:}.txt", content: "{:item.n:}{:item.extra:}", repeat: "xs" }], scope: { xs: [{ n: "a", extra: "" }, { n: "a" }] }, mode: "preview", out: { "a.txt": "a" }, warnings: [[1, 1, /produced twice/]] },
+  { name: "a null element of a repeat has no fields", files: [{ file_name: "f{:loop.index:}.txt", content: "[{:item.n:}]", repeat: "xs" }], scope: { xs: [{ n: "a" }, null] }, mode: "preview", out: { "f0.txt": "[a]", "f1.txt": "[]" }, warnings: [[1, 2, /`item.n`/]] },
   { name: "a missing repeat list is an error", files: [{ file_name: "{:item:}", content: "", repeat: "tables" }], error: { file: "{:item:}", line: 1, column: 1, message: /`tables` is not defined/ } },
   { name: "a missing repeat list is a warning in preview", files: [{ file_name: "{:item:}", content: "", repeat: "tables" }], mode: "preview", out: {}, warnings: [[1, 1, /`tables` is not defined/]] },
   { name: "a repeat over a non-list is an error", files: [{ file_name: "{:item:}", content: "", repeat: "name" }], scope: { name: "x" }, error: { file: "{:item:}", line: 1, column: 1, message: /`name` is not a list/ } },
@@ -72,5 +88,9 @@ export const fileCases: Case[] = [
   { name: "a file name may hold only placeholders", files: [{ file_name: "{:for xs:}a{:endfor:}", content: "" }], error: { file: "{:for xs:}a{:endfor:}", line: 1, column: 1, message: /not allowed here: only placeholders are/ } },
   { name: "a missing value in a file name", files: [{ file_name: "src/{:nope:}.ts", content: "" }], error: { file: "src/{:nope:}.ts", line: 1, column: 5, message: /`nope` is not defined/ } },
   { name: "errors in file content name the file", files: [{ file_name: "a.txt", content: "\n {:x:}" }], error: { file: "a.txt", line: 2, column: 2, message: /`x` is not defined/ } },
+  // The edges of a value that needs no normalising (printable ASCII but `/`, `\\`, `.` and `:`), and values just past them.
+  { name: "a value of space, `~` and a late `:` keeps its characters", files: [{ file_name: "x/{:a:}{:b:}.ts", content: "" }], scope: { a: " a~", b: "b:c" }, out: { "x/ a~b:c.ts": "" } },
+  { name: "a DEL in a value is refused", files: [{ file_name: "x/{:d:}.ts", content: "" }], scope: { d: "a\u007f" }, error: { file: "x/{:d:}.ts", line: 1, column: 1, message: /control characters/ } },
+  { name: "a non-ASCII value is normalised to NFC", files: [{ file_name: "x/{:d:}.ts", content: "" }], scope: { d: "cafe\u0301" }, out: { "x/caf\u00e9.ts": "" } },
   { name: "an output path may be __proto__", files: [{ file_name: "{:n:}", content: "p" }], scope: { n: "__proto__" }, out: JSON.parse('{"__proto__": "p"}') as Record<string, string> },
 ];
