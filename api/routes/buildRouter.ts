@@ -103,7 +103,7 @@ function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
     if (route.query) refuseNul(query);
     if (!ctx.state.bodyNulFree) refuseNul(parsedBody);
     const rawBody = ctx.request.files ? { ...parsedBody, ...ctx.request.files } : parsedBody;
-    const body = parseWith(route.body, rawBody, invalid);
+    const body = route.quickBody?.(rawBody) ?? parseWith(route.body, rawBody, invalid);
     await route.handler(ctx, { params, query, body });
     if (validateResponses) checkResponse(route, ctx);
   };
