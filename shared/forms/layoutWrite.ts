@@ -8,16 +8,20 @@
  * version read (it takes the window's row lock, as every element write does, and re-reads
  * the version under it), when every named id is an element of the window, and when the
  * project (share-locked, as content writes lock it) still takes changes. Otherwise it
- * writes nothing and says so, and the caller finds out why.
+ * writes nothing and says so, and the caller finds out why. When the caller wrote from a
+ * remembered context instead of reading it (windowContextCache.ts), the statement also
+ * re-checks that context (`ContextGuard`).
  */
 import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import { latestSubscriptionJoin } from "../db/projects.ts";
+import { formDesignerAccessFragment } from "./access.ts";
 import { invalid, type FieldErrors } from "../errors.ts";
 import { allColumns, assignments, batchRowColumns, columnList, differs } from "./elementColumns.ts";
 import type { ElementInput } from "./elementInput.ts";
 import { checkElement, type ElementValues, type WindowContext } from "./elements.ts";
 import type { FormElementRow } from "./rows.ts";
+import { schemaKeyFragment } from "./schemaFieldsCache.ts";
 
 /** A checked layout: the elements' values in tab order 1…n, each with its id when it exists already. */
 export interface LayoutPlan {
@@ -64,9 +68,29 @@ export function strayIdsError(plan: LayoutPlan, strayIds: readonly number[]) {
   return invalid(errors);
 }
 
+/**
+ * The context a write was checked against when the caller did not read it just before (a
+ * window snapshot, windowContextCache.ts): the write happens only while it still holds.
+ */
+export interface ContextGuard {
+  /** The writer, who must still have form designer access. */
+  userId: number;
+  /** Row versions (`xmin`) of the window and of its set as remembered. */
+  windowXmin: string;
+  setId: number;
+  setXmin: string;
+  /** The project's grid (null: no snapping) as remembered. */
+  grid: number | null;
+  /** The schema key the list's field placements were checked under; null when it places none. */
+  schemaKey: string | null;
+  schemaId: number | null;
+}
+
 const outcomeRow = z.object({
   version: z.number().nullable(),
   updated_at: z.date().nullable(),
+  /** The window's new row version. */
+  xmin: z.string().nullable(),
   stray: z.array(z.number()),
   /** Named elements as stored before: id, created_at and updated_at in ms, whether the write changes it. */
   named: z.array(z.tuple([z.number(), z.number(), z.number(), z.boolean()])),
@@ -75,7 +99,7 @@ const outcomeRow = z.object({
 });
 
 export type LayoutOutcome =
-  | { written: true; version: number; updated_at: Date; elements: FormElementRow[] }
+  | { written: true; version: number; updated_at: Date; xmin: string; elements: FormElementRow[] }
   | { written: false; strayIds: number[] };
 
 /** `ts` as whole milliseconds since the epoch (as the driver reads a timestamptz: truncated). */
@@ -83,10 +107,18 @@ const epochMs = (column: ReturnType<typeof sql.identifier>) => sql.fragment`(ext
 
 /**
  * Writes `plan` to window `windowId` if it is still at `version`, every named id is one of
- * its elements and project `projectId` (null: none) is not locked, expired or archived.
- * Returns the window's new version and its elements in tab order, or what was not written.
+ * its elements, project `projectId` (null: none) is not locked, expired or archived, and
+ * `guard` (when given) still holds. Returns the window's new version and its elements in
+ * tab order, or what was not written.
  */
-export async function applyLayout(conn: CommonQueryMethods, windowId: number, version: number, projectId: number | null, plan: LayoutPlan): Promise<LayoutOutcome> {
+export async function applyLayout(
+  conn: CommonQueryMethods,
+  windowId: number,
+  version: number,
+  projectId: number | null,
+  plan: LayoutPlan,
+  guard: ContextGuard | null = null,
+): Promise<LayoutOutcome> {
   // One JSON parameter for the batch: a row per element, its id and values by position, trailing nulls left out.
   const batch = plan.elements.map(({ id, values }) => {
     const row: (string | number | boolean | null)[] = [id ?? null];
@@ -109,11 +141,23 @@ export async function applyLayout(conn: CommonQueryMethods, windowId: number, ve
       from projects p ${latestSubscriptionJoin}
       where p.id = ${projectId}::int8 and p.deleted_at is null
       for share of p
+    ), fresh as (
+      select ${guard === null}::boolean or (
+        ${formDesignerAccessFragment(guard?.userId ?? 0)}
+        and exists (select 1 from form_sets fs where fs.id = ${guard?.setId ?? null}::int8 and fs.xmin = ${guard?.setXmin ?? null}::xid)
+        and ${guard?.grid ?? null}::int is not distinct from (select case when p.form_designer_snap_to_grid then p.form_designer_grid_size end
+          from projects p where p.id = ${projectId}::int8 and p.deleted_at is null)
+        and (${guard?.schemaKey ?? null}::text is null
+          or ${schemaKeyFragment(sql.fragment`${projectId}::int8`, sql.fragment`${guard?.schemaId ?? null}::int8`)} = ${guard?.schemaKey ?? null}::text)
+      ) as holds
     ), bumped as (
+      -- The window's row version is compared here, under its row lock, so a change committed
+      -- since the statement's snapshot is seen too.
       update form_windows set version = version + 1, updated_at = now()
-      where id = ${windowId} and version = ${version}
+      where id = ${windowId} and version = ${version} and (${guard?.windowXmin ?? null}::xid is null or xmin = ${guard?.windowXmin ?? null}::xid)
+        and (select holds from fresh)
         and not exists (select 1 from stray) and not exists (select 1 from project where refuses)
-      returning version, updated_at
+      returning version, updated_at, xmin::text as xmin
     ), removed as (
       delete from form_elements e
       where e.form_window_id = ${windowId} and not exists (select 1 from x where x.id = e.id) and exists (select 1 from bumped)
@@ -128,12 +172,12 @@ export async function applyLayout(conn: CommonQueryMethods, windowId: number, ve
         and (select count(*) from removed) + (select count(*) from changed) >= 0
       returning id, tab_order
     )
-    select (select version from bumped) as version, (select updated_at from bumped) as updated_at,
+    select (select version from bumped) as version, (select updated_at from bumped) as updated_at, (select xmin from bumped) as xmin,
       (select coalesce(json_agg(id), '[]') from stray) as stray,
       (select coalesce(json_agg(json_build_array(e.id, ${epochMs(sql.identifier(["e", "created_at"]))}, ${epochMs(sql.identifier(["e", "updated_at"]))}, ${differs})), '[]')
         from form_elements e join x on x.id = e.id where e.form_window_id = ${windowId}) as named,
       (select coalesce(json_agg(json_build_array(id, tab_order)), '[]') from added) as added`);
-  if (out.version === null || out.updated_at === null) return { written: false, strayIds: out.stray };
+  if (out.version === null || out.updated_at === null || out.xmin === null) return { written: false, strayIds: out.stray };
   const now = out.updated_at;
   const stored = new Map(out.named.map(([id, created, updated, changes]) => [id, { created_at: new Date(created), updated_at: changes ? now : new Date(updated) }]));
   const addedIds = new Map(out.added.map(([id, tabOrder]) => [tabOrder, id]));
@@ -147,5 +191,5 @@ export async function applyLayout(conn: CommonQueryMethods, windowId: number, ve
     row.updated_at = known?.updated_at ?? now;
     return row;
   });
-  return { written: true, version: out.version, updated_at: now, elements };
+  return { written: true, version: out.version, updated_at: now, xmin: out.xmin, elements };
 }
