@@ -17,7 +17,7 @@ import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import { latestSubscriptionJoin } from "../db/projects.ts";
 import { formDesignerAccessFragment } from "./access.ts";
 import { invalid, type FieldErrors } from "../errors.ts";
-import { allColumns, assignments, batchRowColumns, columnList, differs } from "./elementColumns.ts";
+import { assignments, batchRow, batchRowColumns, columnList, differs } from "./elementColumns.ts";
 import type { ElementInput } from "./elementInput.ts";
 import { checkElement, type ElementValues, type WindowContext } from "./elements.ts";
 import type { FormElementRow } from "./rows.ts";
@@ -120,12 +120,7 @@ export async function applyLayout(
   guard: ContextGuard | null = null,
 ): Promise<LayoutOutcome> {
   // One JSON parameter for the batch: a row per element, its id and values by position, trailing nulls left out.
-  const batch = plan.elements.map(({ id, values }) => {
-    const row: (string | number | boolean | null)[] = [id ?? null];
-    for (const column of allColumns) row.push(values[column]);
-    while (row[row.length - 1] === null) row.pop();
-    return row;
-  });
+  const batch = plan.elements.map(({ id, values }) => batchRow(id ?? null, values));
   // The sub-statements share one snapshot and PostgreSQL runs a data-modifying CTE when it is
   // read: `changed` reads `removed` and `added` reads both (the always-true counts), so the
   // delete runs before the updates and the updates before the inserts. Inserts first queued a
