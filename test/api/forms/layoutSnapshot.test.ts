@@ -6,6 +6,7 @@
  * or process would, and the second write must answer as if it had read everything fresh.
  */
 import t, { type Test } from "tap";
+import pg from "pg";
 import type { QuerySqlToken } from "slonik";
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
@@ -73,6 +74,30 @@ t.test("a layout write from a remembered context answers as one from a fresh rea
     t.equal(res.status, 422, res.text);
     t.same(Object.keys(res.body.errors), ["elements.0.x_position"]);
     t.match(res.body.errors["elements.0.x_position"], [/window's width of 320/]);
+  });
+
+  t.test("a window change committed while the write waits for the window's lock is seen", async (t) => {
+    const { window, version } = await remembered(t);
+    // Another session holds the window row with a change not yet committed.
+    const holder = new pg.Client({ connectionString: app.db.url });
+    await holder.connect();
+    t.teardown(() => holder.end());
+    await holder.query("begin");
+    await holder.query("update form_windows set default_width = 320 where id = $1", [window.id]);
+    const pending = write(window.id, version, [{ ...button, x_position: 300 }]);
+    // The write has checked the list against its memory and waits on the window row.
+    for (let waited = 0; ; waited += 20) {
+      const waiting = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+      if (waiting > 0) break;
+      if (waited > 5000) throw new Error("the layout write never waited for the window's lock");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await holder.query("commit");
+    const res = await pending;
+    t.equal(res.status, 422, res.text);
+    t.same(Object.keys(res.body.errors), ["elements.0.x_position"], "checked against the window as committed");
+    t.equal((await api.get(`/api/form-windows/${window.id}`)).body.form_window.elements[0].x_position, 0, "nothing written");
   });
 
   t.test("another writer moved the version on: 409, nothing written", async (t) => {
