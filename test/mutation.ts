@@ -40,7 +40,7 @@ const areas: Record<string, Part[]> = {
   ],
 };
 areas.jobs = [...areas["jobs-kinds"]!, ...areas["jobs-console"]!, ...areas["jobs-layer"]!];
-areas.ledger = [{ mutate: ["shared/credits/ledger.ts"], tests: ["test/shared/credits/ledger.test.ts", "test/api/credits.test.ts"] }];
+areas.ledger = [{ mutate: ["shared/credits/ledger.ts"], tests: ["test/shared/credits/ledger.test.ts", "test/shared/credits/ledgerChecks.test.ts", "test/api/credits.test.ts"] }];
 areas.realtime = [
   {
     mutate: ["channelAuth", "grants", "preparedFrame", "protocol", "reauthorize", "socketServer"].map((name) => `api/realtime/${name}.ts`),
