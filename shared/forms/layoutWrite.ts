@@ -22,6 +22,7 @@ import type { ElementInput } from "./elementInput.ts";
 import { checkElement, type ElementValues, type WindowContext } from "./elements.ts";
 import type { FormElementRow } from "./rows.ts";
 import { schemaKeyFragment } from "./schemaFieldsCache.ts";
+import type { RememberedElement } from "./windowContextCache.ts";
 
 /** A checked layout: the elements' values in tab order 1…n, each with its id when it exists already. */
 export interface LayoutPlan {
@@ -99,7 +100,7 @@ const outcomeRow = z.object({
 });
 
 export type LayoutOutcome =
-  | { written: true; version: number; updated_at: Date; xmin: string; elements: FormElementRow[] }
+  | { written: true; version: number; updated_at: Date; xmin: string; elements: FormElementRow[]; remembered: Map<number, RememberedElement> }
   | { written: false; strayIds: number[] };
 
 /** `ts` as whole milliseconds since the epoch (as the driver reads a timestamptz: truncated). */
@@ -110,6 +111,12 @@ const epochMs = (column: ReturnType<typeof sql.identifier>) => sql.fragment`(ext
  * its elements, project `projectId` (null: none) is not locked, expired or archived, and
  * `guard` (when given) still holds. Returns the window's new version and its elements in
  * tab order, or what was not written.
+ *
+ * `remembered`: the window's elements as this process last wrote them, with `guard` (while
+ * it holds, no element has been written since). When it names every id of the list, the
+ * statement leaves out the stray-id check and the read of the named elements' dates, and
+ * their dates come from memory: an element keeps its `updated_at` when its values are the
+ * same text as before, as the statement's own compare (`differs`) leaves it unwritten.
  */
 export async function applyLayout(
   conn: CommonQueryMethods,
@@ -118,18 +125,21 @@ export async function applyLayout(
   projectId: number | null,
   plan: LayoutPlan,
   guard: ContextGuard | null = null,
+  remembered: ReadonlyMap<number, RememberedElement> | null = null,
 ): Promise<LayoutOutcome> {
-  // One JSON parameter for the batch: a row per element, its id and values by position, trailing nulls left out.
-  const batch = plan.elements.map(({ id, values }) => batchRow(id ?? null, values));
+  // One JSON parameter for the batch: a row per element, its id and values by position,
+  // trailing nulls left out; each row's values as text are also what the next write compares.
+  const rows = plan.elements.map(({ id, values }) => JSON.stringify(batchRow(id ?? null, values)));
+  const known = guard !== null && remembered !== null && [...plan.named.keys()].every((id) => remembered.has(id));
   // The sub-statements share one snapshot and PostgreSQL runs a data-modifying CTE when it is
   // read: `changed` reads `removed` and `added` reads both (the always-true counts), so the
   // delete runs before the updates and the updates before the inserts. Inserts first queued a
   // deferred unique recheck of tab_order per row, which the delete would then have made moot.
   const out = await conn.one(sql.prepared("forms_layout_write", outcomeRow)`
     with x as materialized (
-      select ${batchRowColumns} from jsonb_array_elements(${JSON.stringify(batch)}::jsonb) r
+      select ${batchRowColumns} from jsonb_array_elements(${`[${rows.join(",")}]`}::jsonb) r
     ), stray as materialized (
-      select x.id from x where x.id is not null
+      select x.id from x where not ${known}::boolean and x.id is not null
         and not exists (select 1 from form_elements e where e.id = x.id and e.form_window_id = ${windowId})
     ), project as (
       select p.is_locked or p.archived_at is not null or coalesce(s.expires_at <= now(), false) as refuses
@@ -170,21 +180,33 @@ export async function applyLayout(
     select (select version from bumped) as version, (select updated_at from bumped) as updated_at, (select xmin from bumped) as xmin,
       (select coalesce(json_agg(id), '[]') from stray) as stray,
       (select coalesce(json_agg(json_build_array(e.id, ${epochMs(sql.identifier(["e", "created_at"]))}, ${epochMs(sql.identifier(["e", "updated_at"]))}, ${differs})), '[]')
-        from form_elements e join x on x.id = e.id where e.form_window_id = ${windowId}) as named,
+        from form_elements e join x on x.id = e.id where not ${known}::boolean and e.form_window_id = ${windowId}) as named,
       (select coalesce(json_agg(json_build_array(id, tab_order)), '[]') from added) as added`);
   if (out.version === null || out.updated_at === null || out.xmin === null) return { written: false, strayIds: out.stray };
   const now = out.updated_at;
   const stored = new Map(out.named.map(([id, created, updated, changes]) => [id, { created_at: new Date(created), updated_at: changes ? now : new Date(updated) }]));
   const addedIds = new Map(out.added.map(([id, tabOrder]) => [tabOrder, id]));
+  const next = new Map<number, RememberedElement>();
   // The checked values become the answer's rows (the plan is not used after the write).
-  const elements = plan.elements.map(({ id, values }) => {
-    const known = id === undefined ? undefined : stored.get(id);
+  const elements = plan.elements.map(({ id, values }, i) => {
+    const text = valuesText(rows[i]!);
+    const before = id === undefined ? undefined : known ? fromMemory(remembered.get(id)!, text, now) : stored.get(id);
     const row = values as unknown as FormElementRow;
     row.id = id ?? addedIds.get(values.tab_order as number)!;
     row.form_window_id = windowId;
-    row.created_at = known?.created_at ?? now;
-    row.updated_at = known?.updated_at ?? now;
+    row.created_at = before?.created_at ?? now;
+    row.updated_at = before?.updated_at ?? now;
+    next.set(row.id, { text, created_at: row.created_at, updated_at: row.updated_at });
     return row;
   });
-  return { written: true, version: out.version, updated_at: now, xmin: out.xmin, elements };
+  return { written: true, version: out.version, updated_at: now, xmin: out.xmin, elements, remembered: next };
 }
+
+/** A batch row's text without its id (`[12,"button_save",…]` → `,"button_save",…]`): the element's values. */
+const valuesText = (row: string) => row.slice(row.indexOf(","));
+
+/** A remembered element's dates after a write that sends it as `text`: unchanged text, unchanged row. */
+const fromMemory = (before: RememberedElement, text: string, now: Date) => ({
+  created_at: before.created_at,
+  updated_at: before.text === text ? before.updated_at : now,
+});

@@ -9,7 +9,9 @@
  * write statement that those rows are unchanged, that the grid and the schema key are the
  * same and that the user still has form designer access; if anything differs the statement
  * writes nothing and the route reads everything again, so a snapshot never decides anything
- * on its own.
+ * on its own. A snapshot also holds the window's elements as written (their values as batch
+ * text and their dates): while the guard holds no element was written since, because every
+ * element write bumps the window's row (shared/forms/elements.ts).
  */
 import { LRUCache } from "lru-cache";
 import type { FormSetRow, FormWindowRow } from "./rows.ts";
@@ -26,9 +28,25 @@ export interface WindowSnapshot {
   grid: number | null;
   /** The schema key of the set's placements (schemaFieldsCache.ts); null without a project. */
   schemaKey: string | null;
+  /** The window's elements by id, as written. */
+  elements: ReadonlyMap<number, RememberedElement>;
 }
 
-const snapshots = new LRUCache<number, WindowSnapshot>({ max: 10_000 });
+/** An element as the last write left it: its values as batch text (without the id) and its dates. */
+export interface RememberedElement {
+  text: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Elements the snapshots hold at most, over all windows (~250 bytes each). */
+export const WINDOW_SNAPSHOT_ELEMENTS = 100_000;
+
+const snapshots = new LRUCache<number, WindowSnapshot>({
+  max: 10_000,
+  maxSize: WINDOW_SNAPSHOT_ELEMENTS,
+  sizeCalculation: (snapshot) => 1 + snapshot.elements.size,
+});
 
 /** The snapshot of window `windowId` if `userId` wrote it last from this process at `version`. */
 export function windowSnapshot(windowId: number, userId: number, version: number): WindowSnapshot | undefined {

@@ -124,13 +124,13 @@ async function writeFromSnapshot(pool: DatabasePool, id: number, user: UserRow, 
     schemaKey: placesFields ? snapshot.schemaKey : null,
     schemaId: snapshot.set.schema_id,
   };
-  const outcome = await applyLayout(pool, id, version, snapshot.set.project_id, plan, guard);
+  const outcome = await applyLayout(pool, id, version, snapshot.set.project_id, plan, guard, snapshot.elements);
   if (!outcome.written) {
     forgetWindowSnapshot(id);
     return { strayIds: outcome.strayIds };
   }
   const saved = { window: { ...snapshot.window, version: outcome.version, updated_at: outcome.updated_at }, elements: outcome.elements };
-  rememberWindowSnapshot({ ...snapshot, window: saved.window, windowXmin: outcome.xmin });
+  rememberWindowSnapshot({ ...snapshot, window: saved.window, windowXmin: outcome.xmin, elements: outcome.remembered });
   return { saved, strayIds: [] };
 }
 
@@ -161,7 +161,7 @@ export async function saveLayout(
     const outcome = await applyLayout(pool, ctx.window.id, version, ctx.set.project_id, plan);
     if (outcome.written) {
       const window = { ...ctx.window, version: outcome.version, updated_at: outcome.updated_at };
-      rememberWindowSnapshot(snapshotOf(user, read, window, outcome.xmin));
+      rememberWindowSnapshot(snapshotOf(user, read, window, outcome.xmin, outcome.remembered));
       return { window, elements: outcome.elements };
     }
     strayIds = outcome.strayIds;
@@ -169,6 +169,6 @@ export async function saveLayout(
 }
 
 /** The snapshot a write from a read leaves: the context read, the window as written. */
-function snapshotOf(user: UserRow, read: WritableWindow, window: FormWindowRow, windowXmin: string): WindowSnapshot {
-  return { userId: user.id, set: read.ctx.set, window, windowXmin, setXmin: read.setXmin, grid: read.ctx.grid, schemaKey: read.schemaKey };
+function snapshotOf(user: UserRow, read: WritableWindow, window: FormWindowRow, windowXmin: string, elements: WindowSnapshot["elements"]): WindowSnapshot {
+  return { userId: user.id, set: read.ctx.set, window, windowXmin, setXmin: read.setXmin, grid: read.ctx.grid, schemaKey: read.schemaKey, elements };
 }

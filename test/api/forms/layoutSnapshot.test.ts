@@ -50,6 +50,27 @@ t.test("a layout write from a remembered context answers as one from a fresh rea
     t.equal((await api.get(`/api/form-windows/${window.id}`)).body.form_window.elements[0].x_position, 30, "written");
   });
 
+  t.test("dates answered from memory are the stored ones", async (t) => {
+    const { window, version } = await remembered(t);
+    const stored = async () => (await api.get(`/api/form-windows/${window.id}`)).body.form_window.elements;
+    const first = await write(window.id, version, [{ ...button, x_position: 0 }, { ...button, x_position: 120 }]);
+    t.equal(first.status, 200, first.text);
+    t.same(first.body.form_window.elements, await stored(), "two new elements");
+    // Later writes get a later now() (the timestamps are milliseconds).
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const [a, b] = first.body.form_window.elements as { id: number }[];
+    const moved = await write(window.id, version + 1, [{ ...button, id: a!.id, x_position: 0 }, { ...button, id: b!.id, x_position: 150 }]);
+    t.equal(moved.status, 200, moved.text);
+    const after = await stored();
+    t.same(moved.body.form_window.elements, after, "one sent back unchanged (by id, new before), one moved");
+    t.equal(after[0].updated_at, first.body.form_window.elements[0].updated_at, "the unchanged one kept its date");
+    t.not(after[1].updated_at, first.body.form_window.elements[1].updated_at, "the moved one has a new date");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const again = await write(window.id, version + 2, [{ ...button, id: a!.id, x_position: 0 }, { ...button, id: b!.id, x_position: 150 }, button]);
+    t.equal(again.status, 200, again.text);
+    t.same(again.body.form_window.elements, await stored(), "both unchanged, one added");
+  });
+
   t.test("the set's button colours changed: the new element takes the new colour", async (t) => {
     const { set, window, version } = await remembered(t);
     t.equal((await api.put(`/api/form-sets/${set.id}`, { default_button_color: "#112233" })).status, 200);
