@@ -41,20 +41,29 @@ export async function planLayout(ctx: WindowContext, elements: readonly ElementI
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
   const named = new Map<number, number>();
   const seenTabs = new Map<number, number>();
-  for (const [index, element] of elements.entries()) {
-    if (element.id !== undefined) {
-      if (named.has(element.id)) add(`elements.${index}.id`, `Element ${element.id} is listed twice.`);
-      else named.set(element.id, index);
+  // Sorted already when the tab orders never decrease along the list (a designer sends them so).
+  let listed = true;
+  let lastTab = -Infinity;
+  for (let index = 0; index < elements.length; index += 1) {
+    const { id, tab_order: tab } = elements[index]!;
+    if (id !== undefined) {
+      if (named.has(id)) add(`elements.${index}.id`, `Element ${id} is listed twice.`);
+      else named.set(id, index);
     }
-    if (element.tab_order !== undefined) {
-      if (seenTabs.has(element.tab_order)) add(`elements.${index}.tab_order`, `Tab order ${element.tab_order} is also given to element ${seenTabs.get(element.tab_order)! + 1}.`);
-      seenTabs.set(element.tab_order, index);
+    if (tab !== undefined) {
+      if (seenTabs.has(tab)) add(`elements.${index}.tab_order`, `Tab order ${tab} is also given to element ${seenTabs.get(tab)! + 1}.`);
+      seenTabs.set(tab, index);
     }
+    const key = tab ?? Infinity;
+    if (key < lastTab) listed = false;
+    lastTab = key;
   }
-  const order = elements.map((_, index) => index).sort((a, b) => (elements[a]!.tab_order ?? Infinity) - (elements[b]!.tab_order ?? Infinity) || a - b);
+  const order = elements.map((_, index) => index);
+  if (!listed) order.sort((a, b) => (elements[a]!.tab_order ?? Infinity) - (elements[b]!.tab_order ?? Infinity) || a - b);
   const fields = elements.some((e) => "field_name" in e) ? await ctx.schemaFields() : null;
   const planned: LayoutPlan["elements"] = [];
-  for (const [position, index] of order.entries()) {
+  for (let position = 0; position < order.length; position += 1) {
+    const index = order[position]!;
     const element = elements[index]!;
     planned.push({ id: element.id, values: checkElement(element, ctx, fields, position + 1, errors, `elements.${index}.`) });
   }
