@@ -11,6 +11,16 @@ export function nulPath(value: unknown): string | null {
 }
 
 /**
+ * Whether JSON text `text` may parse to a value holding a NUL character. JSON can carry one
+ * only as the escape `\u0000` (control characters are invalid unescaped inside its strings),
+ * so text without that sequence needs no walk of its parsed value; text with it (or with an
+ * escaped backslash before `u0000`) is walked.
+ */
+export function jsonTextMayHoldNul(text: string): boolean {
+  return text.includes("\\u0000");
+}
+
+/**
  * The keys leading to the first string holding a NUL in `value`, innermost first, or null.
  * Every request body goes through here, so the walk allocates nothing until it finds one.
  */

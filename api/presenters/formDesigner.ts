@@ -33,12 +33,34 @@ export const formElementResource = z
   .extend(Object.fromEntries(kindColumns.map((c) => [c, z.union([z.string(), z.number()]).optional()])) as Record<(typeof kindColumns)[number], z.ZodOptional<z.ZodUnion<[z.ZodString, z.ZodNumber]>>>);
 export type FormElementResource = z.infer<typeof formElementResource>;
 
+/** A date as an answer gives it (ISO 8601 in UTC). */
+type IsoDate = (date: Date) => string;
+const toIso: IsoDate = (date) => date.toISOString();
+
+/**
+ * `toIso` remembering each instant it wrote: the elements of a layout share a few instants
+ * (the write's `now()`, the insert that created them), and `toISOString` cost ~1.5 µs a call,
+ * 0.5 ms for the 400 dates of a 200-element answer.
+ */
+function isoMemo(): IsoDate {
+  const written = new Map<number, string>();
+  return (date) => {
+    const ms = date.getTime();
+    let iso = written.get(ms);
+    if (iso === undefined) {
+      iso = date.toISOString();
+      written.set(ms, iso);
+    }
+    return iso;
+  };
+}
+
 /**
  * An element as answered: the common fields, the kind-specific fields that are set, the dates.
  * Built field by field rather than copied and pruned: a layout answers hundreds of elements,
  * and objects with deleted keys are slow to build and to serialize.
  */
-export function presentElement(row: FormElementRow): FormElementResource {
+export function presentElement(row: FormElementRow, iso: IsoDate = toIso): FormElementResource {
   const out: Record<string, unknown> = {
     id: row.id,
     form_window_id: row.form_window_id,
@@ -59,8 +81,8 @@ export function presentElement(row: FormElementRow): FormElementResource {
     anchor_height: row.anchor_height,
   };
   for (const column of kindColumns) if (row[column] !== null) out[column] = row[column];
-  out.created_at = row.created_at.toISOString();
-  out.updated_at = row.updated_at.toISOString();
+  out.created_at = iso(row.created_at);
+  out.updated_at = iso(row.updated_at);
   return out as FormElementResource;
 }
 
@@ -73,12 +95,18 @@ export const formWindowResource = formWindowRow.extend({
 });
 export type FormWindowResource = z.infer<typeof formWindowResource>;
 
+/** Elements as answered, together (they share dates: `isoMemo`). */
+function presentElements(rows: readonly FormElementRow[]): FormElementResource[] {
+  const iso = isoMemo();
+  return rows.map((row) => presentElement(row, iso));
+}
+
 export function presentWindow(row: FormWindowRow, elements?: readonly FormElementRow[]): FormWindowResource {
   return {
     ...row,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
-    ...(elements ? { elements_count: elements.length, elements: elements.map(presentElement) } : {}),
+    ...(elements ? { elements_count: elements.length, elements: presentElements(elements) } : {}),
   };
 }
 

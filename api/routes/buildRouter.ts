@@ -9,11 +9,11 @@ import { HttpMethodEnum, koaBody } from "koa-body";
 import type { ZodType } from "zod";
 import { AppError, invalid, notFound } from "../../shared/errors.ts";
 import { fieldErrors } from "../../shared/validation.ts";
-import { nulPath } from "../../shared/nulText.ts";
+import { jsonTextMayHoldNul, nulPath } from "../../shared/nulText.ts";
 import type { Config } from "../../shared/config.ts";
 import type { AppContext, AppState, AppDeps } from "../context.ts";
 import { authenticate, requireScope } from "../middleware/authenticate.ts";
-import { refuseDeepBody } from "../middleware/bodyDepth.ts";
+import { jsonTextDepth, MAX_BODY_DEPTH, refuseDeepBody } from "../middleware/bodyDepth.ts";
 import { withMultipart } from "../middleware/multipart.ts";
 import { maintenanceExempt, maintenanceGate } from "../middleware/maintenance.ts";
 import { limitByIp, limitByUser } from "../middleware/rateLimit.ts";
@@ -29,13 +29,20 @@ const contentTypes: Record<BodyKind, string[]> = {
   "json-or-multipart": ["application/json", "+json", "multipart/form-data"],
 };
 
+/** Content types koa-body reads as JSON (its defaults, named here so the reader knows which text it parsed). */
+const jsonTypes = ["application/json", "application/json-patch+json", "application/vnd.api+json", "application/csp-report", "application/reports+json"];
+
 const parsedMethods = [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE];
 
 function bodyReader(kind: BodyKind, config: Config, limit = config.bodyLimitBytes): AppMiddleware {
   // koa-body reads JSON and form bodies; multipart bodies go to withMultipart, which owns
   // the uploaded files from the first byte to their removal.
+  const json = kind !== "form" && kind !== "multipart";
   const parse = koaBody({
-    json: kind !== "form" && kind !== "multipart",
+    json,
+    jsonTypes,
+    // The text is kept so that the depth and NUL checks can read it instead of walking the value.
+    includeUnparsed: true,
     urlencoded: kind === "form" || kind === "json-or-form",
     multipart: false,
     text: false,
@@ -66,7 +73,9 @@ function bodyReader(kind: BodyKind, config: Config, limit = config.bodyLimitByte
       return withMultipart(ctx, lowered !== null && lowered < uploadLimits.fileBytes ? { ...uploadLimits, fileBytes: lowered } : uploadLimits, next);
     }
     await parse(ctx, async () => {});
-    refuseDeepBody(ctx.request.body);
+    const text = json && ctx.is(jsonTypes) ? ctx.request.rawBody : undefined;
+    if (text === undefined || jsonTextDepth(text) > MAX_BODY_DEPTH) refuseDeepBody(ctx.request.body);
+    if (text !== undefined && !jsonTextMayHoldNul(text)) ctx.state.bodyNulFree = true;
     await next();
   };
 }
@@ -92,9 +101,9 @@ function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
     const parsedBody = (ctx.request.body ?? {}) as Record<string, unknown>;
     // Only what the route reads: a query parameter it does not take is ignored, NUL or not.
     if (route.query) refuseNul(query);
-    refuseNul(parsedBody);
+    if (!ctx.state.bodyNulFree) refuseNul(parsedBody);
     const rawBody = ctx.request.files ? { ...parsedBody, ...ctx.request.files } : parsedBody;
-    const body = parseWith(route.body, rawBody, invalid);
+    const body = route.quickBody?.(rawBody) ?? parseWith(route.body, rawBody, invalid);
     await route.handler(ctx, { params, query, body });
     if (validateResponses) checkResponse(route, ctx);
   };

@@ -1,7 +1,10 @@
 import { z } from "zod";
 
-/** A colour as the designer stores it: `#rgb`, `#rrggbb` or `#rrggbbaa`. */
-export const hexColor = z.string().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, { error: "Use a hex colour such as #1a2b3c." });
+/** The text of a colour as the designer stores it: `#rgb`, `#rrggbb` or `#rrggbbaa`. */
+export const hexColorPattern = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/;
+
+/** A colour as the designer stores it (`hexColorPattern`). */
+export const hexColor = z.string().regex(hexColorPattern, { error: "Use a hex colour such as #1a2b3c." });
 
 /** A new form set's colours when it names none. */
 export const defaultSetColors = {

@@ -69,3 +69,25 @@ export const columnList = sql.join(allColumns.map((c) => sql.identifier([c])), c
 export const assignments = sql.join(allColumns.map((c) => sql.fragment`${sql.identifier([c])} = ${sql.identifier(["x", c])}`), comma);
 /** Whether a stored element `e` differs from its new values `x` in any column (a row compare, NULL-safe). */
 export const differs = sql.fragment`(${sql.join(allColumns.map((c) => sql.identifier(["e", c])), comma)}) is distinct from (${sql.join(allColumns.map((c) => sql.identifier(["x", c])), comma)})`;
+
+/** An element's values by column (the form they are checked and stored in). */
+type Values = Record<ElementColumn, string | number | boolean | null>;
+
+/**
+ * The batch row of element `id` (null: a new one) with `values`: the id, then the values in
+ * `allColumns` order, trailing nulls left out. Written out column by column because reading
+ * `values[column]` in a loop over the column names cost twice as much for a 200-element
+ * layout; test/shared/forms/elementColumns.test.ts holds it to `allColumns`.
+ */
+export function batchRow(id: number | null, v: Values): (string | number | boolean | null)[] {
+  const row = [
+    id, v.element_type, v.x_position, v.y_position, v.width, v.height, v.sort_order, v.is_visible, v.tab_order, v.background_color,
+    v.border_width, v.border_color, v.anchor_right, v.anchor_bottom, v.anchor_width, v.anchor_height, v.container_orientation,
+    v.container_gap, v.container_columns, v.max_fields, v.default_control_height, v.button_label, v.button_icon, v.button_action,
+    v.button_background_color, v.button_text_color, v.field_name, v.control_type, v.link_table, v.link_field, v.link_display_field,
+  ];
+  let length = row.length;
+  while (length > 0 && row[length - 1] === null) length -= 1;
+  row.length = length;
+  return row;
+}

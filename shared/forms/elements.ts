@@ -9,7 +9,7 @@ import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 import { invalid, type FieldErrors } from "../errors.ts";
 import { allColumns, assignments, columnList, recordsetColumns, type ElementColumn } from "./elementColumns.ts";
-import { defaultSize, elementInput, kindColumns, type ElementInput } from "./elementInput.ts";
+import { defaultSize, elementInput, type ElementInput, type KindColumn } from "./elementInput.ts";
 import { formElementColumns, formElementRow, type FormElementRow, type FormSetRow, type FormWindowRow } from "./rows.ts";
 import { hasField, loadSchemaFields, type SchemaFields } from "./schemaFields.ts";
 
@@ -43,6 +43,14 @@ export class WindowContext {
 /** An element ready to store: every column of the row but its ids. */
 export type ElementValues = Record<ElementColumn, string | number | boolean | null>;
 
+/** The anchors and whether each is bounded by the window's width (else its height). */
+const anchorBounds = [
+  ["anchor_right", true],
+  ["anchor_width", true],
+  ["anchor_bottom", false],
+  ["anchor_height", false],
+] as const;
+
 const snap = (value: number, grid: number, min: number) => Math.max(min, Math.round(value / grid) * grid);
 
 /** Checks one element against its window and schema and fills its defaults; problems go to `errors` under `prefix`. */
@@ -70,11 +78,12 @@ export function checkElement(input: ElementInput, ctx: WindowContext, fields: Sc
   const { default_width: W, default_height: H } = ctx.window;
   if (x + width > W) add("x_position", `The element (x ${x}, width ${width}) does not fit in its window's width of ${W}.`);
   if (y + height > H) add("y_position", `The element (y ${y}, height ${height}) does not fit in its window's height of ${H}.`);
-  for (const [key, limit] of [["anchor_right", W], ["anchor_width", W], ["anchor_bottom", H], ["anchor_height", H]] as const) {
+  for (const [key, across] of anchorBounds) {
     const value = input[key];
+    const limit = across ? W : H;
     if (value !== null && value > limit) add(key, `The ${key.replace("_", " ")} must lie within the window (at most ${limit}).`);
   }
-  const kind = input as Partial<Record<(typeof kindColumns)[number], string | number | null>>;
+  const kind = input as Partial<Record<KindColumn, string | number | null>>;
   if ("field_name" in input) {
     if (fields === null) add("field_name", "Field placements need a form set that belongs to a project (project_id).");
     else {
@@ -91,7 +100,9 @@ export function checkElement(input: ElementInput, ctx: WindowContext, fields: Sc
       }
     }
   }
-  const values = {
+  // Every column named once (the type holds it to the column list): built as one literal, the
+  // 200 elements of a layout share one object shape and no key is looked up by name.
+  const values: ElementValues = {
     element_type: input.element_type,
     x_position: x,
     y_position: y,
@@ -107,8 +118,22 @@ export function checkElement(input: ElementInput, ctx: WindowContext, fields: Sc
     anchor_bottom: input.anchor_bottom,
     anchor_width: input.anchor_width,
     anchor_height: input.anchor_height,
-  } as ElementValues;
-  for (const column of kindColumns) values[column] = kind[column] ?? null;
+    container_orientation: kind.container_orientation ?? null,
+    container_gap: kind.container_gap ?? null,
+    container_columns: kind.container_columns ?? null,
+    max_fields: kind.max_fields ?? null,
+    default_control_height: kind.default_control_height ?? null,
+    button_label: kind.button_label ?? null,
+    button_icon: kind.button_icon ?? null,
+    button_action: kind.button_action ?? null,
+    button_background_color: kind.button_background_color ?? null,
+    button_text_color: kind.button_text_color ?? null,
+    field_name: kind.field_name ?? null,
+    control_type: kind.control_type ?? null,
+    link_table: kind.link_table ?? null,
+    link_field: kind.link_field ?? null,
+    link_display_field: kind.link_display_field ?? null,
+  };
   if (input.element_type.startsWith("button_")) {
     values.button_background_color ??= ctx.set.default_button_color;
     values.button_text_color ??= ctx.set.default_button_text_color;

@@ -56,3 +56,8 @@ export function rememberSchemaFields(windowId: number, key: string, fields: Sche
   else windowKeys.delete(windowId);
   return cached;
 }
+
+/** The fields cached under schema key `key`, if any. */
+export function cachedSchemaFields(key: string): SchemaFields | undefined {
+  return maps.get(key);
+}

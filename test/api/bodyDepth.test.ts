@@ -6,7 +6,7 @@
  */
 import t from "tap";
 import { z } from "zod";
-import { MAX_BODY_DEPTH } from "../../api/middleware/bodyDepth.ts";
+import { jsonTextDepth, MAX_BODY_DEPTH, tooDeepField } from "../../api/middleware/bodyDepth.ts";
 import { sql } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
 import { buildProject, buildUserWithToken } from "../support/factories.ts";
@@ -56,4 +56,41 @@ t.test("bodies nested deeper than the bound get 422 on every route and change no
 
   const health = await request(app.url, "GET", "/api/health");
   t.equal(health.status, 200, "the service is still healthy");
+});
+
+t.test("the depth read from the body's text is the depth of the parsed value", async (t) => {
+  /** The nesting of objects and arrays in `value`, counted on the value (the body itself is level 1). */
+  const depthOf = (value: unknown): number =>
+    value === null || typeof value !== "object" ? 0 : 1 + Math.max(0, ...Object.values(value as Record<string, unknown>).map(depthOf));
+  const tricky = ['{[', ']}', '"', '\\', '\\"', '\\\\"[', "[[[[[[[[[[", "}}}}", "\u2028 [ \u0000 {"];
+  const values: unknown[] = [
+    1,
+    "text [with] {brackets}",
+    [],
+    {},
+    { a: [1, { b: [] }], c: "]]]" },
+    ...tricky.map((text) => ({ [text]: [text, { [text]: text }] })),
+    JSON.parse(nestedArray(MAX_BODY_DEPTH)),
+    JSON.parse(nestedObject(MAX_BODY_DEPTH + 1)),
+    { fine: "[".repeat(5000), deep: JSON.parse(nestedArray(MAX_BODY_DEPTH + 3)) },
+  ];
+  for (const [index, value] of values.entries()) {
+    const text = JSON.stringify(value);
+    // Named by position: a NUL or a line separator in a name breaks TAP's output.
+    const name = `value ${index}`;
+    t.equal(jsonTextDepth(text), depthOf(value), name);
+    t.equal(jsonTextDepth(text) > MAX_BODY_DEPTH, tooDeepField(value) !== null, `${name}: the same verdict as the walk`);
+  }
+  t.equal(jsonTextDepth(JSON.stringify({ a: 1 }, null, 2)), 1, "whitespace between tokens");
+});
+
+t.test("brackets inside strings do not count toward the bound", async (t) => {
+  const app = await startTestApp(t);
+  const { user, token } = await buildUserWithToken(app.pool);
+  const projectId = await buildProject(app.pool, user.id);
+  const templateId = await buildTemplate(app.pool, { projectId }, user.id);
+  const body = JSON.stringify({ name: "[{".repeat(3000) });
+  const res = await request(app.url, "PUT", `/api/projects/${projectId}/templates/${templateId}/values`, { token, raw: true, body, headers: { "content-type": "application/json" } });
+  t.not(res.body?.errors?.name?.[0] ?? "", /nested deeper/, `not refused for its depth: ${res.status} ${res.text.slice(0, 200)}`);
+  t.not(res.status, 500);
 });

@@ -1,5 +1,5 @@
 import t from "tap";
-import { nulPath } from "../../shared/nulText.ts";
+import { jsonTextMayHoldNul, nulPath } from "../../shared/nulText.ts";
 
 t.test("nulPath names the first string holding a NUL by its dotted path", async (t) => {
   t.equal(nulPath("a\u0000b"), "", "the value itself");
@@ -10,4 +10,25 @@ t.test("nulPath names the first string holding a NUL by its dotted path", async 
   let deep: unknown = "deep\u0000";
   for (let i = 0; i < 70; i += 1) deep = { d: deep };
   t.equal(nulPath(deep), null, "not below 64 levels (deeper bodies are refused before)");
+});
+
+t.test("jsonTextMayHoldNul: text without the escape parses to no NUL; the escape sends the value to the walk", async (t) => {
+  const values: unknown[] = [
+    { name: "ok", list: [1, null, true, "fine", { deeper: "still fine" }] },
+    { label: "bad\u0000" },
+    ["\u0000"],
+    { "key\u0000": "only the key" },
+    { text: "a literal backslash then u0000: \\u0000" },
+    { text: "\u0001\u001f control characters, not NUL" },
+  ];
+  for (const value of values) {
+    const text = JSON.stringify(value);
+    if (!jsonTextMayHoldNul(text)) t.equal(nulPath(JSON.parse(text)), null, `${text}: no NUL in the value`);
+  }
+  t.ok(jsonTextMayHoldNul(JSON.stringify({ label: "bad\u0000" })), "a NUL in a value shows in the text");
+  t.ok(jsonTextMayHoldNul('{"label": "bad\\u0000"}'), "as the JSON escape");
+  t.notOk(jsonTextMayHoldNul('{"label": "fine", "n": 0}'), "text without it");
+  const literal = JSON.stringify({ text: "\\u0000" });
+  t.ok(jsonTextMayHoldNul(literal), "an escaped backslash before u0000 also sends the value to the walk");
+  t.equal(nulPath(JSON.parse(literal)), null, "which finds no NUL there");
 });

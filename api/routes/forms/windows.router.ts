@@ -17,7 +17,7 @@ import { formWindowResource, presentWindow, type FormWindowResource } from "../.
 import { messageResponse } from "../auth/auth.schema.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
-import { createWindowBody, layoutBody, updateWindowBody } from "./formDesigner.schema.ts";
+import { createWindowBody, layoutBody, quickLayoutBody, updateWindowBody } from "./formDesigner.schema.ts";
 import { formSetFor, windowFor, projectStates } from "./load.ts";
 import { saveLayout } from "./saveLayout.ts";
 
@@ -173,6 +173,7 @@ const layout = defineRoute({
   auth: "bearer",
   params: idParams,
   body: layoutBody,
+  quickBody: quickLayoutBody,
   bodyLimitBytes: 4 * 1024 * 1024,
   responses: {
     200: { description: "The window with its new elements and version", schema: envelope },
