@@ -12,7 +12,7 @@ import { sql } from "../../shared/db/pool.ts";
 import { applyRevision, insertSchema } from "../../shared/schemas/store.ts";
 import { parseDdl } from "../../shared/sqlddl/index.ts";
 import { startTestApp } from "../support/app.ts";
-import { until } from "../support/wait.ts";
+import { workerIdle } from "../support/workerIdle.ts";
 import { buildUsers, buildWorld, content, runMatrix, view, type MatrixRow, type World } from "../support/matrix.ts";
 
 interface SchemaWorld extends World {
@@ -93,11 +93,7 @@ const rows: MatrixRow<SchemaWorld>[] = [
 
 t.test("schema authorization matrix", async (t) => {
   const app = await startTestApp(t, { worker: true });
-  const settle = () =>
-    until(async () => (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs where status in ('queued', 'running')`)) === 0, {
-      timeoutMs: 120_000,
-      message: "the worker to finish its jobs",
-    }).then(() => undefined);
+  const settle = () => workerIdle(app.pool);
   const users = await buildUsers(app.pool);
   await runMatrix(t, app.url, rows, async () => {
     const world = await buildWorld(app.pool, users);

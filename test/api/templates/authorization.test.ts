@@ -20,7 +20,7 @@ import type { Storage } from "../../../shared/storage/storage.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUsers, buildWorld, content, runMatrix, view, type MatrixRow, type World, type WorldUsers } from "../../support/matrix.ts";
 import { buildGenerator, buildTemplate } from "../../support/templateFactories.ts";
-import { until } from "../../support/wait.ts";
+import { workerIdle } from "../../support/workerIdle.ts";
 
 interface TemplateWorld extends World {
   template: number;
@@ -142,11 +142,7 @@ async function buildTemplateWorld(pool: DatabasePool, pgPool: pg.Pool, storage: 
 
 t.test("authorization matrix of templates, generations, archives and generators", async (t) => {
   const app = await startTestApp(t, { worker: true });
-  const settle = () =>
-    until(async () => (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs where status in ('queued', 'running')`)) === 0, {
-      timeoutMs: 120_000,
-      message: "the worker to finish its jobs",
-    }).then(() => undefined);
+  const settle = () => workerIdle(app.pool);
   const options = { settle, effects: true, tables };
   for (const adminRole of [false, true]) {
     const users = await buildUsers(app.pool, { everyoneAdmin: adminRole });
