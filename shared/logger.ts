@@ -4,6 +4,7 @@
  * field names under which credentials travel.
  */
 import { pino, type DestinationStream, type Logger } from "pino";
+import { LogBatch } from "./logBatch.ts";
 
 export type { Logger } from "pino";
 
@@ -23,34 +24,36 @@ const redactPaths = [
 ];
 
 /**
- * Bytes of log lines gathered before a write, and the longest a line waits when traffic is low.
- * Each asynchronous write wakes a thread-pool thread, which on a busy 2-core machine costs the
- * event loop far more than the write's own work: at 4 KiB the writes took 2.5 % of the HTTP
- * benchmark's CPU, at 12 KiB 0.3 %. Larger is not better: sonic-boom measures its growing
- * last chunk on every line (and refuses a batch as large as its 16 KiB write size).
+ * Characters of log lines gathered before a write, and the longest a line waits when traffic
+ * is low. Each asynchronous write wakes a thread-pool thread, which on a busy 2-core machine
+ * costs the event loop far more than the write's own work: at 4 KiB the writes took 2.5 % of
+ * the HTTP benchmark's CPU, at 12 KiB 0.3 %.
  */
-const BUFFER_BYTES = 12 * 1024;
+const BATCH_CHARS = 12 * 1024;
 const FLUSH_EVERY_MS = 500;
 
-type Destination = ReturnType<typeof pino.destination>;
-let stdout: Destination | undefined;
+let stdout: LogBatch | undefined;
 
 /**
- * The process's one stdout destination, shared by every logger it creates (one buffer, so
+ * The process's one stdout destination, shared by every logger it creates (one batch, so
  * lines of several loggers never interleave mid-line), with one flush timer and one exit hook.
+ * The batching is LogBatch's; sonic-boom (no `minLength`) writes each batch as it comes, or
+ * appends it to the write under way.
  */
-function stdoutDestination(): Destination {
+function stdoutDestination(): LogBatch {
   if (stdout) return stdout;
-  const destination = pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES });
-  setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref();
+  const destination = pino.destination({ dest: 1, sync: false });
+  const batch = new LogBatch(destination, BATCH_CHARS);
+  setInterval(() => batch.flush(), FLUSH_EVERY_MS).unref();
   process.once("exit", () => {
     try {
+      batch.flush();
       destination.flushSync();
     } catch {
       // stdout closed: nothing left to save
     }
   });
-  return (stdout = destination);
+  return (stdout = batch);
 }
 
 /**
