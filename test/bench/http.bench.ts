@@ -10,7 +10,8 @@
  *
  * Under `BENCH_CPU_PROF=<dir>` (support/profile.ts) the servers' process is profiled too (its
  * profile is written to <dir> when it stops) and only the one-query route is loaded
- * (`BENCH_CPU_PROF_ROUTE=user`: only `GET /api/user`), so the profile shows that route's path.
+ * (`BENCH_CPU_PROF_ROUTE=user`: only `GET /api/user`; `=bare`: only the bare server, to set
+ * beside it), so the profile shows that route's path.
  */
 import { spawn } from "node:child_process";
 import autocannon from "autocannon";
@@ -85,8 +86,11 @@ try {
   };
   await load(oursUrl, 1);
   if (profiling) {
-    if (process.env.BENCH_CPU_PROF_ROUTE === "user") await load(userUrl, SECONDS, token);
-    else await load(oursUrl, SECONDS);
+    const route = process.env.BENCH_CPU_PROF_ROUTE;
+    // The rate tells how many requests the profile's samples are spread over.
+    const rate =
+      route === "user" ? await load(userUrl, SECONDS, token) : route === "bare" ? await load(bareUrl, SECONDS) : await load(oursUrl, SECONDS);
+    console.log(`profiled ${route ?? "one-query"}: ${Math.round(rate)} req/s for ${SECONDS} s`);
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM"); // the profile is written as the process exits
     await exited;
