@@ -45,7 +45,7 @@ areas.ledger = [{ mutate: ["shared/credits/ledger.ts"], tests: ["test/shared/cre
 // The realtime modules in three parts, each run against the files that exercise it, so a
 // mutant of the frame or protocol code does not wait for the idle and restart tests.
 areas["realtime-protocol"] = [
-  { mutate: ["preparedFrame", "protocol"].map((name) => `api/realtime/${name}.ts`), tests: ["test/api/realtime.test.ts"] },
+  { mutate: ["preparedFrame", "protocol"].map((name) => `api/realtime/${name}.ts`), tests: ["test/api/realtime.frames.test.ts", "test/api/realtime.test.ts"] },
 ];
 areas["realtime-access"] = [
   {
