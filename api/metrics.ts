@@ -7,23 +7,36 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 import { z } from "zod";
 import { sql, type DatabasePool } from "../shared/db/pool.ts";
 
+/** The labelled children of one method, route template and status. */
+interface RequestSeries {
+  count: { inc(): void };
+  duration: { observe(value: number): void };
+}
+
 export class AppMetrics {
   readonly registry = new Registry();
   readonly httpRequests: Counter<"method" | "route" | "status">;
   readonly httpDuration: Histogram<"method" | "route" | "status">;
   /** Open WebSocket connections on this process, kept by the realtime server. */
   realtimeConnections = 0;
-  /** Label children by "method route status": prom-client hashes labels on every call otherwise. */
-  readonly #requestSeries = new Map<string, { count: { inc(): void }; duration: { observe(value: number): void } }>();
+  /**
+   * Label children by route, then method, then status: prom-client hashes labels on every call
+   * otherwise, and a joined "method route status" key is a new string to hash per request;
+   * the route and method strings are the router's and the HTTP parser's own, reused.
+   */
+  readonly #requestSeries = new Map<string, Map<string, Map<number, RequestSeries>>>();
 
   /** Counts one finished HTTP request and its latency. */
   recordRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${route} ${status}`;
-    let series = this.#requestSeries.get(key);
+    let byMethod = this.#requestSeries.get(route);
+    if (!byMethod) this.#requestSeries.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let series = byStatus.get(status);
     if (!series) {
       const labels = { method, route, status: String(status) };
       series = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
-      this.#requestSeries.set(key, series);
+      byStatus.set(status, series);
     }
     series.count.inc();
     series.duration.observe(seconds);
