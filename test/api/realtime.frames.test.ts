@@ -31,7 +31,9 @@ t.test("server frames: data is JSON text, the channel only when given, errors ca
   t.equal(errorFrame("Over", 4100), '{"event":"pusher:error","data":{"message":"Over","code":4100}}');
 });
 
-t.test("prepared frames reach a ws client intact at every length encoding", async (t) => {
+// A frame whose header promises more bytes than it holds leaves the client waiting: the
+// guard turns that into a failure instead of a hang.
+t.test("prepared frames reach a ws client intact at every length encoding", { timeout: 15_000 }, async (t) => {
   const server = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false });
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   await once(server, "listening");
