@@ -2,9 +2,8 @@ import t from "tap";
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
-import { buildProject, buildUserWithToken, makePatron } from "../../support/factories.ts";
-import { client } from "../../support/http.ts";
 import { buildSchema } from "../../support/templateFactories.ts";
+import { designerWorld } from "../../support/formDesigner.ts";
 
 /** One valid element of each kind (field placements name the blog schema: users, posts). */
 const kinds: Record<string, Record<string, unknown>> = {
@@ -22,12 +21,7 @@ const kinds: Record<string, Record<string, unknown>> = {
 
 t.test("form designer", async (t) => {
   const app = await startTestApp(t);
-  const alice = await buildUserWithToken(app.pool);
-  await makePatron(app.pool, alice.user.id);
-  const api = client(app.url, alice.token);
-  const projectId = await buildProject(app.pool, alice.user.id);
-  const schemaId = await buildSchema(app.pool, projectId, alice.user.id);
-  await api.put(`/api/projects/${projectId}`, { form_designer_snap_to_grid: false });
+  const { designer: alice, api, projectId, schemaId } = await designerWorld(app);
 
   const newSet = async (extra: Record<string, unknown> = {}) => {
     const res = await api.post("/api/form-sets", { name: "Shop screens", project_id: projectId, schema_id: schemaId, ...extra });

@@ -7,18 +7,12 @@ import t from "tap";
 import { layoutBody } from "../../../api/routes/forms/formDesigner.schema.ts";
 import { fieldErrors } from "../../../shared/validation.ts";
 import { startTestApp } from "../../support/app.ts";
-import { buildProject, buildUserWithToken, makePatron } from "../../support/factories.ts";
-import { client, request } from "../../support/http.ts";
-import { buildSchema } from "../../support/templateFactories.ts";
+import { request } from "../../support/http.ts";
+import { designerWorld } from "../../support/formDesigner.ts";
 
 t.test("layout bodies", async (t) => {
   const app = await startTestApp(t);
-  const alice = await buildUserWithToken(app.pool);
-  await makePatron(app.pool, alice.user.id);
-  const api = client(app.url, alice.token);
-  const projectId = await buildProject(app.pool, alice.user.id);
-  const schemaId = await buildSchema(app.pool, projectId, alice.user.id);
-  await api.put(`/api/projects/${projectId}`, { form_designer_snap_to_grid: false });
+  const { designer: alice, api, projectId, schemaId } = await designerWorld(app);
   const set = (await api.post("/api/form-sets", { name: "Screens", project_id: projectId, schema_id: schemaId })).body.form_set;
   const window = (await api.post("/api/form-windows", { form_set_id: set.id, name: "Edit", window_type: "create_edit" })).body.form_window;
   const path = `/api/form-windows/${window.id}/layout`;

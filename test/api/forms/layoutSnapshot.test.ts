@@ -12,21 +12,15 @@ import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { windowSnapshot } from "../../../shared/forms/windowContextCache.ts";
 import { startTestApp } from "../../support/app.ts";
-import { buildProject, buildUserWithToken, makePatron } from "../../support/factories.ts";
-import { client } from "../../support/http.ts";
-import { buildSchema } from "../../support/templateFactories.ts";
+import { buildUserWithToken } from "../../support/factories.ts";
+import { designerWorld } from "../../support/formDesigner.ts";
 
 const ignored = z.object({});
 const button = { element_type: "button_save", button_label: "Save", button_action: "save" };
 
 t.test("a layout write from a remembered context answers as one from a fresh read", async (t) => {
   const app = await startTestApp(t);
-  const alice = await buildUserWithToken(app.pool);
-  await makePatron(app.pool, alice.user.id);
-  const api = client(app.url, alice.token);
-  const projectId = await buildProject(app.pool, alice.user.id);
-  const schemaId = await buildSchema(app.pool, projectId, alice.user.id);
-  await api.put(`/api/projects/${projectId}`, { form_designer_snap_to_grid: false });
+  const { designer: alice, api, projectId, schemaId } = await designerWorld(app);
   const run = (query: QuerySqlToken<typeof ignored>) => app.pool.query(query);
 
   /** A new set and window, written once so that this process remembers them. */

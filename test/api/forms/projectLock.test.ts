@@ -9,9 +9,7 @@ import t from "tap";
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
-import { buildProject, buildUserWithToken, makePatron } from "../../support/factories.ts";
-import { client } from "../../support/http.ts";
-import { buildSchema } from "../../support/templateFactories.ts";
+import { designerWorld } from "../../support/formDesigner.ts";
 
 type State = "locked" | "expired" | "archived";
 
@@ -43,12 +41,8 @@ async function written(pool: DatabasePool, userId: number): Promise<string> {
 
 t.test("form designer writes and the project's state", async (t) => {
   const app = await startTestApp(t);
-  const { user, token } = await buildUserWithToken(app.pool);
-  await makePatron(app.pool, user.id);
-  const api = client(app.url, token);
-  const projectId = await buildProject(app.pool, user.id);
-  const schemaId = await buildSchema(app.pool, projectId, user.id);
-  await api.put(`/api/projects/${projectId}`, { form_designer_snap_to_grid: false });
+  const { designer, api, projectId, schemaId } = await designerWorld(app);
+  const { user } = designer;
 
   const set = (await api.post("/api/form-sets", { name: "Screens", project_id: projectId, schema_id: schemaId })).body.form_set;
   const loose = (await api.post("/api/form-sets", { name: "No project" })).body.form_set;
