@@ -35,10 +35,16 @@ export class LogBatch implements DestinationStream {
 
   /** Hands the lines gathered so far to the sink as one string. */
   flush(): void {
-    if (this.#lines.length === 0) return;
+    const text = this.take();
+    if (text) this.#sink.write(text);
+  }
+
+  /** The lines gathered so far as one string ("" when none), which the batch forgets. */
+  take(): string {
+    if (this.#lines.length === 0) return "";
     const text = this.#lines.join("");
     this.#lines = [];
     this.#length = 0;
-    this.#sink.write(text);
+    return text;
   }
 }

@@ -3,6 +3,7 @@
  * children carrying their ids. Secrets never reach a log line: the redact list covers the
  * field names under which credentials travel.
  */
+import { writeFileSync } from "node:fs";
 import { pino, type DestinationStream, type Logger } from "pino";
 import { LogBatch } from "./logBatch.ts";
 
@@ -45,10 +46,15 @@ function stdoutDestination(): LogBatch {
   const destination = pino.destination({ dest: 1, sync: false });
   const batch = new LogBatch(destination, BATCH_CHARS);
   setInterval(() => batch.flush(), FLUSH_EVERY_MS).unref();
+  // At exit only synchronous writes happen: sonic-boom writes a batch on the thread pool, and
+  // a write started in an "exit" handler may not run before the process ends (a command's
+  // last line went missing that way on a loaded machine). So what sonic-boom holds is written
+  // by its flushSync, then the lines still gathered here straight to the descriptor.
   process.once("exit", () => {
     try {
-      batch.flush();
       destination.flushSync();
+      const rest = batch.take();
+      if (rest) writeFileSync(1, rest);
     } catch {
       // stdout closed: nothing left to save
     }

@@ -43,3 +43,15 @@ t.test("pino lines through a LogBatch arrive unchanged, whole lines, in order", 
     Array.from({ length: 40 }, (_, i) => `r${i}`),
   );
 });
+
+t.test("take returns the lines held as one string and forgets them", async (t) => {
+  const sink = recordingSink();
+  const batch = new LogBatch(sink, 100);
+  t.equal(batch.take(), "", "nothing held");
+  batch.write("a\n");
+  batch.write("b\n");
+  t.equal(batch.take(), "a\nb\n");
+  t.equal(batch.take(), "", "forgotten");
+  batch.flush();
+  t.same(sink.writes, [], "and not written by the batch");
+});
