@@ -5,9 +5,12 @@
  * trimmed, unknown keys dropped), or undefined when anything is off, and then zod reads the
  * value and words the 422. It accepts nothing that `elementInput` refuses;
  * test/shared/forms/elementInputQuick.test.ts compares the two over generated elements.
+ * A field that zod reads for the element's kind but this reading did not take (one added to
+ * `elementInput` and not here) sends the element to zod rather than being dropped: the kinds'
+ * fields come from zod's own shapes.
  */
 import { hexColorPattern } from "./colors.ts";
-import { buttonTypes, controlTypes, elementTypes, fieldTypes, separatorTypes, type ElementInput } from "./elementInput.ts";
+import { buttonTypes, controlTypes, elementInput, elementTypes, fieldTypes, separatorTypes, type ElementInput } from "./elementInput.ts";
 
 type Json = Record<string, unknown>;
 
@@ -119,6 +122,22 @@ const kinds = new Map<unknown, KindReader>([
 // A kind added to elementInput needs its reader here (without one it would go to zod every time).
 for (const type of elementTypes) if (!kinds.has(type)) throw new Error(`elementInputQuick: no reader for ${type}`);
 
+/** The fields zod reads per element type, from each kind's shape in `elementInput`. */
+const zodFields = new Map<unknown, ReadonlySet<string>>(
+  elementTypes.map((type) => {
+    const option = elementInput.options.find((o) => o.shape.element_type.safeParse(type).success)!;
+    return [type, new Set(Object.keys(option.shape))] as const;
+  }),
+);
+
+/** Whether `out` holds every field of `e` that zod reads for its kind (false: leave `e` to zod). */
+export function tookEveryField(e: Readonly<Record<string, unknown>>, out: Readonly<Record<string, unknown>>): boolean {
+  const fields = zodFields.get(e.element_type);
+  if (!fields) return false;
+  for (const key in e) if (fields.has(key) && !(key in out)) return false;
+  return true;
+}
+
 /** `value` read as `elementInput` reads it, or undefined when zod has to (anything off). */
 export function quickElementInput(value: unknown): ElementInput | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
@@ -128,5 +147,5 @@ export function quickElementInput(value: unknown): ElementInput | undefined {
   const out = common(e);
   if (!out) return undefined;
   out.element_type = e.element_type;
-  return kind(e, out) ? (out as ElementInput) : undefined;
+  return kind(e, out) && tookEveryField(e, out) ? (out as ElementInput) : undefined;
 }

@@ -8,7 +8,7 @@
 import t from "tap";
 import { quickLayoutBody, layoutBody } from "../../../api/routes/forms/formDesigner.schema.ts";
 import { elementInput, elementTypes } from "../../../shared/forms/elementInput.ts";
-import { quickElementInput } from "../../../shared/forms/elementInputQuick.ts";
+import { quickElementInput, tookEveryField } from "../../../shared/forms/elementInputQuick.ts";
 
 /** A deterministic generator (mulberry32), so a failure can be re-run. */
 function random(seed: number) {
@@ -97,5 +97,19 @@ t.test("layout bodies: the quick reading or zod's", async (t) => {
   ] as const) {
     t.equal(quickLayoutBody(bad), undefined, `${what}: left to zod`);
     t.notOk(layoutBody.safeParse(bad).success, `${what}: which refuses it`);
+  }
+});
+
+t.test("a field zod reads for the kind and the quick reading did not take sends the element to zod", async (t) => {
+  t.notOk(tookEveryField({ element_type: "button_save", button_label: "Save" }, { element_type: "button_save" }), "a button's label dropped");
+  t.notOk(tookEveryField({ element_type: "field_dropdown", link_table: "users" }, { element_type: "field_dropdown" }), "a placement's link dropped");
+  t.notOk(tookEveryField({ element_type: "container_round" }, {}), "an unknown kind");
+  t.ok(tookEveryField({ element_type: "separator_horizontal", button_label: "x", created_at: "2026-01-01" }, { element_type: "separator_horizontal" }), "fields zod drops for the kind may stay behind");
+  // What a client sends back after reading a window (its answer's extra fields included) is still read quickly.
+  const echoed = { ...valid[4], id: 7, form_window_id: 3, created_at: "2026-11-29T10:00:00.000Z", updated_at: "2026-11-29T10:00:00.000Z" };
+  t.strictSame(quickElementInput(echoed), elementInput.parse(echoed), "an element as a window's answer carries it");
+  for (const element of valid) {
+    const read = quickElementInput(element) as Record<string, unknown>;
+    t.ok(tookEveryField(element, read), `${String(element.element_type)}: every field it sends is taken`);
   }
 });
