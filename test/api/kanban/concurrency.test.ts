@@ -10,16 +10,9 @@ import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildTeam, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
+import { seededRandom } from "../../support/random.ts";
 
-/** A small seeded generator (mulberry32), so a failure replays. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededRandom;
 
 const positionRow = z.object({ column_id: z.number(), positions: z.array(z.coerce.number()), n: z.number() });
 

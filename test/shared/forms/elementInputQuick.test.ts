@@ -9,16 +9,9 @@ import t from "tap";
 import { quickLayoutBody, layoutBody } from "../../../api/routes/forms/formDesigner.schema.ts";
 import { elementInput, elementTypes } from "../../../shared/forms/elementInput.ts";
 import { quickElementInput, tookEveryField } from "../../../shared/forms/elementInputQuick.ts";
+import { seededRandom } from "../../support/random.ts";
 
-/** A deterministic generator (mulberry32), so a failure can be re-run. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededRandom;
 
 const ABSENT = Symbol("absent");
 const ints = [-1, 0, 1, 2, 99, 100, 101, 999, 1000, 1001, 9999, 10_000, 10_001, 1_000_000, 1_000_001, 2.5, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2];
