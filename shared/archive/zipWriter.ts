@@ -5,10 +5,10 @@
  * entry), never the archive. The output is a Readable that only pulls the next entry when its
  * consumer reads: a slow consumer stops the writer.
  *
- * In-memory entries up to 256 KiB (the bulk of generated code) are deflated whole on a small
- * pool of long-lived zlib streams (deflatePool.ts) while the entries before them are written;
- * their CRC and sizes go in the local header, and they are stored instead when deflate does not
- * shrink them. Larger or streamed entries go through their own streaming deflate and a data
+ * In-memory entries up to 256 KiB (the bulk of generated code) are copied into batches whose
+ * CRCs and deflate streams the process's deflate threads compute (deflateThreads.ts) while the
+ * entries before them are written; their CRC and sizes go in the local header, and they are
+ * stored instead when deflate does not shrink them. Larger or streamed entries go through their own streaming deflate and a data
  * descriptor. Measured figures and the reasons for each choice are in docs/notes/archive.md.
  */
 import { Readable } from "node:stream";
@@ -16,7 +16,7 @@ import { pipeline } from "node:stream";
 import zlib from "node:zlib";
 import { ChunkBatcher } from "./chunkBatcher.ts";
 import { readAhead, release } from "./readAhead.ts";
-import { DeflatePool } from "./deflatePool.ts";
+import { DeflateBatcher, type DeflateTicket } from "./deflateThreads.ts";
 import { toDosDateTime, toUnixSeconds, type DosDateTime } from "./dosTime.ts";
 import { EntryPathSet } from "./entryPath.ts";
 import { ArchiveError, quote } from "./errors.ts";
@@ -65,15 +65,16 @@ export interface ZipStreamOptions {
   readAhead?: number;
 }
 
-/** Entries at most this long go to the deflate pool whole; longer ones are streamed. */
+/** Entries at most this long go to the deflate threads whole; longer ones are streamed. */
 const wholeLimit = 256 * 1024;
 /** Below this, deflate cannot win enough to pay for its call: stored as is. */
 const storeBelow = 64;
-/** Entries (and bytes) deflating ahead of the one being written: bounds memory, keeps zlib busy. */
-const aheadEntries = 64;
-const aheadBytes = 1024 * 1024;
-/** Deflate streams per archive: two keep both cores of a small machine busy (measured). */
-const poolSize = 2;
+/**
+ * Entries (and their bytes) deflating ahead of the one being written: bounds memory (each byte
+ * is held twice, in a batch's input and output) and keeps the threads busy.
+ */
+const aheadEntries = 256;
+const aheadBytes = 384 * 1024;
 const max32 = 0xffffffff;
 
 /**
@@ -99,12 +100,8 @@ function checkReadAhead(depth = 8): number {
   return depth;
 }
 
-/** An in-memory entry whose deflated bytes may still be on their way. */
-interface Queued {
-  record: EntryRecord;
-  data: Buffer;
-  deflated: Promise<Buffer> | null;
-}
+/** An in-memory entry: stored as is (`data`), or in a deflate batch whose answer may still be on its way. */
+type Queued = { record: EntryRecord; data: Buffer; ticket: null } | { record: EntryRecord; data: null; ticket: DeflateTicket };
 
 /** The archive as an async sequence of chunks (what {@link createZipStream} wraps). */
 export async function* zipChunks(
@@ -117,63 +114,70 @@ export async function* zipChunks(
   const out = new ChunkBatcher();
   const central = new ChunkBatcher();
   const paths = new EntryPathSet();
-  const pool = level > 0 ? new DeflatePool(level, poolSize) : null;
+  const batcher = level > 0 ? new DeflateBatcher(level) : null;
   const queue: Queued[] = [];
   let queuedBytes = 0;
 
   /** Writes the oldest queued entry: header and body, stored when deflate did not shrink it. */
   const writeFirst = async () => {
-    const { record, data, deflated } = queue.shift()!;
-    queuedBytes -= data.length;
-    const compressed = deflated ? await deflated : null;
-    const body = compressed && compressed.length < data.length ? compressed : data;
-    record.method = body === data ? methodStore : methodDeflate;
+    const entry = queue.shift()!;
+    const record = entry.record;
+    queuedBytes -= record.size;
+    let body: Buffer;
+    if (entry.ticket) {
+      const result = await batcher!.result(entry.ticket);
+      record.crc = result.crc;
+      record.method = result.deflated ? methodDeflate : methodStore;
+      body = result.body;
+    } else {
+      body = entry.data;
+    }
     record.compressedSize = body.length;
     record.offset = out.written;
     out.write(localHeader(record));
-    out.write(body, body !== data);
+    out.write(body); // copied: a batch's buffers are reused
+    if (entry.ticket) batcher!.done(entry.ticket);
     central.write(centralHeader(record, forceZip64));
   };
 
-  try {
-    for await (const { input, content: pending } of readAhead(entries, checkReadAhead(options.readAhead))) {
-      let record: EntryRecord;
-      try {
-        record = newRecord(paths, input, input.mtime ? stamp(input.mtime) : defaultTime, forceZip64);
-      } catch (error) {
-        release(pending);
-        throw error;
-      }
-      const content = await resolve(pending);
-      if (content.length !== undefined && content.length <= wholeLimit) {
-        const data = content.data;
-        record.crc = zlib.crc32(data);
-        record.size = data.length;
-        const deflated = pool && data.length >= storeBelow ? pool.deflate(data) : null;
-        deflated?.catch(() => {}); // awaited in writeFirst; this only silences an abandoned one
-        queue.push({ record, data, deflated });
-        queuedBytes += data.length;
-        while (queue.length > aheadEntries || queuedBytes > aheadBytes) await writeFirst();
-      } else {
-        while (queue.length) await writeFirst();
-        record.flags |= flagDataDescriptor;
-        record.offset = out.written;
-        if (content.length !== undefined && content.length >= max32) record.zip64Local = true;
-        out.write(localHeader(record));
-        const source = content.length === undefined ? content.data : [content.data];
-        for await (const chunk of deflateStream(source, record, level)) {
-          out.write(chunk, true);
-          if (out.ready) yield* out.take();
-        }
-        out.write(dataDescriptor(record));
-        central.write(centralHeader(record, forceZip64));
-      }
-      if (out.ready) yield* out.take();
+  for await (const { input, content: pending } of readAhead(entries, checkReadAhead(options.readAhead))) {
+    let record: EntryRecord;
+    try {
+      record = newRecord(paths, input, input.mtime ? stamp(input.mtime) : defaultTime, forceZip64);
+    } catch (error) {
+      release(pending);
+      throw error;
     }
-    while (queue.length) await writeFirst();
-  } finally {
-    pool?.close();
+    const content = await resolve(pending);
+    if (content.length !== undefined && content.length <= wholeLimit) {
+      const data = content.data;
+      record.size = data.length;
+      if (batcher && data.length >= storeBelow) {
+        queue.push({ record, data: null, ticket: batcher.add(data) });
+      } else {
+        record.crc = zlib.crc32(data);
+        record.method = methodStore;
+        queue.push({ record, data, ticket: null });
+      }
+      queuedBytes += data.length;
+      while (queue.length > aheadEntries || queuedBytes > aheadBytes) await writeFirst();
+    } else {
+      while (queue.length) await writeFirst();
+      record.flags |= flagDataDescriptor;
+      record.offset = out.written;
+      if (content.length !== undefined && content.length >= max32) record.zip64Local = true;
+      out.write(localHeader(record));
+      const source = content.length === undefined ? content.data : [content.data];
+      for await (const chunk of deflateStream(source, record, level)) {
+        out.write(chunk, true);
+        if (out.ready) yield* out.take();
+      }
+      out.write(dataDescriptor(record));
+      central.write(centralHeader(record, forceZip64));
+    }
+    if (out.ready) yield* out.take();
   }
+  while (queue.length) await writeFirst();
   const directoryOffset = out.written;
   yield* out.take(true);
   yield* central.take(true);
