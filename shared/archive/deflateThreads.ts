@@ -2,7 +2,7 @@
  * Deflate of whole in-memory ZIP entries on worker threads, in batches. Through zlib's stream
  * interface every small entry cost the writer's thread ~30 µs (a stream write, a libuv round
  * trip, a callback), as much as deflating it. Here the writer copies entries into a batch of
- * ~32 KiB and one message takes the batch to a thread, which computes each entry's CRC and
+ * ~64 KiB and one message takes the batch to a thread, which computes each entry's CRC and
  * deflate stream synchronously (deflateThread.ts) and answers the batch in one message; the
  * writer's thread only frames headers.
  *
@@ -27,9 +27,9 @@ interface Thread {
 }
 
 /** Input bytes of one batch: enough entries to pay for a message, small enough to keep the threads fed. */
-export const batchBytes = 32 * 1024;
+export const batchBytes = 64 * 1024;
 /** Buffers kept for reuse across archives (1 MiB). */
-const spareLimit = 32;
+const spareLimit = 16;
 
 /** The process's deflate threads. */
 export class DeflateThreads {
