@@ -1,15 +1,16 @@
 /**
  * Streaming ZIP writer. Entries are pulled from an (async) iterable and bytes leave as soon as
- * they are made, so memory holds a bounded window of entries (at most 64 / 1 MiB waiting for
- * deflate, `readAhead` loading), a 64 KiB block and the central directory (~110 bytes an
- * entry), never the archive. The output is a Readable that only pulls the next entry when its
- * consumer reads: a slow consumer stops the writer.
+ * they are made, so memory holds a bounded window of entries (at most 256 entries / 256 KiB
+ * waiting for deflate, `readAhead` loading), a 64 KiB block and the central directory (~110
+ * bytes an entry), never the archive. The output is a Readable that only pulls the next entry
+ * when its consumer reads: a slow consumer stops the writer.
  *
  * In-memory entries up to 256 KiB (the bulk of generated code) are copied into batches whose
  * CRCs and deflate streams the process's deflate threads compute (deflateThreads.ts) while the
  * entries before them are written; their CRC and sizes go in the local header, and they are
- * stored instead when deflate does not shrink them. Larger or streamed entries go through their own streaming deflate and a data
- * descriptor. Measured figures and the reasons for each choice are in docs/notes/archive.md.
+ * stored instead when deflate does not shrink them. Larger or streamed entries go through
+ * their own streaming deflate and a data descriptor. Measured figures and the reasons for each
+ * choice are in docs/notes/archive.md.
  */
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream";
@@ -74,7 +75,7 @@ const storeBelow = 64;
  * is held twice, in a batch's input and output) and keeps the threads busy.
  */
 const aheadEntries = 256;
-const aheadBytes = 384 * 1024;
+const aheadBytes = 256 * 1024;
 const max32 = 0xffffffff;
 
 /**
