@@ -124,11 +124,18 @@ t.test("a thread that dies fails its batches instead of leaving them waiting, an
 t.test("an archive whose deflate thread dies errors instead of hanging; the next archive is whole", async (t) => {
   await deflateThreads.warm();
   const entries = function* (): Generator<ZipEntryInput> {
-    for (let i = 0; i < 3000; i++) {
-      // Once the archive is under way the threads are stopped; the batches sent to them after that are never answered.
-      if (i === 1000) for (const worker of deflateThreads.workers) void worker.terminate();
-      yield { path: `f/${i}.txt`, content: i < 1000 ? text[i % text.length]! : Buffer.alloc(16 * 1024, i % 256) };
-    }
+    for (let i = 0; i < 1000; i++) yield { path: `f/${i}.txt`, content: text[i % text.length]! };
+    // The writer reads an entry's path just before it deflates the entry: the threads are
+    // stopped there, and this entry's batch (a batch of its own) goes to a thread that will
+    // never answer, before the loop can learn that the thread has gone.
+    yield {
+      get path() {
+        for (const worker of deflateThreads.workers) void worker.terminate();
+        return "stopped/here.bin";
+      },
+      content: Buffer.alloc(100 * 1024, 7),
+    };
+    for (let i = 0; i < 100; i++) yield { path: `g/${i}.txt`, content: text[i]! };
   };
   const sink = new Writable({ write: (_c: Buffer, _e, cb) => cb() });
   const failed = pipeline(createZipStream(entries()), sink);
