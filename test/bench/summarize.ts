@@ -6,16 +6,10 @@
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { Figure } from "./report.ts";
 
-/** One JSON line of `npm run bench -- --json`. */
-export interface FigureLine {
-  name: string;
-  value: number;
-  unit: string;
-  baseline: number | null;
-  ratio: number | null;
-  target: string;
-}
+/** One JSON line of `npm run bench -- --json`: a figure without its judgement and note. */
+export type FigureLine = Omit<Figure, "met" | "note">;
 
 export interface Summary {
   name: string;
