@@ -36,7 +36,7 @@ export async function enqueue<K extends JobKind>(
   options: EnqueueOptions = {},
 ): Promise<JobRow> {
   const parsed: unknown = kind.payload.parse(payload);
-  return conn.one(sql.type(jobRow)`
+  return conn.one(sql.prepared("jobs_enqueue", jobRow)`
     with record as (
       insert into jobs (kind, max_attempts, user_id, project_id, payload)
       values (${kind.name}, ${kind.maxAttempts}, ${options.userId ?? null}, ${options.projectId ?? null}, ${sql.jsonb((parsed ?? null) as never)})

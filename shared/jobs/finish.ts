@@ -33,7 +33,7 @@ export async function finishSucceeded(pool: DatabasePool, running: JobRow, resul
     return;
   }
   // Nothing is read back: a job no longer running updates no row and notifies nothing.
-  await pool.query(sql.type(ignoredRow)`
+  await pool.query(sql.prepared("jobs_finish_succeeded", ignoredRow)`
     with ${asyncCommit}, done as (
       update jobs set status = 'succeeded', progress = 100, result = ${sql.jsonb((result ?? null) as never)},
         error = null, error_code = null, error_details = null,

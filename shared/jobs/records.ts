@@ -54,7 +54,7 @@ export const asyncCommit = sql.fragment`async_commit as (select set_config('sync
 
 /** Marks an attempt as started; null when the job is already finished or cancelled (skip it). */
 export async function markRunning(conn: CommonQueryMethods, id: number, attempt: number): Promise<JobRow | null> {
-  return conn.maybeOne(sql.type(jobRow)`
+  return conn.maybeOne(sql.prepared("jobs_mark_running", jobRow)`
     with ${asyncCommit}
     update jobs set status = 'running', attempts = ${attempt}, started_at = coalesce(started_at, now()), updated_at = now()
     from async_commit

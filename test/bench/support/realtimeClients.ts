@@ -1,6 +1,8 @@
 /**
  * A process of raw WebSocket clients for the realtime benchmark, speaking Pusher protocol
- * v7 directly (pusher-js costs too much per socket for thousands of them). Says `{type: "ready"}`
+ * v7 directly (pusher-js costs too much per socket for thousands of them) over a minimal
+ * WebSocket client (rawWebSocket.ts): these processes share the cores with the server they
+ * measure, so every microsecond they spend per frame shows in the latencies. Says `{type: "ready"}`
  * on start, then is driven over IPC:
  * - `{type: "open", url, count, channel, localAddresses?}` opens `count` sockets (over the
  *   given servers and source addresses in turn) and subscribes each to `channel`, or, when
@@ -10,7 +12,7 @@
  *   for every `bench` event received, publish → receive time at each socket, taken from
  *   the event's `sent` wall-clock stamp (same machine, same clock).
  */
-import { WebSocket } from "ws";
+import { RawWebSocket } from "./rawWebSocket.ts";
 
 export type ClientCommand =
   | {
@@ -33,19 +35,24 @@ export const wallClock = () => performance.timeOrigin + performance.now();
 
 const OPEN_IN_FLIGHT = 100;
 const latencies = new Map<number, number[]>();
-const sockets: WebSocket[] = [];
+const sockets: RawWebSocket[] = [];
 let closed = 0;
 let ownChannel = 0;
 
-function onFrame(ws: WebSocket, text: string): void {
+/** `seq` and `sent` of a bench event's data, read from the frame's text without parsing it twice. */
+const benchStamp = /\\"seq\\":(-?\d+),\\"sent\\":([\d.]+)/;
+
+function onFrame(ws: RawWebSocket, text: string): void {
   const at = wallClock();
-  const frame = JSON.parse(text) as { event: string; channel?: string; data?: string };
-  if (frame.event === "bench") {
-    const data = JSON.parse(frame.data ?? "{}") as { seq: number; sent: number };
+  if (text.includes('"event":"bench"')) {
+    const stamp = benchStamp.exec(text);
+    const data = stamp
+      ? { seq: Number(stamp[1]), sent: Number(stamp[2]) }
+      : (JSON.parse((JSON.parse(text) as { data: string }).data) as { seq: number; sent: number });
     let list = latencies.get(data.seq);
     if (!list) latencies.set(data.seq, (list = []));
     list.push(at - data.sent);
-  } else if (frame.event === "pusher:ping") {
+  } else if (text.includes('"event":"pusher:ping"')) {
     ws.send(JSON.stringify({ event: "pusher:pong", data: {} }));
   }
 }
@@ -53,33 +60,45 @@ function onFrame(ws: WebSocket, text: string): void {
 /** Opens one socket and subscribes it; resolves once the subscription succeeded. */
 function openOne(url: string, channel: string, localAddress: string | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false, ...(localAddress ? { localAddress } : {}) });
+    let subscribed = false;
+    let ws: RawWebSocket | null = null;
     const timer = setTimeout(() => {
-      ws.terminate();
+      ws?.terminate();
       reject(new Error("no subscription within 60 s"));
     }, 60_000);
-    const setup = (raw: Buffer) => {
-      const frame = JSON.parse(raw.toString("utf8")) as { event: string };
+    const setup = (text: string, socket: RawWebSocket) => {
+      ws = socket;
+      const frame = JSON.parse(text) as { event: string };
       if (frame.event === "pusher:connection_established") {
         ws.send(JSON.stringify({ event: "pusher:subscribe", data: { channel } }));
       } else if (frame.event === "pusher_internal:subscription_succeeded") {
         clearTimeout(timer);
-        ws.off("message", setup);
-        ws.on("message", (data: Buffer) => onFrame(ws, data.toString("utf8")));
-        ws.once("close", () => (closed += 1));
+        subscribed = true;
         sockets.push(ws);
         resolve();
       } else if (frame.event === "pusher:subscription_error" || frame.event === "pusher:error") {
         clearTimeout(timer);
         ws.terminate();
-        reject(new Error(`subscription refused: ${raw.toString("utf8")}`));
+        reject(new Error(`subscription refused: ${text}`));
       }
     };
-    ws.on("message", setup);
-    ws.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
+    RawWebSocket.connect(url, {
+      ...(localAddress ? { localAddress } : {}),
+      onText: (text, socket) => (subscribed ? onFrame(socket, text) : setup(text, socket)),
+      onClose: () => {
+        if (subscribed) closed += 1;
+        else {
+          clearTimeout(timer);
+          reject(new Error("connection closed before the subscription succeeded"));
+        }
+      },
+    }).then(
+      (opened) => (ws = opened),
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
   });
 }
 
