@@ -7,6 +7,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import t from "tap";
 import { WebSocketServer, type WebSocket } from "ws";
+import { until } from "../support/wait.ts";
 import { RawWebSocket } from "./support/rawWebSocket.ts";
 
 const server = http.createServer((_req, res) => res.writeHead(404).end());
@@ -40,7 +41,7 @@ t.test("text both ways at every length encoding, in order", async (t) => {
   client.send("x".repeat(300));
   client.send("y".repeat(70_000));
   t.same(await echoed, ["short", "x".repeat(300), "y".repeat(70_000)], "masked client frames are read by ws");
-  await waitFor(() => received.length === texts.length);
+  await until(() => received.length === texts.length, { message: "every server frame", intervalMs: 10 });
   t.same(received, texts, "server frames of every length arrive whole and in order");
   client.terminate();
 });
@@ -66,7 +67,7 @@ t.test("frames split byte by byte are joined; several in one chunk are all read"
   await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
   const received: string[] = [];
   const client = await RawWebSocket.connect(`ws://127.0.0.1:${(raw.address() as AddressInfo).port}/`, { onText: (text) => received.push(text) });
-  await waitFor(() => received.length === 3);
+  await until(() => received.length === 3, { message: "the three dripped frames", intervalMs: 10 });
   t.same(received, ["one", "two", "three"]);
   client.terminate();
   raw.close();
@@ -81,7 +82,7 @@ t.test("a ping is answered with its payload; a close is seen once", async (t) =>
   ws.ping("are you there");
   t.equal(await pong, "are you there");
   ws.close(1000, "bye");
-  await waitFor(() => closes > 0);
+  await until(() => closes > 0, { message: "the close", intervalMs: 10 });
   await new Promise((resolve) => setTimeout(resolve, 20));
   t.equal(closes, 1);
 });
@@ -90,8 +91,3 @@ t.test("a refused handshake rejects with the status line", async (t) => {
   await t.rejects(RawWebSocket.connect(`${base}/elsewhere`, { onText: () => {} }), /handshake refused: HTTP\/1\.1 400/);
   t.throws(() => RawWebSocket.connect("http://127.0.0.1:1/", { onText: () => {} }), /only ws: URLs/);
 });
-
-async function waitFor(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !done(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-  if (!done()) throw new Error("timed out waiting");
-}

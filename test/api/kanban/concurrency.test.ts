@@ -10,9 +10,7 @@ import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildTeam, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
-import { seededRandom } from "../../support/random.ts";
-
-const random = seededRandom;
+import { seededRandom as random } from "../../support/random.ts";
 
 const positionRow = z.object({ column_id: z.number(), positions: z.array(z.coerce.number()), n: z.number() });
 

@@ -9,9 +9,7 @@ import t from "tap";
 import { quickLayoutBody, layoutBody } from "../../../api/routes/forms/formDesigner.schema.ts";
 import { elementInput, elementTypes } from "../../../shared/forms/elementInput.ts";
 import { quickElementInput, tookEveryField } from "../../../shared/forms/elementInputQuick.ts";
-import { seededRandom } from "../../support/random.ts";
-
-const random = seededRandom;
+import { seededRandom as random } from "../../support/random.ts";
 
 const ABSENT = Symbol("absent");
 const ints = [-1, 0, 1, 2, 99, 100, 101, 999, 1000, 1001, 9999, 10_000, 10_001, 1_000_000, 1_000_001, 2.5, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2];
