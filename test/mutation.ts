@@ -50,7 +50,7 @@ areas["realtime-protocol"] = [
 areas["realtime-access"] = [
   {
     mutate: ["channelAuth", "grants", "reauthorize"].map((name) => `api/realtime/${name}.ts`),
-    tests: ["test/api/security/realtimeReauth.test.ts", "test/api/realtime.test.ts"],
+    tests: ["test/api/security/realtimeAccess.test.ts", "test/api/security/realtimeReauth.test.ts", "test/api/realtime.test.ts"],
   },
 ];
 areas["realtime-server"] = [

@@ -1,0 +1,199 @@
+/**
+ * Re-authorization of open realtime subscriptions beyond realtimeReauth.test.ts: the
+ * credential-specific ends (an OAuth grant that goes while its access token stands, a personal
+ * token's expiry brought forward, a token's abilities narrowed to lose the admin scope), one
+ * change after another, notifications lost while the LISTEN connection was down, and a change
+ * that leaves access standing, whose held-back events arrive exactly and in order.
+ *
+ * "No further event" is decided by order, as in realtimeReauth.test.ts: a marker published on
+ * a public channel after the event reaches each socket after it would have.
+ */
+import t, { type Test } from "tap";
+import { z } from "zod";
+import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
+import { hashPassword } from "../../../shared/auth/passwords.ts";
+import { sql } from "../../../shared/db/pool.ts";
+import { publish } from "../../../shared/events/publish.ts";
+import { startTestApp, type TestApp } from "../../support/app.ts";
+import { buildTeam, buildUser, buildUserWithToken } from "../../support/factories.ts";
+import { client, request } from "../../support/http.ts";
+import { rawSocket, type RawSocket } from "../../support/pusher.ts";
+import { until } from "../../support/wait.ts";
+
+const KEY = "test-app-key";
+const none = z.object({});
+/** A guard against hanging only: each awaited check takes well under a second; shorter than the default, so a mutant that never ends a subscription fails quickly. */
+const timeoutMs = 20_000;
+
+/** A raw socket subscribed, with `token`, to each of `channels` and to the marker channel. */
+async function subscribed(t: Test, app: TestApp, token: string, channels: string[]): Promise<RawSocket> {
+  const socket = await rawSocket(t, app.url, KEY);
+  const socketId = ((await socket.waitFor("pusher:connection_established")).data as { socket_id: string }).socket_id;
+  for (const channel of channels) {
+    const granted = await client(app.url, token).post("/api/broadcasting/auth", { socket_id: socketId, channel_name: channel });
+    if (granted.status !== 200) throw new Error(`no grant for ${channel}: ${granted.text}`);
+    socket.send("pusher:subscribe", { channel, auth: granted.body.auth, channel_data: granted.body.channel_data });
+  }
+  socket.send("pusher:subscribe", { channel: "public-marker" });
+  const wanted = [...channels, "public-marker"];
+  await until(() => wanted.every((c) => socket.frames.some((f) => f.event === "pusher_internal:subscription_succeeded" && f.channel === c)), {
+    message: `subscribed to ${wanted.join(", ")}`,
+    timeoutMs,
+  });
+  return socket;
+}
+
+let markers = 0;
+/** Publishes a marker and waits until every socket has it: whatever was published before reached them first. */
+async function marker(app: TestApp, sockets: RawSocket[]): Promise<void> {
+  const n = (markers += 1);
+  await publish(app.pool, { channel: "public-marker", event: "Marker", data: { n } });
+  await until(() => sockets.every((s) => s.frames.some((f) => f.event === "Marker" && (f.data as { n: number }).n === n)), { message: `marker ${n}`, timeoutMs });
+}
+
+/** The frames a socket received on `channel` after subscribing, as `event` or `event:status`. */
+const on = (socket: RawSocket, channel: string) =>
+  socket.frames
+    .filter((f) => f.channel === channel && f.event !== "pusher_internal:subscription_succeeded")
+    .map((f) => (f.event === "pusher:subscription_error" ? `${f.event}:${(f.data as { status: number }).status}` : f.event));
+
+const ended = (socket: RawSocket, channel: string) => on(socket, channel).includes("pusher:subscription_error:403");
+
+/**
+ * Waits for `event` on each kept socket (a subscription whose check is still running holds it
+ * back, while the marker is not held), then for a marker: the lost sockets would have had
+ * anything published before it.
+ */
+async function settle(app: TestApp, event: string, kept: [RawSocket, string][], lost: RawSocket[]): Promise<void> {
+  await until(() => kept.every(([socket, channel]) => on(socket, channel).includes(event)), { message: `${event} on every kept subscription`, timeoutMs });
+  await marker(app, [...kept.map(([socket]) => socket), ...lost]);
+}
+
+/** A user with a password, and an OAuth access token of the first-party client (password grant, scope `*`). */
+async function oauthToken(app: TestApp, user?: { id: number; email: string }) {
+  const password = "realtime access";
+  const passwordHash = await hashPassword(password);
+  const account = user
+    ? (await app.pool.query(sql.type(none)`update users set password_hash = ${passwordHash} where id = ${user.id}`), user)
+    : await buildUser(app.pool, { passwordHash });
+  const res = await request(app.url, "POST", "/api/oauth/token", {
+    body: { grant_type: "password", client_id: app.config.oauth.clientId, client_secret: app.config.oauth.clientSecret, username: account.email, password, scope: "*" },
+  });
+  if (res.status !== 200) throw new Error(`no token: ${res.text}`);
+  return { user: account, token: res.body.access_token as string };
+}
+
+async function boardOf(app: TestApp, token: string) {
+  const api = client(app.url, token);
+  const project = (await api.post("/api/projects", { name: "Watched" })).body.project;
+  const board = (await api.post(`/api/projects/${project.id}/kanban`, { name: "Live", columns: ["A"] })).body.board;
+  return { api, project: project.id as number, channel: `private-kanban-board.${board.id}`, column: board.columns[0].id as number };
+}
+
+t.test("realtime access of one credential", async (t) => {
+  const app = await startTestApp(t);
+  const owner = await buildUserWithToken(app.pool);
+  const { api, project, channel, column } = await boardOf(app, owner.token);
+
+  t.test("an OAuth grant that goes ends its token's subscriptions while the token itself was not revoked", async (t) => {
+    const member = await oauthToken(app);
+    const bystander = await oauthToken(app);
+    await buildTeam(app.pool, owner.user.id, { [member.user.id]: 3, [bystander.user.id]: 3 }, [project]);
+    const lost = await subscribed(t, app, member.token, [channel]);
+    const kept = await subscribed(t, app, bystander.token, [channel]);
+    // What upkeep's purge or a revoked authorization does: the Grant row goes, no jti is listed as revoked.
+    await app.pool.query(sql.type(none)`delete from oauth_models where model = 'Grant' and account_id = ${String(member.user.id)}`);
+    await until(() => ended(lost, channel), { message: "the subscription of the grant's token to end", timeoutMs });
+    t.equal((await api.post("/api/kanban-cards", { column_id: column, title: "After the grant" })).status, 201);
+    await settle(app, "CardCreated", [[kept, channel]], [lost]);
+    t.same(on(lost, channel), ["pusher:subscription_error:403"], "nothing after the grant went");
+    t.same(on(kept, channel), ["CardCreated"], "another account's OAuth subscription stands");
+  });
+
+  t.test("a personal token whose expiry is brought forward ends its subscriptions, one change after another", async (t) => {
+    const member = await buildUser(app.pool);
+    const expiring = await createPersonalToken(app.pool, member.id, "expiring");
+    const kept = await createPersonalToken(app.pool, member.id, "kept", { expiresAt: new Date(Date.now() + 3_600_000) });
+    const later = await createPersonalToken(app.pool, member.id, "later");
+    await buildTeam(app.pool, owner.user.id, { [member.id]: 3 }, [project]);
+    const [a, b, c] = [
+      await subscribed(t, app, expiring.plainText, [channel]),
+      await subscribed(t, app, kept.plainText, [channel]),
+      await subscribed(t, app, later.plainText, [channel]),
+    ];
+    await app.pool.query(sql.type(none)`update personal_access_tokens set expires_at = now() - interval '1 second' where id = ${expiring.token.id}`);
+    await until(() => ended(a, channel), { message: "the expired token's subscription to end", timeoutMs });
+    await marker(app, [a, b, c]);
+    t.same(on(b, channel), [], "a token expiring later keeps its subscription");
+    // A second change, after the first check is done, is checked too.
+    await app.pool.query(sql.type(none)`delete from personal_access_tokens where id = ${later.token.id}`);
+    await until(() => ended(c, channel), { message: "the deleted token's subscription to end", timeoutMs });
+    t.equal((await api.post("/api/kanban-cards", { column_id: column, title: "After" })).status, 201);
+    await settle(app, "CardCreated", [[b, channel]], [a, c]);
+    t.same(on(a, channel), ["pusher:subscription_error:403"]);
+    t.same(on(b, channel), ["CardCreated"]);
+    t.same(on(c, channel), ["pusher:subscription_error:403"]);
+  });
+
+  t.test("a token narrowed to lose the admin scope ends its administrator channel; the admin's other token keeps it", async (t) => {
+    const admin = await buildUser(app.pool);
+    await app.pool.query(sql.type(none)`insert into user_roles (user_id, role) values (${admin.id}, 'admin')`);
+    const narrowed = await createPersonalToken(app.pool, admin.id, "narrowed", { abilities: ["read", "admin"] });
+    const oauth = await oauthToken(app, admin);
+    const adminChannel = "private-admin.jobs";
+    const lost = await subscribed(t, app, narrowed.plainText, [adminChannel]);
+    const kept = await subscribed(t, app, oauth.token, [adminChannel]);
+    await app.pool.query(sql.type(none)`update personal_access_tokens set abilities = '{read}' where id = ${narrowed.token.id}`);
+    await until(() => ended(lost, adminChannel), { message: "the narrowed token's admin subscription to end", timeoutMs });
+    await publish(app.pool, { channel: adminChannel, event: "JobChanged", data: { id: 1 } });
+    await settle(app, "JobChanged", [[kept, adminChannel]], [lost]);
+    t.same(on(lost, adminChannel), ["pusher:subscription_error:403"]);
+    t.same(on(kept, adminChannel), ["JobChanged"], "the OAuth token's scope (read write admin) still holds the admin scope");
+  });
+
+  t.test("events held back while a change that leaves access standing is checked arrive in order, and nothing else", async (t) => {
+    const member = await buildUserWithToken(app.pool);
+    const other = await createPersonalToken(app.pool, member.user.id, "other");
+    await buildTeam(app.pool, owner.user.id, { [member.user.id]: 3 }, [project]);
+    const socket = await subscribed(t, app, member.token, [channel]);
+    await marker(app, [socket]);
+    const before = socket.frames.length;
+    // Announces user:<member> (a token of theirs changed): their subscription is held and checked.
+    await app.pool.transaction(async (tx) => {
+      await tx.query(sql.type(none)`update personal_access_tokens set expires_at = now() + interval '1 day' where id = ${other.token.id}`);
+      await publish(tx, { channel, event: "First", data: { n: 1 } });
+    });
+    await publish(app.pool, { channel, event: "Second", data: { n: 2 } });
+    await settle(app, "Second", [[socket, channel]], []);
+    t.same(
+      socket.frames.slice(before).map((f) => f.event).filter((event) => event !== "Marker"),
+      ["First", "Second"],
+      "the held events, in order; no other frame",
+    );
+  });
+});
+
+t.test("notifications lost while the LISTEN connection was down are made up by checking every subscription", async (t) => {
+  const app = await startTestApp(t); // REALTIME_REAUTH_S stays at its default (minutes): no timer helps here
+  const owner = await buildUserWithToken(app.pool);
+  const member = await buildUserWithToken(app.pool);
+  const { project, channel } = await boardOf(app, owner.token);
+  const team = await buildTeam(app.pool, owner.user.id, { [member.user.id]: 3 }, [project]);
+  const lost = await subscribed(t, app, member.token, [channel]);
+  const kept = await subscribed(t, app, owner.token, [channel]);
+  await app.pool.transaction(async (tx) => {
+    // Triggers off: the NOTIFY never comes, as if it had been sent while the listener was away.
+    await tx.query(sql.type(none)`set local session_replication_role = replica`);
+    await tx.query(sql.type(none)`delete from team_members where team_id = ${team} and user_id = ${member.user.id}`);
+  });
+  const reconnected = new Promise<void>((resolve) => app.deps.hub.onReconnect(resolve));
+  await app.pool.query(sql.type(none)`
+    select pg_terminate_backend(pid) from pg_stat_activity
+    where application_name = 'schemaforge-listener' and datname = current_database()`);
+  await reconnected;
+  await until(() => ended(lost, channel), { message: "the re-check after the reconnect", timeoutMs });
+  await publish(app.pool, { channel, event: "After", data: {} });
+  await settle(app, "After", [[kept, channel]], [lost]);
+  t.same(on(lost, channel), ["pusher:subscription_error:403"]);
+  t.same(on(kept, channel), ["After"], "the owner's subscription stands");
+});
