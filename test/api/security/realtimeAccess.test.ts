@@ -14,6 +14,7 @@ import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import { publish } from "../../../shared/events/publish.ts";
+import { registerChannelAuthorizer, signChannel } from "../../../api/realtime/channelAuth.ts";
 import { startTestApp, type TestApp } from "../../support/app.ts";
 import { buildTeam, buildUser, buildUserWithToken } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
@@ -196,4 +197,70 @@ t.test("notifications lost while the LISTEN connection was down are made up by c
   await settle(app, "After", [[kept, channel]], [lost]);
   t.same(on(lost, channel), ["pusher:subscription_error:403"]);
   t.same(on(kept, channel), ["After"], "the owner's subscription stands");
+});
+
+t.test("what a subscription and its authorization must look like", async (t) => {
+  const app = await startTestApp(t);
+  const owner = await buildUserWithToken(app.pool);
+  const { channel } = await boardOf(app, owner.token);
+  const api = client(app.url, owner.token);
+  const { key, secret } = app.config.realtime;
+
+  t.test("channel names up to 164 characters of the allowed set; socket ids of up to 20 digits a side", async (t) => {
+    const socket = await rawSocket(t, app.url, KEY);
+    await socket.waitFor("pusher:connection_established");
+    const longest = `public-${"a".repeat(157)}`;
+    for (const name of [longest, "public-A_z-0=1@2,3.4;5"]) {
+      socket.send("pusher:subscribe", { channel: name });
+      await until(() => socket.frames.some((f) => f.event === "pusher_internal:subscription_succeeded" && f.channel === name), { message: name, timeoutMs });
+    }
+    for (const name of [`${longest}a`, "", "public-a b", "public-a/b", 7]) {
+      socket.frames.length = 0;
+      socket.send("pusher:subscribe", { channel: name });
+      t.match(await socket.waitFor("pusher:subscription_error", timeoutMs), { data: { status: 400 } }, `${JSON.stringify(name)} is refused`);
+    }
+    const twenty = "12345678901234567890";
+    const signed = [`${twenty}.${twenty}`, "1.2"];
+    for (const socket_id of signed) t.equal((await api.post("/api/broadcasting/auth", { socket_id, channel_name: channel })).status, 200, socket_id);
+    for (const socket_id of [`${twenty}1.2`, `1.${twenty}1`, "a1.2", "1.2a", "1.", ".2", "1.2.3"]) {
+      t.equal((await api.post("/api/broadcasting/auth", { socket_id, channel_name: channel })).status, 422, `${socket_id} is no socket id`);
+    }
+    for (const channel_name of [`private-job.${"1".repeat(153)}`, `${channel} `, `x${channel}`]) {
+      t.equal((await api.post("/api/broadcasting/auth", { socket_id: "1.2", channel_name })).status, 422, `${channel_name} is no channel name`);
+    }
+  });
+
+  t.test("a private subscription needs a string signature of this socket, channel and grant", async (t) => {
+    const socket = await rawSocket(t, app.url, KEY);
+    const socketId = ((await socket.waitFor("pusher:connection_established")).data as { socket_id: string }).socket_id;
+    const granted = await api.post("/api/broadcasting/auth", { socket_id: socketId, channel_name: channel });
+    const grant = granted.body.channel_data as string;
+    const refused = async (data: Record<string, unknown>, why: string) => {
+      socket.frames.length = 0;
+      socket.send("pusher:subscribe", { channel, ...data });
+      t.match(await socket.waitFor("pusher:subscription_error", timeoutMs), { channel, data: { status: 401 } }, why);
+    };
+    await refused({ channel_data: grant }, "no auth");
+    await refused({ auth: 12345, channel_data: grant }, "an auth that is not a string");
+    await refused({ auth: `${granted.body.auth}0`, channel_data: grant }, "an auth one character too long");
+    await refused({ auth: (granted.body.auth as string).replace(/.$/, (c) => (c === "0" ? "1" : "0")), channel_data: grant }, "an auth of the right length, one digit off");
+    await refused({ auth: granted.body.auth, channel_data: JSON.parse(grant) }, "a grant sent as an object, not the signed text");
+    // The grant is JSON: white space after it is still the same grant, up to 4096 characters in all.
+    const padded = (length: number) => grant + " ".repeat(length - grant.length);
+    await refused({ auth: signChannel(key, secret, socketId, channel, padded(4097)), channel_data: padded(4097) }, "a signed grant of 4097 characters");
+    socket.send("pusher:subscribe", { channel, auth: signChannel(key, secret, socketId, channel, padded(4096)), channel_data: padded(4096) });
+    t.match(await socket.waitFor("pusher_internal:subscription_succeeded", timeoutMs), { channel }, "a signed grant of 4096 characters subscribes");
+  });
+
+  t.test("a channel authorizer is registered for a prefix private-<area>. and decides on the id after it", async (t) => {
+    for (const prefix of ["private-area", "public-area.", "private-Area.", "private-area.x.", "xprivate-area.", "private-.", "private-area.\n"]) {
+      t.throws(() => registerChannelAuthorizer(prefix, async () => true), `${JSON.stringify(prefix)} is refused`);
+    }
+    const asked: string[] = [];
+    registerChannelAuthorizer("private-test-area.", async (_deps, user, id) => (asked.push(id), user.id === owner.user.id && id !== "closed"));
+    t.equal((await api.post("/api/broadcasting/auth", { socket_id: "1.2", channel_name: "private-test-area.a.b" })).status, 200);
+    t.equal((await api.post("/api/broadcasting/auth", { socket_id: "1.2", channel_name: "private-test-area.closed" })).status, 403);
+    t.equal((await api.post("/api/broadcasting/auth", { socket_id: "1.2", channel_name: "private-test-area" })).status, 403, "no id part: no authorizer");
+    t.same(asked, ["a.b", "closed"], "the authorizer sees the id after the prefix");
+  });
 });
