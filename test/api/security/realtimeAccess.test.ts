@@ -8,6 +8,7 @@
  * "No further event" is decided by order, as in realtimeReauth.test.ts: a marker published on
  * a public channel after the event reaches each socket after it would have.
  */
+import pg from "pg";
 import t, { type Test } from "tap";
 import { z } from "zod";
 import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
@@ -159,18 +160,47 @@ t.test("realtime access of one credential", async (t) => {
     const socket = await subscribed(t, app, member.token, [channel]);
     await marker(app, [socket]);
     const before = socket.frames.length;
+    // The check cannot read the users table while another connection holds this lock, so what
+    // follows happens while it runs.
+    const locker = new pg.Client({ connectionString: app.db.url });
+    await locker.connect();
+    t.teardown(() => locker.end());
+    await locker.query("begin; lock table users in access exclusive mode");
     // Announces user:<member> (a token of theirs changed): their subscription is held and checked.
     await app.pool.transaction(async (tx) => {
       await tx.query(sql.type(none)`update personal_access_tokens set expires_at = now() + interval '1 day' where id = ${other.token.id}`);
       await publish(tx, { channel, event: "First", data: { n: 1 } });
     });
-    await publish(app.pool, { channel, event: "Second", data: { n: 2 } });
-    await settle(app, "Second", [[socket, channel]], []);
+    // A second announcement (`*`, as a project's sharing change sends) during the check keeps what was held so far.
+    await app.pool.transaction(async (tx) => {
+      await tx.query(sql.type(none)`select pg_notify('realtime_access', '*')`);
+      await publish(tx, { channel, event: "Second", data: { n: 2 } });
+    });
+    await marker(app, [socket]);
+    t.same(on(socket, channel), [], "nothing delivered while access is checked");
+    await locker.query("commit");
+    await publish(app.pool, { channel, event: "Third", data: { n: 3 } });
+    await settle(app, "Third", [[socket, channel]], []);
     t.same(
       socket.frames.slice(before).map((f) => f.event).filter((event) => event !== "Marker"),
-      ["First", "Second"],
+      ["First", "Second", "Third"],
       "the held events, in order; no other frame",
     );
+  });
+
+  t.test("an event committed with the change that ends access never reaches the socket that lost it", async (t) => {
+    const member = await buildUserWithToken(app.pool);
+    const team = await buildTeam(app.pool, owner.user.id, { [member.user.id]: 3 }, [project]);
+    const lost = await subscribed(t, app, member.token, [channel]);
+    const kept = await subscribed(t, app, owner.token, [channel]);
+    await app.pool.transaction(async (tx) => {
+      await tx.query(sql.type(none)`delete from team_members where team_id = ${team} and user_id = ${member.user.id}`);
+      await publish(tx, { channel, event: "AfterRemoval", data: {} });
+    });
+    await until(() => ended(lost, channel), { message: "the removed member's subscription to end", timeoutMs });
+    await settle(app, "AfterRemoval", [[kept, channel]], [lost]);
+    t.same(on(lost, channel), ["pusher:subscription_error:403"], "held while checked, then dropped");
+    t.same(on(kept, channel), ["AfterRemoval"]);
   });
 });
 
