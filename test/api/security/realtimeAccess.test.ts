@@ -188,6 +188,35 @@ t.test("realtime access of one credential", async (t) => {
     );
   });
 
+  t.test("a check the database cannot answer keeps the subscription and delivers what it held", async (t) => {
+    const member = await buildUserWithToken(app.pool);
+    const other = await createPersonalToken(app.pool, member.user.id, "other");
+    await buildTeam(app.pool, owner.user.id, { [member.user.id]: 3 }, [project]);
+    const socket = await subscribed(t, app, member.token, [channel]);
+    const locker = new pg.Client({ connectionString: app.db.url });
+    await locker.connect();
+    t.teardown(() => locker.end());
+    await locker.query("begin; lock table users in access exclusive mode");
+    await app.pool.transaction(async (tx) => {
+      await tx.query(sql.type(none)`update personal_access_tokens set expires_at = now() + interval '1 day' where id = ${other.token.id}`);
+      await publish(tx, { channel, event: "Held", data: {} });
+    });
+    // The check's query waits on the lock; its connection is then lost.
+    const pids = await until(
+      async () => {
+        const { rows } = await locker.query<{ pid: number }>(
+          `select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%from personal_access_tokens t join users%'`,
+        );
+        return rows.length > 0 && rows;
+      },
+      { message: "the check waiting on the lock", timeoutMs },
+    );
+    for (const { pid } of pids) await locker.query("select pg_terminate_backend($1)", [pid]);
+    await locker.query("commit");
+    await settle(app, "Held", [[socket, channel]], []);
+    t.same(on(socket, channel), ["Held"], "kept, not ended, when the check failed");
+  });
+
   t.test("an event committed with the change that ends access never reaches the socket that lost it", async (t) => {
     const member = await buildUserWithToken(app.pool);
     const team = await buildTeam(app.pool, owner.user.id, { [member.user.id]: 3 }, [project]);
