@@ -54,7 +54,10 @@ areas["realtime-access"] = [
   },
 ];
 areas["realtime-server"] = [
-  { mutate: ["api/realtime/socketServer.ts"], tests: ["test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts"] },
+  {
+    mutate: ["api/realtime/socketServer.ts"],
+    tests: ["test/api/realtime.server.test.ts", "test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts"],
+  },
 ];
 areas.realtime = [...areas["realtime-protocol"], ...areas["realtime-access"], ...areas["realtime-server"]];
 areas.all = [...areas.policies!, ...areas.jobs, ...areas.ledger, ...areas.realtime];

@@ -1,0 +1,186 @@
+/**
+ * The socket server's protocol edges, with raw WebSockets against the running app: which
+ * protocol versions connect, what each kind of client frame gets back, the size limit of a
+ * client frame, the channels a socket may hold, unsubscribing, the connection count, and the
+ * cap on events held back while a subscription's access is checked.
+ *
+ * "No further frame" is decided by order: a frame the server sends after another one (a pong
+ * after an error, a marker event after a channel event) arrives after it.
+ */
+import pg from "pg";
+import t from "tap";
+import { z } from "zod";
+import { createPersonalToken } from "../../shared/auth/personalTokens.ts";
+import { sql } from "../../shared/db/pool.ts";
+import { publish } from "../../shared/events/publish.ts";
+import { closeCodes } from "../../api/realtime/protocol.ts";
+import { startTestApp } from "../support/app.ts";
+import { buildUserWithToken } from "../support/factories.ts";
+import { client } from "../support/http.ts";
+import { rawSocket, type RawSocket } from "../support/pusher.ts";
+import { until } from "../support/wait.ts";
+
+const KEY = "test-app-key";
+const none = z.object({});
+/** A guard against hanging only; each wait here is for a frame already on its way. */
+const timeoutMs = 20_000;
+
+/** The frames after the `n`th, without the marker channel's. */
+const since = (socket: RawSocket, n: number) => socket.frames.slice(n).filter((f) => f.channel !== "public-marker");
+
+/** Sends pusher:ping and waits for the pong: every frame the server sent before it has arrived. */
+async function roundTrip(socket: RawSocket): Promise<void> {
+  const pongs = socket.frames.filter((f) => f.event === "pusher:pong").length;
+  socket.send("pusher:ping", {});
+  await until(() => socket.frames.filter((f) => f.event === "pusher:pong").length > pongs, { message: "pusher:pong", timeoutMs });
+}
+
+/** The socket's close code and reason, waited for with the guard. */
+const closeOf = (socket: RawSocket) =>
+  until(async () => socket.ws.readyState === socket.ws.CLOSED && (await socket.closed), { message: "the socket closed", timeoutMs });
+
+/** Subscribes and resolves with the answer (subscription_succeeded or subscription_error). */
+async function subscribe(socket: RawSocket, channel: string, extra: Record<string, unknown> = {}) {
+  const from = socket.frames.length;
+  socket.send("pusher:subscribe", { channel, ...extra });
+  const answer = () => socket.frames.slice(from).find((f) => f.channel === channel && f.event.startsWith("pusher"));
+  return until(answer, { message: `an answer on ${channel}`, timeoutMs });
+}
+
+t.test("realtime socket server", async (t) => {
+  const app = await startTestApp(t);
+  const api = client(app.url);
+
+  t.test("the health endpoint counts open sockets (first: no other subtest's sockets are still closing)", async (t) => {
+    const count = async () => (await api.get("/api/health")).body.realtime.connections as number;
+    const start = await count();
+    const sockets = [await rawSocket(t, app.url, KEY), await rawSocket(t, app.url, KEY)];
+    for (const socket of sockets) await socket.waitFor("pusher:connection_established", timeoutMs);
+    t.equal(await count(), start + 2);
+    sockets[0]!.ws.close();
+    await closeOf(sockets[0]!);
+    await until(async () => (await count()) === start + 1, { message: "one fewer", timeoutMs });
+    const refused = await rawSocket(t, app.url, "wrong-key");
+    await closeOf(refused);
+    t.equal(await count(), start + 1, "a refused socket was never counted");
+  });
+
+  t.test("protocol versions 5 to 7 connect (7 when none is named); others are closed with 4007", async (t) => {
+    for (const query of ["protocol=5", "protocol=7", "client=js"]) {
+      const socket = await rawSocket(t, app.url, KEY, query);
+      t.ok(await socket.waitFor("pusher:connection_established", timeoutMs), query);
+    }
+    for (const query of ["protocol=4", "protocol=8", "protocol=6.5", "protocol=seven"]) {
+      const socket = await rawSocket(t, app.url, KEY, query);
+      t.match(await socket.waitFor("pusher:error", timeoutMs), { data: { code: 4007 } }, query);
+      t.equal((await closeOf(socket)).code, closeCodes.unsupportedProtocol, query);
+    }
+  });
+
+  t.test("each client frame gets its answer, and the socket carries on", async (t) => {
+    const socket = await rawSocket(t, app.url, KEY);
+    await socket.waitFor("pusher:connection_established", timeoutMs);
+    const errors = () => socket.frames.filter((f) => f.event === "pusher:error").map((f) => f.data);
+    socket.ws.send(Buffer.from(JSON.stringify({ event: "pusher:ping", data: {} })), { binary: true });
+    socket.send("client-typing", { channel: "private-job.1" });
+    socket.send("pusher:unknown", {});
+    socket.ws.send("[1]");
+    socket.ws.send('{"data":{}}');
+    socket.send("pusher:pong", {});
+    await roundTrip(socket);
+    t.same(errors(), [
+      { message: "Binary frames are not supported", code: null },
+      { message: "Client events are not enabled for this app", code: 4301 },
+      { message: "Unknown event pusher:unknown", code: null },
+      { message: "Malformed frame: expected JSON {event, data}", code: null },
+      { message: "Malformed frame: expected JSON {event, data}", code: null },
+    ]);
+    t.same(
+      socket.frames.map((f) => f.event),
+      ["pusher:connection_established", ...errors().map(() => "pusher:error"), "pusher:pong"],
+      "a pong is not answered; one pong for the one ping",
+    );
+  });
+
+  t.test("a client frame over 16 KiB closes the socket with 1009; one just under it is read", async (t) => {
+    const socket = await rawSocket(t, app.url, KEY);
+    await socket.waitFor("pusher:connection_established", timeoutMs);
+    const frame = (size: number) => {
+      const shell = JSON.stringify({ event: "pusher:ping", data: { pad: "" } });
+      return JSON.stringify({ event: "pusher:ping", data: { pad: "x".repeat(size - shell.length) } });
+    };
+    socket.ws.send(frame(16 * 1024));
+    await until(() => socket.frames.some((f) => f.event === "pusher:pong"), { message: "the pong of a 16 KiB frame", timeoutMs });
+    socket.ws.send(frame(16 * 1024 + 1));
+    t.equal((await closeOf(socket)).code, 1009);
+  });
+
+  t.test("channels: presence and encrypted refused, at most 100 per socket, unsubscribing stops the events", async (t) => {
+    const socket = await rawSocket(t, app.url, KEY);
+    await socket.waitFor("pusher:connection_established", timeoutMs);
+    for (const channel of ["presence-room.1", "private-encrypted-room.1"]) {
+      t.match(await subscribe(socket, channel), { event: "pusher:subscription_error", data: { status: 400, error: /not supported/ } }, channel);
+    }
+    for (let i = 1; i <= 100; i += 1) socket.send("pusher:subscribe", { channel: `public-room.${i}` });
+    t.match(await subscribe(socket, "public-room.101"), { event: "pusher:subscription_error", data: { status: 429 } }, "the 101st channel");
+    await until(() => socket.frames.filter((f) => f.event === "pusher_internal:subscription_succeeded").length === 100, { message: "100 subscribed", timeoutMs });
+    // Subscribing again to a channel the socket holds is no new channel.
+    const count = socket.frames.length;
+    socket.send("pusher:subscribe", { channel: "public-room.100" });
+    await roundTrip(socket);
+    t.same(since(socket, count).map((f) => `${f.event} ${f.channel ?? ""}`.trim()), ["pusher_internal:subscription_succeeded public-room.100", "pusher:pong"]);
+
+    const other = await rawSocket(t, app.url, KEY);
+    await other.waitFor("pusher:connection_established", timeoutMs);
+    await subscribe(other, "public-room.1");
+    socket.send("pusher:unsubscribe", { channel: "public-room.1" });
+    socket.send("pusher:unsubscribe", { channel: 7 });
+    await roundTrip(socket);
+    const before = socket.frames.length;
+    await publish(app.pool, { channel: "public-room.1", event: "Left", data: {} });
+    await publish(app.pool, { channel: "public-room.2", event: "Stayed", data: {} });
+    await until(() => socket.frames.some((f) => f.event === "Stayed") && other.frames.some((f) => f.event === "Left"), { message: "the events", timeoutMs });
+    t.same(since(socket, before).map((f) => f.event), ["Stayed"], "nothing on the channel it left");
+    // Its place is free again.
+    t.match(await subscribe(socket, "public-room.101"), { event: "pusher_internal:subscription_succeeded" });
+    other.ws.close();
+    await until(() => app.deps.hub.handlerCount("public-room.1").channel === 0, { message: "the last member gone, the channel's handler goes", timeoutMs });
+    t.equal(app.deps.hub.handlerCount("public-room.2").channel, 1, "a channel still held keeps its one handler");
+  });
+
+  t.test("a socket with more than 1000 events held back while its access is checked is closed with 4100", async (t) => {
+    const admin = await buildUserWithToken(app.pool);
+    await app.pool.query(sql.type(none)`insert into user_roles (user_id, role) values (${admin.user.id}, 'admin')`);
+    const other = await createPersonalToken(app.pool, admin.user.id, "other");
+    const channel = "private-admin.jobs";
+    const socket = await rawSocket(t, app.url, KEY);
+    const socketId = ((await socket.waitFor("pusher:connection_established", timeoutMs)).data as { socket_id: string }).socket_id;
+    const granted = await client(app.url, admin.token).post("/api/broadcasting/auth", { socket_id: socketId, channel_name: channel });
+    t.equal(granted.status, 200, granted.text);
+    t.match(await subscribe(socket, channel, { auth: granted.body.auth, channel_data: granted.body.channel_data }), { event: "pusher_internal:subscription_succeeded" });
+    const held = () => socket.frames.filter((f) => f.event === "Held").map((f) => (f.data as { n: number }).n);
+    // `count` events for the admin's subscription while its check waits on a lock on users.
+    const locker = new pg.Client({ connectionString: app.db.url });
+    await locker.connect();
+    t.teardown(() => locker.end());
+    const holdBack = async (count: number, expiry: string) => {
+      await locker.query("begin; lock table users in access exclusive mode");
+      await app.pool.transaction(async (tx) => {
+        // Announces user:<admin>: the subscription is held and checked.
+        await tx.query(sql.type(none)`update personal_access_tokens set expires_at = now() + ${expiry}::interval where id = ${other.token.id}`);
+        for (let n = 1; n <= count; n += 1) await publish(tx, { channel, event: "Held", data: { n } });
+      });
+    };
+    await holdBack(1000, "1 day");
+    await locker.query("commit");
+    await until(() => held().length === 1000, { message: "1000 held events delivered", timeoutMs });
+    t.same(held(), Array.from({ length: 1000 }, (_, i) => i + 1), "1000 held, then delivered in order");
+
+    await holdBack(1001, "2 days");
+    const closed = await closeOf(socket);
+    await locker.query("commit");
+    t.equal(closed.code, closeCodes.overCapacity);
+    t.match(closed.reason, /Too many events/);
+    t.equal(held().length, 1000, "nothing of the second round was delivered");
+  });
+});
