@@ -52,7 +52,11 @@ t.test("realtime socket server", async (t) => {
   const api = client(app.url);
 
   t.test("the health endpoint counts open sockets (first: no other subtest's sockets are still closing)", async (t) => {
-    const count = async () => (await api.get("/api/health")).body.realtime.connections as number;
+    const count = async () => {
+      const counted = (await api.get("/api/health")).body.realtime.connections as number;
+      t.equal(app.web.realtime.connectionCount, counted, "the server's own count agrees");
+      return counted;
+    };
     const start = await count();
     const sockets = [await rawSocket(t, app.url, KEY), await rawSocket(t, app.url, KEY)];
     for (const socket of sockets) await socket.waitFor("pusher:connection_established", timeoutMs);
@@ -74,6 +78,14 @@ t.test("realtime socket server", async (t) => {
       const socket = await rawSocket(t, app.url, KEY, query);
       t.match(await socket.waitFor("pusher:error", timeoutMs), { data: { code: 4007 } }, query);
       t.equal((await closeOf(socket)).code, closeCodes.unsupportedProtocol, query);
+    }
+  });
+
+  t.test("sockets connect at /app/{key} only (the key percent-decoded); other paths get 404", async (t) => {
+    const encoded = await rawSocket(t, app.url, encodeURIComponent(KEY).replace(/-/g, "%2D"));
+    t.ok(await encoded.waitFor("pusher:connection_established", timeoutMs));
+    for (const [base, key] of [[`${app.url}/x`, KEY], [app.url, `${KEY}/extra`]] as const) {
+      await t.rejects(rawSocket(t, base, key), /404/, `${base} ${key}`);
     }
   });
 
