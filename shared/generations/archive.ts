@@ -1,6 +1,6 @@
 /**
  * The zip of a code generation: streamed from `code_generation_files` (one binary COPY, about
- * 1 MiB of files in memory at a time) through the zip writer into storage, with an expiry;
+ * 256 KiB of files in memory at a time) through the zip writer into storage, with an expiry;
  * and its removal.
  *
  * Glossary: an archive is *live* when it is ready, not deleted and not expired; *building*
