@@ -36,7 +36,11 @@ export function normaliseEntryPath(path: string): string {
     segments.push(segment);
   }
   if (segments.length === 0) throw refuse("it has no file name");
-  const normalised = segments.join("/");
+  const joined = segments.join("/");
+  // A path that was already normal comes back as the caller's own string, not an equal copy:
+  // the writer keeps every path for the whole archive, and a copy made here would be one more
+  // object per entry for the young generation to move and promote.
+  const normalised = joined === path ? path : joined;
   if (Buffer.byteLength(normalised) > maxEntryPathBytes) throw refuse(`it is longer than ${maxEntryPathBytes} bytes`);
   return normalised;
 }

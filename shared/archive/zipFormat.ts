@@ -27,8 +27,11 @@ const utExtraLength = 9; // "UT" extra: id, size, flags, mtime
 
 /** What the writer knows about one entry; everything the central directory repeats. */
 export interface EntryRecord {
-  /** UTF-8 bytes of the normalised path. */
-  name: Buffer;
+  /**
+   * The normalised path: a string (written as UTF-8; the writer keeps the one its path set
+   * already holds rather than a Buffer per entry), or its bytes as they are.
+   */
+  name: string | Buffer;
   method: number;
   flags: number;
   dos: DosDateTime;
@@ -43,6 +46,15 @@ export interface EntryRecord {
   mode: number;
   /** The local header carries a ZIP64 extra, so the data descriptor has 64-bit sizes. */
   zip64Local: boolean;
+}
+
+/** Length of the entry's name in bytes. */
+const nameLength = (e: EntryRecord): number => (typeof e.name === "string" ? Buffer.byteLength(e.name) : e.name.length);
+
+/** Writes the entry's name at `at`. */
+function writeName(buf: Buffer, e: EntryRecord, at: number): void {
+  if (typeof e.name === "string") buf.write(e.name, at);
+  else e.name.copy(buf, at);
 }
 
 function writeUInt64(buf: Buffer, value: number, at: number): void {
@@ -61,7 +73,8 @@ function writeUtExtra(buf: Buffer, at: number, seconds: number): void {
 export function localHeader(e: EntryRecord): Buffer {
   const ut = e.unixSeconds === null ? 0 : utExtraLength;
   const zip64 = e.zip64Local ? 20 : 0;
-  const buf = Buffer.allocUnsafe(30 + e.name.length + ut + zip64);
+  const name = nameLength(e);
+  const buf = Buffer.allocUnsafe(30 + name + ut + zip64);
   const deferred = (e.flags & flagDataDescriptor) !== 0;
   buf.writeUInt32LE(0x04034b50, 0);
   buf.writeUInt16LE(e.zip64Local ? versionZip64 : versionDefault, 4);
@@ -72,10 +85,10 @@ export function localHeader(e: EntryRecord): Buffer {
   buf.writeUInt32LE(deferred ? 0 : e.crc, 14);
   buf.writeUInt32LE(e.zip64Local ? mark32 : deferred ? 0 : e.compressedSize, 18);
   buf.writeUInt32LE(e.zip64Local ? mark32 : deferred ? 0 : e.size, 22);
-  buf.writeUInt16LE(e.name.length, 26);
+  buf.writeUInt16LE(name, 26);
   buf.writeUInt16LE(ut + zip64, 28);
-  e.name.copy(buf, 30);
-  let at = 30 + e.name.length;
+  writeName(buf, e, 30);
+  let at = 30 + name;
   if (e.unixSeconds !== null) {
     writeUtExtra(buf, at, e.unixSeconds);
     at += ut;
@@ -116,7 +129,8 @@ export function centralHeader(e: EntryRecord, forceZip64: boolean): Buffer {
   const zip64Fields = (bigSize ? 1 : 0) + (bigCompressed ? 1 : 0) + (bigOffset ? 1 : 0);
   const zip64 = zip64Fields ? 4 + 8 * zip64Fields : 0;
   const ut = e.unixSeconds === null ? 0 : utExtraLength;
-  const buf = Buffer.allocUnsafe(46 + e.name.length + ut + zip64);
+  const name = nameLength(e);
+  const buf = Buffer.allocUnsafe(46 + name + ut + zip64);
   const version = zip64 || e.zip64Local ? versionZip64 : versionDefault;
   buf.writeUInt32LE(0x02014b50, 0);
   buf.writeUInt16LE(madeByUnix | version, 4);
@@ -128,15 +142,15 @@ export function centralHeader(e: EntryRecord, forceZip64: boolean): Buffer {
   buf.writeUInt32LE(e.crc, 16);
   buf.writeUInt32LE(bigCompressed ? mark32 : e.compressedSize, 20);
   buf.writeUInt32LE(bigSize ? mark32 : e.size, 24);
-  buf.writeUInt16LE(e.name.length, 28);
+  buf.writeUInt16LE(name, 28);
   buf.writeUInt16LE(ut + zip64, 30);
   buf.writeUInt16LE(0, 32); // comment length
   buf.writeUInt16LE(0, 34); // disk number start
   buf.writeUInt16LE(0, 36); // internal attributes
   buf.writeUInt32LE(((0o100000 | e.mode) << 16) >>> 0, 38); // regular file + permissions
   buf.writeUInt32LE(bigOffset ? mark32 : e.offset, 42);
-  e.name.copy(buf, 46);
-  let at = 46 + e.name.length;
+  writeName(buf, e, 46);
+  let at = 46 + name;
   if (e.unixSeconds !== null) {
     writeUtExtra(buf, at, e.unixSeconds);
     at += ut;

@@ -191,7 +191,9 @@ export async function* zipChunks(
  */
 function newRecord(paths: EntryPathSet, input: ZipEntryInput, time: Stamp, forceZip64: boolean): EntryRecord {
   return {
-    name: Buffer.from(paths.add(input.path)),
+    // The path set's own string: no Buffer per entry (a small Buffer is a view of an 8 KiB
+    // pool slab, which it would keep alive while the entry waits for deflate).
+    name: paths.add(input.path),
     method: methodDeflate,
     flags: flagUtf8,
     dos: time.dos,
@@ -243,8 +245,8 @@ async function* deflateStream(source: Iterable<Buffer> | AsyncIterable<Buffer | 
       if (!record.zip64Local && record.size >= max32) {
         throw new ArchiveError(
           "archive_entry_too_large",
-          `Archive entry ${quote(record.name.toString())} streams 4 GiB or more; create the archive with { zip64: true }.`,
-          record.name.toString(),
+          `Archive entry ${quote(String(record.name))} streams 4 GiB or more; create the archive with { zip64: true }.`,
+          String(record.name),
         );
       }
       yield bytes;
@@ -258,6 +260,6 @@ async function* deflateStream(source: Iterable<Buffer> | AsyncIterable<Buffer | 
     yield chunk;
   }
   if (!record.zip64Local && record.compressedSize >= max32) {
-    throw new ArchiveError("archive_entry_too_large", `Archive entry ${quote(record.name.toString())} deflates to 4 GiB or more; create the archive with { zip64: true }.`, record.name.toString());
+    throw new ArchiveError("archive_entry_too_large", `Archive entry ${quote(String(record.name))} deflates to 4 GiB or more; create the archive with { zip64: true }.`, String(record.name));
   }
 }

@@ -18,8 +18,17 @@ const signature = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
 /** One row: its fields' bytes, null for SQL NULL. */
 export type CopyRow = (Buffer | null)[];
 
+/**
+ * Bytes of rows waiting before the socket is paused, by default. The backlog beyond it waits in
+ * the kernel's socket buffers, not in memory of ours: rows that wait long enough outlive V8's
+ * young-generation collections and are then freed only by a full one. Measured with the archive
+ * build (10,000 files, capped heap): with 1 MiB its peak RSS was 29-35 MB above the process
+ * before it, with 256 KiB 25-29 MB, and the build was no slower (347-409 ms against 395-467).
+ */
+export const defaultHighWaterBytes = 256 * 1024;
+
 export interface CopyOutOptions {
-  /** Bytes of rows waiting for the consumer before the socket is paused (default 1 MiB). */
+  /** Bytes of rows waiting for the consumer before the socket is paused (default {@link defaultHighWaterBytes}). */
   highWaterBytes?: number;
 }
 
@@ -147,7 +156,7 @@ class CopyOutQuery implements pg.Submittable {
  */
 export async function* copyOutRows(pool: pg.Pool, text: string, options: CopyOutOptions = {}): AsyncGenerator<CopyRow> {
   const client = await pool.connect();
-  const query = new CopyOutQuery(text, options.highWaterBytes ?? 1024 * 1024);
+  const query = new CopyOutQuery(text, options.highWaterBytes ?? defaultHighWaterBytes);
   let clean = false;
   try {
     client.query(query);

@@ -1,6 +1,6 @@
 /**
  * The zip of a code generation: streamed from `code_generation_files` (one binary COPY, about
- * 1 MiB of files in memory at a time) through the zip writer into storage, with an expiry;
+ * 256 KiB of files in memory at a time) through the zip writer into storage, with an expiry;
  * and its removal.
  *
  * Glossary: an archive is *live* when it is ready, not deleted and not expired; *building*
@@ -45,13 +45,12 @@ export const isLive = (a: Pick<ArchiveRow, "status" | "deleted_at" | "expires_at
   a.status === "ready" && a.deleted_at === null && (a.expires_at === null || a.expires_at.getTime() > Date.now());
 
 /**
- * The generation's files as zip entries. The zip is consumed inside the storage upload's
- * transaction; the files come over a connection of their own (the upload's must not be
- * shared), and an archive that fails part-way closes the read with it.
+ * The generation's files as zip entries (a file's path and content are an entry's, passed on
+ * as they are: no second generator and object per file). The zip is consumed inside the
+ * storage upload's transaction; the files come over a connection of their own (the upload's
+ * must not be shared), and an archive that fails part-way closes the read with it.
  */
-async function* entries(pgPool: pg.Pool, generationId: number): AsyncGenerator<ZipEntryInput> {
-  for await (const file of generationFilesCopied(pgPool, generationId)) yield { path: file.path, content: file.content };
-}
+const entries = (pgPool: pg.Pool, generationId: number): AsyncIterable<ZipEntryInput> => generationFilesCopied(pgPool, generationId);
 
 /** What a build uses: the Slonik pool, a plain `pg` pool for the binary COPY of the files, the storage. */
 export interface ArchiveDeps {

@@ -37,7 +37,7 @@ export async function* generationFiles(conn: CommonQueryMethods, generationId: n
 /**
  * The same files in the same order, read with one binary COPY on a plain `pg` pool
  * (shared/db/copyOut.ts): contents arrive as bytes rather than hex text, in one consistent
- * snapshot, at most ~1 MiB ahead of the consumer. The archive build reads this way.
+ * snapshot, at most ~256 KiB ahead of the consumer. The archive build reads this way.
  */
 export async function* generationFilesCopied(pgPool: pg.Pool, generationId: number): AsyncGenerator<DeployFile> {
   if (!Number.isSafeInteger(generationId)) throw new RangeError(`A generation id must be an integer, got ${generationId}.`);

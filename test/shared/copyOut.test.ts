@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import t from "tap";
 import { z } from "zod";
-import { copyOutRows } from "../../shared/db/copyOut.ts";
+import type pg from "pg";
+import { copyOutRows, defaultHighWaterBytes } from "../../shared/db/copyOut.ts";
 import { ignoredRow, sql } from "../../shared/db/pool.ts";
 import type { DeployFile } from "../../shared/deploy/types.ts";
 import { generationFiles, generationFilesCopied } from "../../shared/generations/files.ts";
@@ -52,6 +53,29 @@ t.test("a slow consumer holds the server back, and one that stops early frees th
   t.equal(all, 400 * 16384, "every row arrives when the consumer is slow");
   const count = await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from blobs`);
   t.equal(count, 400, "the database is still usable");
+});
+
+t.test("a stalled consumer leaves the backlog with the server: about the high-water mark of rows is read", async (t) => {
+  const db = await freshDatabase(t);
+  await db.pool.query(sql.type(ignoredRow)`create table blobs (n int primary key, data bytea)`);
+  // 8 MiB of rows, far past the mark and the kernel's socket buffers.
+  await db.pool.query(sql.type(ignoredRow)`insert into blobs select n, decode(repeat('ab', 16384), 'hex') from generate_series(1, 512) n`);
+  const text = "copy (select n, data from blobs order by n) to stdout (format binary)";
+  const readBytes = async (highWaterBytes?: number) => {
+    let socket: { bytesRead: number } | null = null;
+    const onAcquire = (client: pg.PoolClient) => (socket = (client as unknown as { connection: { stream: { bytesRead: number } } }).connection.stream);
+    db.pgPool.once("acquire", onAcquire);
+    const rows = copyOutRows(db.pgPool, text, highWaterBytes === undefined ? {} : { highWaterBytes });
+    await rows.next();
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the consumer stalls
+    const read = (socket as { bytesRead: number } | null)?.bytesRead ?? NaN;
+    await rows.return(undefined);
+    return read;
+  };
+  const byDefault = await readBytes();
+  t.ok(byDefault < 2 * defaultHighWaterBytes, `read ${byDefault} bytes with the default mark (${defaultHighWaterBytes})`);
+  const wider = await readBytes(2 * 1024 * 1024);
+  t.ok(wider > 2 * 1024 * 1024, `read ${wider} bytes with a 2 MiB mark: the bound is the mark's, not the socket's`);
 });
 
 t.test("an error in the COPY rejects the read", async (t) => {
