@@ -160,6 +160,15 @@ t.test("realtime socket server", async (t) => {
     t.equal(app.deps.hub.handlerCount("public-room.2").channel, 1, "a channel still held keeps its one handler");
   });
 
+  t.test("a web process that stops tells its sockets to reconnect elsewhere (4200)", async (t) => {
+    const second = await startTestApp(t, { db: app.db });
+    const socket = await rawSocket(t, second.url, KEY);
+    await socket.waitFor("pusher:connection_established", timeoutMs);
+    await subscribe(socket, "public-room.1");
+    await second.web.stop();
+    t.same(await closeOf(socket), { code: closeCodes.genericReconnect, reason: "Server shutting down" });
+  });
+
   t.test("a socket with more than 1000 events held back while its access is checked is closed with 4100", async (t) => {
     const admin = await buildUserWithToken(app.pool);
     await app.pool.query(sql.type(none)`insert into user_roles (user_id, role) values (${admin.user.id}, 'admin')`);
