@@ -315,7 +315,7 @@ t.test("what a subscription and its authorization must look like", async (t) => 
 
   t.test("a channel authorizer is registered for a prefix private-<area>. and decides on the id after it", async (t) => {
     for (const prefix of ["private-area", "public-area.", "private-Area.", "private-area.x.", "xprivate-area.", "private-.", "private-area.\n"]) {
-      t.throws(() => registerChannelAuthorizer(prefix, async () => true), `${JSON.stringify(prefix)} is refused`);
+      t.throws(() => registerChannelAuthorizer(prefix, async () => true), { message: `Channel prefix ${prefix} must look like private-area.` }, `${JSON.stringify(prefix)} is refused`);
     }
     const asked: string[] = [];
     registerChannelAuthorizer("private-test-area.", async (_deps, user, id) => (asked.push(id), user.id === owner.user.id && id !== "closed"));
