@@ -8,6 +8,7 @@
  * "No further event" is decided by order, as in realtimeReauth.test.ts: a marker published on
  * a public channel after the event reaches each socket after it would have.
  */
+import { createHmac } from "node:crypto";
 import pg from "pg";
 import t, { type Test } from "tap";
 import { z } from "zod";
@@ -296,6 +297,9 @@ t.test("what a subscription and its authorization must look like", async (t) => 
     const socketId = ((await socket.waitFor("pusher:connection_established")).data as { socket_id: string }).socket_id;
     const granted = await api.post("/api/broadcasting/auth", { socket_id: socketId, channel_name: channel });
     const grant = granted.body.channel_data as string;
+    // Pusher's form: the app key, a colon, and the hex HMAC-SHA256 of socket_id:channel:channel_data.
+    const hmac = createHmac("sha256", secret).update(`${socketId}:${channel}:${grant}`).digest("hex");
+    t.equal(granted.body.auth, `${key}:${hmac}`);
     const refused = async (data: Record<string, unknown>, why: string) => {
       socket.frames.length = 0;
       socket.send("pusher:subscribe", { channel, ...data });
