@@ -94,7 +94,8 @@ async function boardOf(app: TestApp, token: string) {
 }
 
 t.test("realtime access of one credential", async (t) => {
-  const app = await startTestApp(t);
+  const logLines: string[] = [];
+  const app = await startTestApp(t, { logLines });
   const owner = await buildUserWithToken(app.pool);
   const { api, project, channel, column } = await boardOf(app, owner.token);
 
@@ -216,6 +217,11 @@ t.test("realtime access of one credential", async (t) => {
     await locker.query("commit");
     await settle(app, "Held", [[socket, channel]], []);
     t.same(on(socket, channel), ["Held"], "kept, not ended, when the check failed");
+    const warnings = logLines.map((line) => JSON.parse(line) as { level: number; msg: string; channel?: string }).filter((entry) => entry.level === 40);
+    t.ok(
+      warnings.some((entry) => entry.msg === "could not re-authorize a realtime subscription" && entry.channel === channel),
+      "the failed check is logged as a warning naming the channel",
+    );
   });
 
   t.test("an event committed with the change that ends access never reaches the socket that lost it", async (t) => {
