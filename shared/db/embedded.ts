@@ -165,6 +165,25 @@ async function initialise(bin: Binaries, dataDir: string, password: string, ids:
   }
 }
 
+/**
+ * Servers this process started and has not stopped. The server is detached (its own process
+ * group), so a process that ends without calling `stop` (a second Ctrl-C, a shutdown past its
+ * budget, a crash, a test runner bailing out) would leave it running; on exit each gets the
+ * same "fast" shutdown request `stop` sends. A signal is all an exit handler can do: the
+ * server finishes on its own, and a throwaway data folder stays for the next start to reuse.
+ */
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function stopOnExit(child: ChildProcess): void {
+  running.add(child);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const server of running) if (server.exitCode === null && server.signalCode === null) server.kill("SIGINT");
+  });
+}
+
 function waitUntilReady(child: ChildProcess, onLog: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = "";
@@ -228,6 +247,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     env: { ...process.env, LC_MESSAGES: "C" },
     ...ids,
   });
+  stopOnExit(child);
   await waitUntilReady(child, onLog);
   child.stdout?.resume();
   child.stderr?.removeAllListeners("data").resume();
@@ -236,6 +256,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    running.delete(child);
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
       child.kill("SIGINT"); // "fast" shutdown: roll back open transactions, close cleanly
