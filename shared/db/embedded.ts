@@ -173,6 +173,9 @@ async function initialise(bin: Binaries, dataDir: string, password: string, ids:
  * server finishes on its own, and a throwaway data folder stays for the next start to reuse.
  */
 const running = new Set<ChildProcess>();
+
+/** Ports tried when another process takes the chosen one first. */
+const portAttempts = 3;
 let exitHookInstalled = false;
 
 function stopOnExit(child: ChildProcess): void {
@@ -231,24 +234,40 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     return { url: urlFor(existing), port: existing, clusterDir: dataDir, relocation, binariesRelocation, started: false, stop: async () => {} };
   }
 
-  const port = await freePort(options.port ?? 0);
   const settings = {
     listen_addresses: "127.0.0.1",
     unix_socket_directories: "",
     max_connections: "200",
     ...options.settings,
   };
-  const args = ["-D", dataDir, "-p", String(port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
-  // detached: the server lives in its own process group, so a terminal's Ctrl-C reaches
-  // only the service, which then stops the database last, after its own shutdown.
-  const child = spawn(bin.postgres, args, {
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, LC_MESSAGES: "C" },
-    ...ids,
-  });
-  stopOnExit(child);
-  await waitUntilReady(child, onLog);
+  const launch = (port: number) => {
+    const args = ["-D", dataDir, "-p", String(port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
+    // detached: the server lives in its own process group, so a terminal's Ctrl-C reaches
+    // only the service, which then stops the database last, after its own shutdown.
+    const server = spawn(bin.postgres, args, {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, LC_MESSAGES: "C" },
+      ...ids,
+    });
+    stopOnExit(server);
+    return server;
+  };
+  let port = await freePort(options.port ?? 0);
+  let child = launch(port);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await waitUntilReady(child, onLog);
+      break;
+    } catch (error) {
+      // The port was free when checked, but another process took it before the server bound
+      // it (two services starting at once both prefer the same port): any free one will do.
+      running.delete(child);
+      if (attempt >= portAttempts || !/could not create any TCP\/IP sockets/.test(String(error))) throw error;
+      port = await freePort(0);
+      child = launch(port);
+    }
+  }
   child.stdout?.resume();
   child.stderr?.removeAllListeners("data").resume();
 

@@ -55,6 +55,26 @@ async function marker(app: TestApp, sockets: RawSocket[]): Promise<void> {
 }
 
 /** The frames a socket received on `channel` after subscribing, as `event` or `event:status`. */
+/**
+ * A connection holding an exclusive lock on `users` until the test commits it (or ends):
+ * an access check started meanwhile waits on its query.
+ */
+async function lockUsers(t: Test, app: TestApp): Promise<pg.Client> {
+  const locker = new pg.Client({ connectionString: app.db.url });
+  await locker.connect();
+  t.teardown(() => locker.end());
+  await locker.query("begin; lock table users in access exclusive mode");
+  return locker;
+}
+
+/** Moves a personal token's expiry (which announces its user's access change) and publishes `event` in the same transaction. */
+async function tokenChangedWith(app: TestApp, tokenId: number, event: Parameters<typeof publish>[1]): Promise<void> {
+  await app.pool.transaction(async (tx) => {
+    await tx.query(sql.type(none)`update personal_access_tokens set expires_at = now() + interval '1 day' where id = ${tokenId}`);
+    await publish(tx, event);
+  });
+}
+
 const on = (socket: RawSocket, channel: string) =>
   socket.frames
     .filter((f) => f.channel === channel && f.event !== "pusher_internal:subscription_succeeded")
@@ -164,15 +184,9 @@ t.test("realtime access of one credential", async (t) => {
     const before = socket.frames.length;
     // The check cannot read the users table while another connection holds this lock, so what
     // follows happens while it runs.
-    const locker = new pg.Client({ connectionString: app.db.url });
-    await locker.connect();
-    t.teardown(() => locker.end());
-    await locker.query("begin; lock table users in access exclusive mode");
+    const locker = await lockUsers(t, app);
     // Announces user:<member> (a token of theirs changed): their subscription is held and checked.
-    await app.pool.transaction(async (tx) => {
-      await tx.query(sql.type(none)`update personal_access_tokens set expires_at = now() + interval '1 day' where id = ${other.token.id}`);
-      await publish(tx, { channel, event: "First", data: { n: 1 } });
-    });
+    await tokenChangedWith(app, other.token.id, { channel, event: "First", data: { n: 1 } });
     // A second announcement (`*`, as a project's sharing change sends) during the check keeps what was held so far.
     await app.pool.transaction(async (tx) => {
       await tx.query(sql.type(none)`select pg_notify('realtime_access', '*')`);
@@ -195,14 +209,8 @@ t.test("realtime access of one credential", async (t) => {
     const other = await createPersonalToken(app.pool, member.user.id, "other");
     await buildTeam(app.pool, owner.user.id, { [member.user.id]: 3 }, [project]);
     const socket = await subscribed(t, app, member.token, [channel]);
-    const locker = new pg.Client({ connectionString: app.db.url });
-    await locker.connect();
-    t.teardown(() => locker.end());
-    await locker.query("begin; lock table users in access exclusive mode");
-    await app.pool.transaction(async (tx) => {
-      await tx.query(sql.type(none)`update personal_access_tokens set expires_at = now() + interval '1 day' where id = ${other.token.id}`);
-      await publish(tx, { channel, event: "Held", data: {} });
-    });
+    const locker = await lockUsers(t, app);
+    await tokenChangedWith(app, other.token.id, { channel, event: "Held", data: {} });
     // The check's query waits on the lock; its connection is then lost.
     const pids = await until(
       async () => {
