@@ -170,13 +170,13 @@ async function initialise(bin: Binaries, dataDir: string, password: string, ids:
  * group), so a process that ends without calling `stop` (a second Ctrl-C, a shutdown past its
  * budget, a crash, a test runner bailing out) would leave it running; on exit each gets the
  * same "fast" shutdown request `stop` sends. A signal is all an exit handler can do: the
- * server finishes on its own, and a throwaway data folder stays for the next start to reuse.
+ * server finishes on its own, and a throwaway data folder is left where it was.
  */
 const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
 
 /** Ports tried when another process takes the chosen one first. */
 const portAttempts = 3;
-let exitHookInstalled = false;
 
 function stopOnExit(child: ChildProcess): void {
   running.add(child);

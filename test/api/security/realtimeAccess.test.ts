@@ -54,7 +54,6 @@ async function marker(app: TestApp, sockets: RawSocket[]): Promise<void> {
   await until(() => sockets.every((s) => s.frames.some((f) => f.event === "Marker" && (f.data as { n: number }).n === n)), { message: `marker ${n}`, timeoutMs });
 }
 
-/** The frames a socket received on `channel` after subscribing, as `event` or `event:status`. */
 /**
  * A connection holding an exclusive lock on `users` until the test commits it (or ends):
  * an access check started meanwhile waits on its query.
@@ -75,6 +74,7 @@ async function tokenChangedWith(app: TestApp, tokenId: number, event: Parameters
   });
 }
 
+/** The frames a socket received on `channel` after subscribing, as `event` or `event:status`. */
 const on = (socket: RawSocket, channel: string) =>
   socket.frames
     .filter((f) => f.channel === channel && f.event !== "pusher_internal:subscription_succeeded")
