@@ -7,11 +7,14 @@
  * And (issue "Identity") `GET /api/user` with a bearer JWT versus that one-query route:
  * token verification must cost little beyond loading the user. Target ratio ≥ 0.95 (first
  * round 0.8).
+ * For context (no target), the same query through the service's Slonik pool behind a bare Koa
+ * handler, against the bare Koa + pg server: the share of the gap the database layer takes
+ * before any middleware (`http.koa_slonik`).
  *
  * Under `BENCH_CPU_PROF=<dir>` (support/profile.ts) the servers' process is profiled too (its
  * profile is written to <dir> when it stops) and only the one-query route is loaded
  * (`BENCH_CPU_PROF_ROUTE=user`: only `GET /api/user`; `=bare`: only the bare server, to set
- * beside it), so the profile shows that route's path.
+ * beside it; `=slonik`: only the Slonik-only server), so the profile shows that route's path.
  */
 import { spawn } from "node:child_process";
 import autocannon from "autocannon";
@@ -43,16 +46,16 @@ const child = spawn(process.execPath, [...profileFlags(), new URL("./support/htt
   stdio: ["ignore", "pipe", "inherit"],
 });
 try {
-  const [oursPort, barePort] = await new Promise<[number, number]>((resolve, reject) => {
+  const [oursPort, barePort, slonikPort] = await new Promise<[number, number, number]>((resolve, reject) => {
     let out = "";
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
-      const match = /^ready (\d+) (\d+)$/m.exec(out);
+      const match = /^ready (\d+) (\d+) (\d+)$/m.exec(out);
       if (!match) return;
       // Stop collecting: the servers' access log follows, and gathering and scanning it here
       // would load this process, which also runs the load generator.
       child.stdout.off("data", onData);
-      resolve([Number(match[1]), Number(match[2])]);
+      resolve([Number(match[1]), Number(match[2]), Number(match[3])]);
     };
     child.stdout.on("data", onData);
     child.once("exit", (code) => reject(new Error(`server process exited with ${code}`)));
@@ -60,6 +63,7 @@ try {
   child.stdout.resume(); // drain the access log
   const oursUrl = `http://127.0.0.1:${oursPort}/api/bench/one-query`;
   const bareUrl = `http://127.0.0.1:${barePort}/`;
+  const slonikUrl = `http://127.0.0.1:${slonikPort}/`;
   const userUrl = `http://127.0.0.1:${oursPort}/api/user`;
   const login = await fetch(`http://127.0.0.1:${oursPort}/api/auth/login`, {
     method: "POST",
@@ -73,15 +77,21 @@ try {
     const ours: number[] = [];
     const bare: number[] = [];
     const user: number[] = [];
+    const slonik: number[] = [];
     for (let round = 0; round < ROUNDS; round += 1) {
       bare.push(await load(bareUrl, SECONDS));
       ours.push(await load(oursUrl, SECONDS));
       user.push(await load(userUrl, SECONDS, token));
+      slonik.push(await load(slonikUrl, SECONDS));
     }
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     report("HTTP: one SQL query per request, 50 connections", [
       ratioFigure("http.one_query", mean(ours), mean(bare), "req/s", 0.85, "full stack vs bare Koa + pg"),
       ratioFigure("http.get_user_jwt", mean(user), mean(ours), "req/s", 0.95, "GET /api/user with a bearer JWT vs the one-query route"),
+      {
+        ...ratioFigure("http.koa_slonik", mean(slonik), mean(bare), "req/s", 0, "context: the same query through the service's Slonik pool, no middleware, vs bare Koa + pg"),
+        target: "context",
+      },
     ]);
   };
   await load(oursUrl, 1);
@@ -89,7 +99,13 @@ try {
     const route = process.env.BENCH_CPU_PROF_ROUTE;
     // The rate tells how many requests the profile's samples are spread over.
     const rate =
-      route === "user" ? await load(userUrl, SECONDS, token) : route === "bare" ? await load(bareUrl, SECONDS) : await load(oursUrl, SECONDS);
+      route === "user"
+        ? await load(userUrl, SECONDS, token)
+        : route === "bare"
+          ? await load(bareUrl, SECONDS)
+          : route === "slonik"
+            ? await load(slonikUrl, SECONDS)
+            : await load(oursUrl, SECONDS);
     console.log(`profiled ${route ?? "one-query"}: ${Math.round(rate)} req/s for ${SECONDS} s`);
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM"); // the profile is written as the process exits

@@ -1,7 +1,10 @@
 /**
- * The two servers of the HTTP benchmark, in one child process: our full stack with a
- * route doing one typed SQL query, and a bare Koa + pg handler doing the same query.
- * Prints "ready <ours-port> <bare-port>".
+ * The servers of the HTTP benchmark, in one child process: our full stack with a route
+ * doing one typed SQL query, a bare Koa + pg handler doing the same query, and between the
+ * two a bare Koa handler running the query through the service's own Slonik pool (row
+ * schema, interceptors, type parsers) without any of the service's middleware, which tells
+ * how much of the gap is the database layer and how much the middleware.
+ * Prints "ready <ours-port> <bare-port> <slonik-port>".
  */
 import Koa from "koa";
 import pg from "pg";
@@ -57,5 +60,13 @@ bare.use(async (ctx) => {
 const bareServer = bare.listen(0, "127.0.0.1");
 await new Promise((resolve) => bareServer.once("listening", resolve));
 const barePort = (bareServer.address() as { port: number }).port;
-process.stdout.write(`ready ${ours.port} ${barePort}\n`);
+
+const slonikOnly = new Koa();
+slonikOnly.use(async (ctx) => {
+  ctx.body = await pool.one(sql.type(userSummary)`select id, name, email from users where id = ${QUERY_ID}`);
+});
+const slonikServer = slonikOnly.listen(0, "127.0.0.1");
+await new Promise((resolve) => slonikServer.once("listening", resolve));
+const slonikPort = (slonikServer.address() as { port: number }).port;
+process.stdout.write(`ready ${ours.port} ${barePort} ${slonikPort}\n`);
 process.on("SIGTERM", () => process.exit(0));
