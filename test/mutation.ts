@@ -10,8 +10,10 @@
  * `realtime` (api/realtime), `all` (every one), and one part of an area alone:
  * `jobs-kinds`, `jobs-console`, `jobs-layer`, `realtime-protocol`, `realtime-access`,
  * `realtime-server`. Arguments after the area go to
- * every `stryker run` (e.g. `--concurrency 2`). Stryker splits `--mutate` at commas, so each
- * part names its files one by one (a brace glob would be cut apart).
+ * every `stryker run` (e.g. `--concurrency 2`) after the part's own, so they override them:
+ * `realtime-access --mutate api/realtime/reauthorize.ts` mutates that one file of the part
+ * against the part's test files (the last `--mutate` wins). Stryker splits `--mutate` at
+ * commas, so each part names its files one by one (a brace glob would be cut apart).
  */
 import { spawn } from "node:child_process";
 import { copyFile, readFile, rm } from "node:fs/promises";
@@ -87,7 +89,10 @@ let code = 0;
 const reports: string[] = [];
 for (const [index, part] of parts.entries()) {
   const json = `reports/mutation/${area}-${index + 1}.json`;
-  const command = [process.execPath, tap, "--bail", "--jobs=1", ...part.tests].map((word) => JSON.stringify(word)).join(" ");
+  // tap sorts the files it is given by name, so one tap over the list would run them in
+  // alphabetical order; one tap per file, chained with &&, keeps the part's order (the quick
+  // file that catches most mutants first) and stops at the first file that fails.
+  const command = part.tests.map((file) => [process.execPath, tap, "--bail", "--jobs=1", file].map((word) => JSON.stringify(word)).join(" ")).join(" && ");
   const args = ["--mutate", part.mutate.join(","), "--commandRunner.command", command, "--reporters", "clear-text,json,progress-append-only", ...rest];
   // A part that fails before reporting must not pass off the previous part's report as its own.
   await rm("reports/mutation/mutation.json", { force: true });
