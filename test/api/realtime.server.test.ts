@@ -1,12 +1,14 @@
 /**
  * The socket server's protocol edges, with raw WebSockets against the running app: which
  * protocol versions connect, what each kind of client frame gets back, the size limit of a
- * client frame, the channels a socket may hold, unsubscribing, the connection count, and the
- * cap on events held back while a subscription's access is checked.
+ * client frame, the channels a socket may hold, unsubscribing, the connection count, the cap
+ * on what may wait for a socket that stops reading, and the cap on events held back while a
+ * subscription's access is checked.
  *
  * "No further frame" is decided by order: a frame the server sends after another one (a pong
  * after an error, a marker event after a channel event) arrives after it.
  */
+import { readFile } from "node:fs/promises";
 import pg from "pg";
 import t from "tap";
 import { z } from "zod";
@@ -167,6 +169,49 @@ t.test("realtime socket server", async (t) => {
     await subscribe(socket, "public-room.1");
     await second.web.stop();
     t.same(await closeOf(socket), { code: closeCodes.genericReconnect, reason: "Server shutting down" });
+  });
+
+  t.test("a socket that stops reading keeps every event up to 4 MiB waiting for it, and is closed with 4100 past it", async (t) => {
+    const channel = "public-slow";
+    const slow = await rawSocket(t, app.url, KEY);
+    const reader = await rawSocket(t, app.url, KEY);
+    for (const socket of [slow, reader]) {
+      await socket.waitFor("pusher:connection_established", timeoutMs);
+      await subscribe(socket, channel);
+    }
+    const numbers = (socket: RawSocket, round: number) =>
+      socket.frames.filter((f) => f.event === `Round${round}`).map((f) => (f.data as { n: number }).n);
+    // The slow socket stops reading while `count` events of `size` bytes are sent; the reading
+    // one has the last only after the server wrote every one to both (one write loop per event).
+    const sendWhilePaused = async (round: number, count: number, size: number) => {
+      slow.ws.pause();
+      for (let n = 1; n <= count; n += 1) await publish(app.pool, { channel, event: `Round${round}`, data: { n, pad: "x".repeat(size) } });
+      await until(() => numbers(reader, round).length === count, { message: `round ${round} on the reading socket`, timeoutMs });
+      slow.ws.resume();
+    };
+    // Round 1: 3 MiB in all. Less than 4 MiB can never be waiting, so the socket stays. (Whether
+    // any of it waits in the server's queue at all depends on how much the kernel takes: a
+    // loopback whose send buffer grows to 4 MiB takes all of it, so no lower cap shows here.)
+    await sendWhilePaused(1, 12, 256 * 1024);
+    await until(() => numbers(slow, 1).length === 12 || slow.ws.readyState !== slow.ws.OPEN, { message: "round 1 read, or a close", timeoutMs });
+    t.same(numbers(slow, 1), Array.from({ length: 12 }, (_, i) => i + 1), "all of round 1, in order");
+    await roundTrip(slow);
+    t.equal(slow.ws.readyState, slow.ws.OPEN, "still open after reading 3 MiB late");
+
+    // Round 2: the kernel holds at most its largest receive and send buffers for the socket, so
+    // past 4 MiB more than that the server's own queue passes 4 MiB and it gives up.
+    const largest = async (file: string) => Number((await readFile(file, "utf8").catch(() => "0 0 33554432")).trim().split(/\s+/)[2]);
+    const kernel = (await largest("/proc/sys/net/ipv4/tcp_rmem")) + (await largest("/proc/sys/net/ipv4/tcp_wmem"));
+    const size = 512 * 1024;
+    const count = Math.ceil((4 * 1024 * 1024 + kernel) / size) + 2;
+    await sendWhilePaused(2, count, size);
+    // Ends on the close, or on the last event read (then no close is coming).
+    await until(() => slow.ws.readyState === slow.ws.CLOSED || numbers(slow, 2).length === count, { message: "round 2 read, or a close", timeoutMs });
+    t.equal(slow.ws.readyState, slow.ws.CLOSED, "closed");
+    t.same(await slow.closed, { code: closeCodes.overCapacity, reason: "Client is not reading fast enough" });
+    const got = numbers(slow, 2);
+    t.ok(got.length < count, `the events after the close were not sent (${got.length} of ${count} arrived)`);
+    t.same(got, Array.from({ length: got.length }, (_, i) => i + 1), "those sent before it arrived in order");
   });
 
   t.test("a socket with more than 1000 events held back while its access is checked is closed with 4100", async (t) => {
