@@ -261,11 +261,14 @@ t.test("notifications lost while the LISTEN connection was down are made up by c
     await tx.query(sql.type(none)`set local session_replication_role = replica`);
     await tx.query(sql.type(none)`delete from team_members where team_id = ${team} and user_id = ${member.user.id}`);
   });
-  const reconnected = new Promise<void>((resolve) => app.deps.hub.onReconnect(resolve));
+  // Registered after the re-authorizer's own callback, so it runs after that one has returned
+  // (one that throws stops the ones after it: then this guard fires instead of the test hanging).
+  let reconnected = false;
+  app.deps.hub.onReconnect(() => (reconnected = true));
   await app.pool.query(sql.type(none)`
     select pg_terminate_backend(pid) from pg_stat_activity
     where application_name = 'schemaforge-listener' and datname = current_database()`);
-  await reconnected;
+  await until(() => reconnected, { message: "the LISTEN connection to come back", timeoutMs });
   await until(() => ended(lost, channel), { message: "the re-check after the reconnect", timeoutMs });
   await publish(app.pool, { channel, event: "After", data: {} });
   await settle(app, "After", [[kept, channel]], [lost]);
