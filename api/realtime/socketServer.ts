@@ -22,6 +22,15 @@ import { MAX_HELD_FRAMES, SubscriptionReauthorizer, type Subscription, type Subs
 const MAX_CHANNELS_PER_CONNECTION = 100;
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
+/** The app key of a path segment, percent-decoded; null when its escapes are malformed (`%E0`). */
+function decodeKey(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
 class Connection {
   readonly socketId = `${randomInt(1, 2 ** 31)}.${randomInt(1, 2 ** 31)}`;
   readonly channels = new Set<string>();
@@ -71,12 +80,15 @@ export class RealtimeServer implements SubscriptionSet {
     return this.#connections.size;
   }
 
-  /** Takes over an HTTP upgrade for `/app/{key}`; returns false for other paths. */
+  /** Takes over an HTTP upgrade for `/app/{key}`; returns false for other paths, and for a target that is no URL path. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    const match = /^\/app\/([^/]+)$/.exec(url.pathname);
-    if (!match) return false;
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, decodeURIComponent(match[1]!), url));
+    // Neither may throw: this runs in the server's upgrade listener, where nothing catches (the
+    // process would end). URL.parse answers null for a target such as `//[`.
+    const url = URL.parse(req.url ?? "/", "http://localhost");
+    const match = url && /^\/app\/([^/]+)$/.exec(url.pathname);
+    const key = match && decodeKey(match[1]!);
+    if (!url || key === null) return false;
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, key, url));
     return true;
   }
 

@@ -9,6 +9,7 @@
  * after an error, a marker event after a channel event) arrives after it.
  */
 import { readFile } from "node:fs/promises";
+import { connect } from "node:net";
 import pg from "pg";
 import t from "tap";
 import { z } from "zod";
@@ -89,6 +90,26 @@ t.test("realtime socket server", async (t) => {
     for (const [base, key] of [[`${app.url}/x`, KEY], [app.url, `${KEY}/extra`]] as const) {
       await t.rejects(rawSocket(t, base, key), /404/, `${base} ${key}`);
     }
+  });
+
+  t.test("an upgrade whose target is no URL path, or whose key is malformed, gets 404, and the server carries on", async (t) => {
+    const { port } = new URL(app.url);
+    for (const target of ["//[", "//a:b", "/app/%E0", "/app/%"]) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), "127.0.0.1");
+        let text = "";
+        socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+        socket.on("close", () => resolve(text));
+        socket.on("error", reject);
+        socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no answer to ${target}`)));
+        socket.write(
+          `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+            `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${Buffer.alloc(16).toString("base64")}\r\n\r\n`,
+        );
+      });
+      t.match(answer, /^HTTP\/1\.1 404 /, target);
+    }
+    t.equal((await api.get("/api/health")).status, 200, "still serving");
   });
 
   t.test("each client frame gets its answer, and the socket carries on", async (t) => {
