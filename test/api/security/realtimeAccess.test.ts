@@ -180,6 +180,9 @@ t.test("realtime access of one credential", async (t) => {
     const other = await createPersonalToken(app.pool, member.user.id, "other");
     await buildTeam(app.pool, owner.user.id, { [member.user.id]: 3 }, [project]);
     const socket = await subscribed(t, app, member.token, [channel]);
+    // The owner's subscription is outside the first announcement, so it gets "First" at once:
+    // once it has, the member's subscription holds "First" too.
+    const owners = await subscribed(t, app, owner.token, [channel]);
     await marker(app, [socket]);
     const before = socket.frames.length;
     // The check cannot read the users table while another connection holds this lock, so what
@@ -187,6 +190,7 @@ t.test("realtime access of one credential", async (t) => {
     const locker = await lockUsers(t, app);
     // Announces user:<member> (a token of theirs changed): their subscription is held and checked.
     await tokenChangedWith(app, other.token.id, { channel, event: "First", data: { n: 1 } });
+    await until(() => on(owners, channel).includes("First"), { message: "First on the owner's socket", timeoutMs });
     // A second announcement (`*`, as a project's sharing change sends) during the check keeps what was held so far.
     await app.pool.transaction(async (tx) => {
       await tx.query(sql.type(none)`select pg_notify('realtime_access', '*')`);
