@@ -46,8 +46,11 @@ export interface CreditMovementResult {
 
 type Mode = "spend" | "grant" | "reverse";
 
+/** The largest balance (and refund shortfall) an account can hold: its columns are PostgreSQL integers. */
+export const MAX_BALANCE = 2_147_483_647;
+
 const applyRow = z.object({
-  outcome: z.enum(["applied", "replayed", "insufficient"]),
+  outcome: z.enum(["applied", "replayed", "insufficient", "over_limit"]),
   entry_id: z.number().nullable(),
   entry_amount: z.number().nullable(),
   balance_after: z.number(),
@@ -74,6 +77,14 @@ async function apply(conn: CommonQueryMethods, mode: Mode, input: CreditMovement
         : `Not enough credits: ${input.amount} needed, ${row.balance_after} available.`;
     throw new AppError(402, "insufficient_credits", message);
   }
+  if (row.outcome === "over_limit") {
+    const limit = MAX_BALANCE.toLocaleString("en");
+    const message =
+      mode === "grant"
+        ? `The balance would exceed the maximum of ${limit} credits: it holds ${row.balance_after}, so at most ${MAX_BALANCE - row.balance_after} more can be added.`
+        : `The refund's unrecovered credits would exceed the maximum of ${limit}.`;
+    throw new AppError(422, "validation_failed", message, { amount: [message] });
+  }
   if (row.outcome === "replayed") {
     const sign = mode === "grant" ? 1 : -1;
     // A reversal may have taken less than asked; spends and grants must match exactly.
@@ -97,7 +108,8 @@ export async function spendCredits(conn: CommonQueryMethods, input: CreditMoveme
 /**
  * Adds `amount` credits to the user's balance (purchases, awards, refunds of spends). An open
  * refund shortfall is settled from them first, as a second entry right after this one.
- * @throws AppError 409 `idempotency_key_reused` when the key was used for a different movement.
+ * @throws AppError 409 `idempotency_key_reused` when the key was used for a different movement;
+ *   422 (nothing written) when the balance would exceed MAX_BALANCE.
  */
 export async function grantCredits(conn: CommonQueryMethods, input: CreditMovementInput): Promise<CreditMovementResult> {
   const { entryId, balanceAfter, replayed } = await apply(conn, "grant", input);
@@ -108,6 +120,7 @@ export async function grantCredits(conn: CommonQueryMethods, input: CreditMoveme
  * Takes back up to `amount` credits granted earlier (a refunded payment): what the balance
  * holds is taken, the rest is recorded as the account's shortfall. Returns the credits that
  * could not be taken (0 when all were there).
+ * @throws AppError 422 (nothing written) when the shortfall would exceed MAX_BALANCE.
  */
 export async function reverseCredits(conn: CommonQueryMethods, input: CreditMovementInput): Promise<CreditMovementResult & { notTaken: number; shortfall: number }> {
   const result = await apply(conn, "reverse", input);

@@ -152,7 +152,10 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: updateGeneratorBody,
-  responses: { 200: { description: "Updated", schema: envelope } },
+  responses: {
+    200: { description: "Updated", schema: envelope },
+    409: { description: "The generator is archived (`generator_archived`): only a change of its status to Draft is accepted" },
+  },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const generator = await ctx.deps.pool.transaction(async (tx) => {

@@ -101,7 +101,14 @@ t.test("invoices, plan and patron payments by card, saved cards, admin report an
     t.equal(taken.body.balance, 130);
     t.equal((await admin.post(`/api/admin/users/${user.id}/credits`, { amount: 0, reason: "nothing" })).status, 422);
     t.equal((await admin.post(`/api/admin/users/999999/credits`, { amount: 5, reason: "nobody" })).status, 404);
+    // The balance is an integer column: grants past its maximum are refused on the amount, not a 500.
+    t.equal((await admin.post(`/api/admin/users/${user.id}/credits`, { amount: 1_000_000_000, reason: "big" })).status, 200);
+    t.equal((await admin.post(`/api/admin/users/${user.id}/credits`, { amount: 1_000_000_000, reason: "bigger" })).body.balance, 2_000_000_130);
+    const overflow = await admin.post(`/api/admin/users/${user.id}/credits`, { amount: 1_000_000_000, reason: "too big" });
+    t.equal(overflow.status, 422, overflow.text);
+    t.match(overflow.body, { code: "validation_failed", errors: { amount: [/at most 147483517 more/] } });
+    t.equal((await me.get("/api/credits")).body.data[0].reason, "admin_adjustment: bigger", "the refused grant wrote nothing");
     const ledger = (await me.get("/api/credits")).body.data;
-    t.match(ledger[0], { amount: -20, reason: "admin_adjustment: correction", reference_type: "admin_user" });
+    t.match(ledger[2], { amount: -20, reason: "admin_adjustment: correction", reference_type: "admin_user" });
   });
 });

@@ -1,7 +1,7 @@
 import t from "tap";
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
-import { grantCredits, reverseCredits, spendCredits } from "../../../shared/credits/ledger.ts";
+import { grantCredits, MAX_BALANCE, reverseCredits, spendCredits } from "../../../shared/credits/ledger.ts";
 import { spendProjectCredits } from "../../../shared/credits/projectSpend.ts";
 import { AppError } from "../../../shared/errors.ts";
 import { freshDatabase } from "../../support/db.ts";
@@ -94,6 +94,29 @@ t.test("a refund after the credits were spent takes what is there and pauses spe
   await grantCredits(pool, move(user.id, 30, "award-2"));
   t.same(await state(pool, user.id), { balance: 10, shortfall: 0, sum: 10, entries: 7 }, "covered: 10 left");
   t.equal((await spendCredits(pool, move(user.id, 10, "after"))).balanceAfter, 0, "spending works again");
+});
+
+t.test("a balance or a shortfall that would pass the integer columns' maximum is refused with a 422 and writes nothing", async (t) => {
+  const { pool } = await freshDatabase(t);
+  const user = await buildUser(pool);
+  await grantCredits(pool, move(user.id, 2_000_000_000, "first"));
+  const room = MAX_BALANCE - 2_000_000_000;
+  const over = grantCredits(pool, move(user.id, room + 1, "one-too-many"));
+  await t.rejects(over, { status: 422, code: "validation_failed", errors: { amount: [/maximum of 2,147,483,647 credits.*at most 147483647 more/] } }, "one credit past the maximum");
+  t.same(await state(pool, user.id), { balance: 2_000_000_000, shortfall: 0, sum: 2_000_000_000, entries: 1 }, "nothing written");
+  t.equal((await grantCredits(pool, move(user.id, room, "exactly"))).balanceAfter, MAX_BALANCE, "the maximum itself fits");
+  await t.rejects(grantCredits(pool, move(user.id, 1, "full")), { status: 422, code: "validation_failed" }, "a full account takes nothing more");
+  const replay = await grantCredits(pool, move(user.id, 2_000_000_000, "first"));
+  t.same([replay.replayed, replay.balanceAfter], [true, 2_000_000_000], "a replay of an applied grant still answers as before");
+  t.same(await state(pool, user.id), { balance: MAX_BALANCE, shortfall: 0, sum: MAX_BALANCE, entries: 2 });
+
+  const other = await buildUser(pool);
+  await grantCredits(pool, move(other.id, 2_000_000_000, "bought"));
+  await spendCredits(pool, move(other.id, 2_000_000_000, "spent"));
+  await reverseCredits(pool, move(other.id, 2_000_000_000, "refund"));
+  await t.rejects(reverseCredits(pool, move(other.id, room + 1, "refund-2")), { status: 422, code: "validation_failed", errors: { amount: [/unrecovered credits would exceed/] } });
+  t.same(await state(pool, other.id), { balance: 0, shortfall: 2_000_000_000, sum: 0, entries: 3 }, "the refused refund wrote nothing");
+  t.equal((await reverseCredits(pool, move(other.id, room, "refund-3"))).notTaken, room, "a shortfall up to the maximum is kept");
 });
 
 t.test("a project's paid operation counts against its subscription in the same transaction", async (t) => {
