@@ -177,6 +177,7 @@ function oauthPaths(components: Components): Record<string, Record<string, JsonS
         responses: {
           "200": { description: "The token pair", content: json(tokenResponse) },
           "400": { description: "OAuth error: wrong client credentials, unsupported grant, wrong password, unknown or reused refresh token, scope beyond the user", content: json(oauthError) },
+          "413": { description: "The body is larger than 64 KiB (`payload_too_large`).", content: { "application/json": { schema: errorBody } } },
           "429": { description: "Rate limit exceeded; see Retry-After.", content: { "application/json": { schema: errorBody } } },
         },
       },

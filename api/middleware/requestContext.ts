@@ -5,6 +5,7 @@
  * explode the label set.
  */
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import type { Next } from "koa";
 import type { Logger } from "../../shared/logger.ts";
 import { AppError } from "../../shared/errors.ts";
@@ -44,6 +45,19 @@ const fixedHeaders: [string, string][] = [
 ];
 
 /**
+ * Reads a request body that was refused part-way (over its limit, a bad multipart part, a body
+ * the route stopped reading) to its end and discards it, as Node itself does for a body nobody
+ * started to read. Otherwise the body parser's pause leaves the rest unread on a keep-alive
+ * connection: the client cannot finish sending, the next request it queues on that connection
+ * never gets an answer, and the socket stays open until the request timeout.
+ */
+function discardUnreadBody(req: IncomingMessage): void {
+  if (req.complete || req.destroyed) return;
+  req.removeAllListeners("data");
+  req.resume();
+}
+
+/**
  * The outermost middleware, one async layer for what every request needs: the request id
  * and lazy child logger, the fixed security headers (set first, so a route can override
  * Cache-Control), the error mapping, the JSON 404 for unrouted paths, and on the way out
@@ -63,6 +77,7 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
   } catch (error) {
     respondWithError(ctx, error);
   } finally {
+    discardUnreadBody(ctx.req);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
     ctx.deps.metrics.recordRequest(ctx.method, String(route), ctx.status, seconds);

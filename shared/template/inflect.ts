@@ -101,7 +101,8 @@ function inflectLast(name: string, change: (word: string) => string): string {
   const word = m[0];
   const lower = word.toLowerCase();
   let out = change(lower);
-  if (out === lower) return name;
+  // A lone "s" would lose its only letter to the rule that strips a plural s: no word is left to inflect.
+  if (out === lower || out === "") return name;
   if (word.length > 1 && word === word.toUpperCase()) out = out.toUpperCase();
   else if (word[0] !== lower[0]) out = out[0]!.toUpperCase() + out.slice(1);
   return name.slice(0, m.index) + out;

@@ -75,6 +75,12 @@ export const placeholderCases: Case[] = [
   { name: "singular: children", content: "{:n|singular:}", scope: { n: "children" }, output: "child" },
   { name: "singular: databases, analyses, movies", content: "{:a|singular:} {:b|singular:} {:c|singular:}", scope: { a: "databases", b: "analyses", c: "movies" }, output: "database analysis movie" },
   { name: "singular of a singular stays", content: "{:a|singular:} {:b|singular:} {:c|singular:}", scope: { a: "status", b: "address", c: "user" }, output: "status address user" },
+  {
+    name: "a last word of one letter s is no plural",
+    content: "{:a|singular:} {:b|singular:} {:c|singular:} {:d|plural:} {:e|singular|pascal:}",
+    scope: { a: "oS", b: "s", c: "UserS", d: "S", e: "user_s" },
+    output: "oS s UserS S UserS",
+  },
   { name: "json of a string", content: "{:n|json:}", scope: { n: 'say "x"' }, output: '"say \\"x\\""' },
   { name: "json of an object", content: "{:n|json:}", scope: { n: { a: [1, null] } }, output: '{"a":[1,null]}' },
   { name: "json of null", content: "{:n|json:}", scope: { n: null }, output: "null" },
