@@ -32,6 +32,8 @@ export interface EntryRecord {
    * already holds rather than a Buffer per entry), or its bytes as they are.
    */
   name: string | Buffer;
+  /** The name's length in bytes (a string's UTF-8 length), measured once when the record is made: both headers write it. */
+  nameLength: number;
   method: number;
   flags: number;
   dos: DosDateTime;
@@ -47,9 +49,6 @@ export interface EntryRecord {
   /** The local header carries a ZIP64 extra, so the data descriptor has 64-bit sizes. */
   zip64Local: boolean;
 }
-
-/** Length of the entry's name in bytes. */
-const nameLength = (e: EntryRecord): number => (typeof e.name === "string" ? Buffer.byteLength(e.name) : e.name.length);
 
 /** Writes the entry's name at `at`. */
 function writeName(buf: Buffer, e: EntryRecord, at: number): void {
@@ -73,7 +72,7 @@ function writeUtExtra(buf: Buffer, at: number, seconds: number): void {
 export function localHeader(e: EntryRecord): Buffer {
   const ut = e.unixSeconds === null ? 0 : utExtraLength;
   const zip64 = e.zip64Local ? 20 : 0;
-  const name = nameLength(e);
+  const name = e.nameLength;
   const buf = Buffer.allocUnsafe(30 + name + ut + zip64);
   const deferred = (e.flags & flagDataDescriptor) !== 0;
   buf.writeUInt32LE(0x04034b50, 0);
@@ -129,7 +128,7 @@ export function centralHeader(e: EntryRecord, forceZip64: boolean): Buffer {
   const zip64Fields = (bigSize ? 1 : 0) + (bigCompressed ? 1 : 0) + (bigOffset ? 1 : 0);
   const zip64 = zip64Fields ? 4 + 8 * zip64Fields : 0;
   const ut = e.unixSeconds === null ? 0 : utExtraLength;
-  const name = nameLength(e);
+  const name = e.nameLength;
   const buf = Buffer.allocUnsafe(46 + name + ut + zip64);
   const version = zip64 || e.zip64Local ? versionZip64 : versionDefault;
   buf.writeUInt32LE(0x02014b50, 0);

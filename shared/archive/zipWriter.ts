@@ -190,10 +190,12 @@ export async function* zipChunks(
  * @throws ArchiveError `archive_unsafe_path` or `archive_duplicate_path`
  */
 function newRecord(paths: EntryPathSet, input: ZipEntryInput, time: Stamp, forceZip64: boolean): EntryRecord {
+  // The path set's own string: no Buffer per entry (a small Buffer is a view of an 8 KiB
+  // pool slab, which it would keep alive while the entry waits for deflate).
+  const name = paths.add(input.path);
   return {
-    // The path set's own string: no Buffer per entry (a small Buffer is a view of an 8 KiB
-    // pool slab, which it would keep alive while the entry waits for deflate).
-    name: paths.add(input.path),
+    name,
+    nameLength: Buffer.byteLength(name),
     method: methodDeflate,
     flags: flagUtf8,
     dos: time.dos,

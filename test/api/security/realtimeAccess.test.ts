@@ -21,6 +21,7 @@ import { startTestApp, type TestApp } from "../../support/app.ts";
 import { buildTeam, buildUser, buildUserWithToken } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
 import { rawSocket, type RawSocket } from "../../support/pusher.ts";
+import { markerChannel, markerEvent, passMarker, rawSocketMarkers } from "../../support/realtimeMarkers.ts";
 import { until } from "../../support/wait.ts";
 
 const KEY = "test-app-key";
@@ -37,8 +38,8 @@ async function subscribed(t: Test, app: TestApp, token: string, channels: string
     if (granted.status !== 200) throw new Error(`no grant for ${channel}: ${granted.text}`);
     socket.send("pusher:subscribe", { channel, auth: granted.body.auth, channel_data: granted.body.channel_data });
   }
-  socket.send("pusher:subscribe", { channel: "public-marker" });
-  const wanted = [...channels, "public-marker"];
+  socket.send("pusher:subscribe", { channel: markerChannel });
+  const wanted = [...channels, markerChannel];
   await until(() => wanted.every((c) => socket.frames.some((f) => f.event === "pusher_internal:subscription_succeeded" && f.channel === c)), {
     message: `subscribed to ${wanted.join(", ")}`,
     timeoutMs,
@@ -46,13 +47,8 @@ async function subscribed(t: Test, app: TestApp, token: string, channels: string
   return socket;
 }
 
-let markers = 0;
 /** Publishes a marker and waits until every socket has it: whatever was published before reached them first. */
-async function marker(app: TestApp, sockets: RawSocket[]): Promise<void> {
-  const n = (markers += 1);
-  await publish(app.pool, { channel: "public-marker", event: "Marker", data: { n } });
-  await until(() => sockets.every((s) => s.frames.some((f) => f.event === "Marker" && (f.data as { n: number }).n === n)), { message: `marker ${n}`, timeoutMs });
-}
+const marker = (app: TestApp, sockets: RawSocket[]) => passMarker(app.pool, sockets.map(rawSocketMarkers), timeoutMs);
 
 /**
  * A connection holding an exclusive lock on `users` until the test commits it (or ends):
@@ -202,7 +198,7 @@ t.test("realtime access of one credential", async (t) => {
     await publish(app.pool, { channel, event: "Third", data: { n: 3 } });
     await settle(app, "Third", [[socket, channel]], []);
     t.same(
-      socket.frames.slice(before).map((f) => f.event).filter((event) => event !== "Marker"),
+      socket.frames.slice(before).map((f) => f.event).filter((event) => event !== markerEvent),
       ["First", "Second", "Third"],
       "the held events, in order; no other frame",
     );

@@ -19,12 +19,12 @@ import { z } from "zod";
 import { createClient } from "../../../shared/auth/clients.ts";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
 import { sql } from "../../../shared/db/pool.ts";
-import { publish } from "../../../shared/events/publish.ts";
 import { startTestApp, type TestApp } from "../../support/app.ts";
 import { buildTeam, buildUser, buildUserWithToken } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
 import { signChannel } from "../../../api/realtime/channelAuth.ts";
 import { connectPusher, rawSocket, type PusherClient } from "../../support/pusher.ts";
+import { passMarker, pusherMarkers, type MarkerCheck } from "../../support/realtimeMarkers.ts";
 import { until } from "../../support/wait.ts";
 
 const KEY = "test-app-key";
@@ -36,27 +36,22 @@ interface Watcher {
   board: Channel;
   events: string[];
   errors: { status?: number }[];
-  markers: number[];
+  hasMarker: MarkerCheck;
 }
 
 async function watch(t: Test, app: TestApp, name: string, token: string, boardId: number): Promise<Watcher> {
   const pusher = await connectPusher(t, app.url, KEY, token);
   const board = await pusher.subscribe(`private-kanban-board.${boardId}`);
-  const marker = await pusher.subscribe("public-marker");
-  const watcher: Watcher = { name, pusher, board, events: [], errors: [], markers: [] };
+  const watcher: Watcher = { name, pusher, board, events: [], errors: [], hasMarker: await pusherMarkers(pusher) };
   board.bind_global((event: string, data: { status?: number }) => {
     if (event === "pusher:subscription_error") watcher.errors.push(data);
     else if (!event.startsWith("pusher:")) watcher.events.push(event);
   });
-  marker.bind("Marker", (data: { n: number }) => watcher.markers.push(data.n));
   return watcher;
 }
 
-/** Publishes marker `n` and waits until every watcher has it (so earlier board events reached them too). */
-async function marker(app: TestApp, watchers: Watcher[], n: number): Promise<void> {
-  await publish(app.pool, { channel: "public-marker", event: "Marker", data: { n } });
-  await until(() => watchers.every((w) => w.markers.includes(n)), { message: `marker ${n} on every socket` });
-}
+/** Publishes a marker and waits until every watcher has it (so earlier board events reached them too). */
+const marker = (app: TestApp, watchers: Watcher[]) => passMarker(app.pool, watchers.map((w) => w.hasMarker));
 
 /** An OAuth access token (password grant) of a new user, from `clientId`. */
 async function oauthUser(app: TestApp, clientId: string, clientSecret: string) {
@@ -104,7 +99,7 @@ t.test("access changes end subscriptions at once", async (t) => {
   const [ownerWatch, ...lost] = watchers;
 
   t.equal((await api.post("/api/kanban-cards", { column_id: column, title: "Before" })).status, 201);
-  await marker(app, watchers, 1);
+  await marker(app, watchers);
   for (const w of watchers) t.same(w.events, ["CardCreated"], `${w.name} receives board events while a member`);
 
   t.equal((await api.delete(`/api/teams/${team}/members/${removed.user.id}`)).status, 200, "removed from the team");
@@ -121,7 +116,7 @@ t.test("access changes end subscriptions at once", async (t) => {
   t.equal((await api.post("/api/kanban-cards", { column_id: column, title: "After" })).status, 201);
   await until(() => lost.every((w) => w.errors.length > 0 || w.events.length > 1), { message: "a subscription_error, or the event, on every lost subscription" });
   for (const w of lost) t.match(w.errors, [{ status: 403 }], `${w.name}: pusher:subscription_error 403 on the board channel`);
-  await marker(app, watchers, 2);
+  await marker(app, watchers);
   t.same(ownerWatch!.events, ["CardCreated", "CardCreated"], "the owner still receives");
   for (const w of lost) t.same(w.events, ["CardCreated"], `${w.name} receives nothing after losing access`);
   t.same(ownerWatch!.errors, [], "the owner's subscription stands");
@@ -143,7 +138,7 @@ t.test("a change no trigger announces is caught by the periodic re-check", async
   await until(() => watchers[1]!.errors.length > 0, { message: "the periodic re-check", timeoutMs: 60_000 });
   t.match(watchers[1]!.errors, [{ status: 403 }]);
   t.equal((await api.post("/api/kanban-cards", { column_id: column, title: "After" })).status, 201);
-  await marker(app, watchers, 1);
+  await marker(app, watchers);
   t.same(watchers[0]!.events, ["CardCreated"]);
   t.same(watchers[1]!.events, [], "nothing after the re-check");
 });

@@ -7,6 +7,7 @@ import { centralHeader, dataDescriptor, endRecords, flagDataDescriptor, flagUtf8
 
 const record = (over: Partial<EntryRecord> = {}): EntryRecord => ({
   name: Buffer.from("a.txt"),
+  nameLength: 5,
   method: 8,
   flags: flagUtf8,
   dos: { date: 0x5821, time: 0x3800 },

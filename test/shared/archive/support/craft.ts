@@ -34,8 +34,10 @@ export function craftZip(entries: CraftEntry[]): Buffer {
   for (const e of entries) {
     const raw = Buffer.from(e.data);
     const body = e.body ?? (e.deflate ? zlib.deflateRawSync(raw) : raw);
+    const name = Buffer.isBuffer(e.name) ? e.name : Buffer.from(e.name);
     const record: EntryRecord = {
-      name: Buffer.isBuffer(e.name) ? e.name : Buffer.from(e.name),
+      name,
+      nameLength: name.length,
       method: e.method ?? (e.deflate ? methodDeflate : methodStore),
       flags: e.flags ?? flagUtf8,
       dos: { date: (44 << 9) | (1 << 5) | 1, time: 0 },
