@@ -188,8 +188,18 @@ t.test("realtime socket server", async (t) => {
     const socket = await rawSocket(t, second.url, KEY);
     await socket.waitFor("pusher:connection_established", timeoutMs);
     await subscribe(socket, "public-room.1");
-    await second.web.stop();
+    const { hub } = second.deps;
+    const reconnectCallbacks = hub.handlerCount("public-room.1").reconnect;
+    t.equal(hub.handlerCount("public-room.1").channel, 1);
+    let stopped = false;
+    const stopping = second.web.stop().then(() => (stopped = true));
     t.same(await closeOf(socket), { code: closeCodes.genericReconnect, reason: "Server shutting down" });
+    await until(() => stopped, { message: "the stop to finish", timeoutMs });
+    await stopping;
+    // The process's hub outlives its web server (a worker may run beside it): nothing of the
+    // socket server stays registered on it.
+    t.equal(hub.handlerCount("public-room.1").channel, 0, "the channel's handler is gone");
+    t.equal(hub.handlerCount("public-room.1").reconnect, reconnectCallbacks - 1, "the re-authorizer's reconnect callback is gone");
   });
 
   t.test("a socket that stops reading keeps every event up to 4 MiB waiting for it, and is closed with 4100 past it", async (t) => {
