@@ -52,7 +52,8 @@ areas["realtime-protocol"] = [
 areas["realtime-access"] = [
   {
     mutate: ["channelAuth", "grants", "reauthorize"].map((name) => `api/realtime/${name}.ts`),
-    tests: ["test/api/security/realtimeAccess.test.ts", "test/api/security/realtimeReauth.test.ts", "test/api/realtime.test.ts"],
+    // realtime.server.test.ts last: it checks that a stopped server's re-authorizer lets go of the hub.
+    tests: ["test/api/security/realtimeAccess.test.ts", "test/api/security/realtimeReauth.test.ts", "test/api/realtime.test.ts", "test/api/realtime.server.test.ts"],
   },
 ];
 areas["realtime-server"] = [
