@@ -68,7 +68,8 @@ t.test("realtime socket server", async (t) => {
     await closeOf(sockets[0]!);
     await until(async () => (await count()) === start + 1, { message: "one fewer", timeoutMs });
     const refused = await rawSocket(t, app.url, "wrong-key");
-    await closeOf(refused);
+    t.same(await closeOf(refused), { code: 4001, reason: "Application does not exist" });
+    t.same(refused.frames.map((f) => f.data), [{ message: "Could not find app by key wrong-key", code: 4001 }], "one error frame naming the key");
     t.equal(await count(), start + 1, "a refused socket was never counted");
   });
 
@@ -79,8 +80,9 @@ t.test("realtime socket server", async (t) => {
     }
     for (const query of ["protocol=4", "protocol=8", "protocol=6.5", "protocol=seven"]) {
       const socket = await rawSocket(t, app.url, KEY, query);
-      t.match(await socket.waitFor("pusher:error", timeoutMs), { data: { code: 4007 } }, query);
-      t.equal((await closeOf(socket)).code, closeCodes.unsupportedProtocol, query);
+      const version = query.slice("protocol=".length);
+      t.same((await socket.waitFor("pusher:error", timeoutMs)).data, { message: `Unsupported protocol version ${Number(version)}`, code: 4007 }, query);
+      t.same(await closeOf(socket), { code: closeCodes.unsupportedProtocol, reason: "Unsupported protocol version" }, query);
     }
   });
 
