@@ -172,6 +172,7 @@ t.test("realtime socket server", async (t) => {
     await subscribe(other, "public-room.1");
     socket.send("pusher:unsubscribe", { channel: "public-room.1" });
     socket.send("pusher:unsubscribe", { channel: 7 });
+    socket.send("pusher:unsubscribe", { channel: "public-never-joined" });
     await roundTrip(socket);
     const before = socket.frames.length;
     await publish(app.pool, { channel: "public-room.1", event: "Left", data: {} });
