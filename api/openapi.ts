@@ -98,6 +98,30 @@ function parameters(route: RouteSpec, components: Components) {
   return list;
 }
 
+/** What the shared middleware may answer on any route of its kind (api/routes/buildRouter.ts): status, description, body shape. */
+function implicitErrors(route: RouteSpec): [number, string, "error" | "validation"][] {
+  const out: [number, string, "error" | "validation"][] = [];
+  if (route.auth === "bearer") {
+    out.push([401, "Missing, invalid or expired token.", "error"]);
+    out.push([403, "The token lacks the scope this route needs, or the caller may see the resource but not do this.", "error"]);
+  }
+  if (route.params) out.push([404, "Not found, or not visible to the caller.", "error"]);
+  if (route.body || route.bodyKind) {
+    out.push([400, "The body is not valid JSON, form or multipart data.", "error"]);
+    out.push([413, "The body is larger than the route's limit.", "error"]);
+    out.push([415, "The body's content type is not one the route reads.", "error"]);
+  }
+  if (route.body || route.bodyKind || route.query) out.push([422, "Validation failed.", "validation"]);
+  out.push([429, "Rate limit exceeded; see Retry-After.", "error"]);
+  if (!maintenanceExempt(route)) out.push([503, "Maintenance mode (`maintenance`): only site administrators are served; see Retry-After.", "error"]);
+  return out;
+}
+
+/** The statuses the document lists for `route`: its declared responses and those of its middleware. */
+export function documentedStatuses(route: RouteSpec): Set<number> {
+  return new Set([...Object.keys(route.responses).map(Number), ...implicitErrors(route).map(([status]) => status)]);
+}
+
 function responses(route: RouteSpec, components: Components) {
   const out: Record<string, JsonSchema> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
@@ -112,21 +136,9 @@ function responses(route: RouteSpec, components: Components) {
       ...(spec.schema || spec.contentType ? { content: { [type]: spec.schema ? { schema: schemaOf(components, spec.schema, "output") } : {} } } : {}),
     };
   }
-  const error = (description: string, schema = errorBody) => ({ description, content: { "application/json": { schema } } });
-  // What the shared middleware may answer on any route of its kind (api/routes/buildRouter.ts).
-  if (route.auth === "bearer") {
-    out["401"] ??= error("Missing, invalid or expired token.");
-    out["403"] ??= error("The token lacks the scope this route needs, or the caller may see the resource but not do this.");
+  for (const [status, description, shape] of implicitErrors(route)) {
+    out[String(status)] ??= { description, content: { "application/json": { schema: shape === "validation" ? validationBody : errorBody } } };
   }
-  if (route.params) out["404"] ??= error("Not found, or not visible to the caller.");
-  if (route.body || route.bodyKind) {
-    out["400"] ??= error("The body is not valid JSON, form or multipart data.");
-    out["413"] ??= error("The body is larger than the route's limit.");
-    out["415"] ??= error("The body's content type is not one the route reads.");
-  }
-  if (route.body || route.bodyKind || route.query) out["422"] ??= error("Validation failed.", validationBody);
-  out["429"] ??= error("Rate limit exceeded; see Retry-After.");
-  if (!maintenanceExempt(route)) out["503"] ??= error("Maintenance mode (`maintenance`): only site administrators are served; see Retry-After.");
   return out;
 }
 

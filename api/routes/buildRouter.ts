@@ -15,7 +15,9 @@ import type { AppContext, AppState, AppDeps } from "../context.ts";
 import { authenticate, requireScope } from "../middleware/authenticate.ts";
 import { jsonTextDepth, MAX_BODY_DEPTH, refuseDeepBody } from "../middleware/bodyDepth.ts";
 import { withMultipart } from "../middleware/multipart.ts";
+import { toAppError } from "../middleware/errors.ts";
 import { maintenanceExempt, maintenanceGate } from "../middleware/maintenance.ts";
+import { documentedStatuses } from "../openapi.ts";
 import { limitByIp, limitByUser } from "../middleware/rateLimit.ts";
 import { routeScope, toRouterPath, type BodyKind, type RouteSpec } from "./route.ts";
 
@@ -95,6 +97,7 @@ function refuseNul(value: unknown): void {
 
 function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
   const validateResponses = deps.config.env === "test";
+  const documented = validateResponses ? documentedStatuses(route) : undefined;
   return async (ctx: AppContext, _next: Next) => {
     const params = parseWith(route.params, (ctx as AppContext & { params?: Record<string, string> }).params ?? {}, () => notFound());
     const query = parseWith(route.query, ctx.query, invalid);
@@ -104,9 +107,27 @@ function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
     if (!ctx.state.bodyNulFree) refuseNul(parsedBody);
     const rawBody = ctx.request.files ? { ...parsedBody, ...ctx.request.files } : parsedBody;
     const body = route.quickBody?.(rawBody) ?? parseWith(route.body, rawBody, invalid);
-    await route.handler(ctx, { params, query, body });
-    if (validateResponses) checkResponse(route, ctx);
+    try {
+      await route.handler(ctx, { params, query, body });
+    } catch (error) {
+      if (documented) checkStatus(route, documented, toAppError(error)?.status);
+      throw error;
+    }
+    if (documented) {
+      checkStatus(route, documented, ctx.status);
+      checkResponse(route, ctx);
+    }
   };
+}
+
+/**
+ * In tests, a route answering a status its OpenAPI responses do not list fails the request
+ * loudly (a 500 the test sees), so the document cannot drift from what clients get. 5xx are
+ * left to the tests that meet them: none is ever expected.
+ */
+function checkStatus(route: RouteSpec, documented: Set<number>, status: number | undefined): void {
+  if (status === undefined || status >= 500 || documented.has(status)) return;
+  throw new Error(`${route.method.toUpperCase()} ${route.path} answered ${status}, which its responses do not list: declare it on the route.`);
 }
 
 /** A response body without its content coding (`br`, `gzip` or none). */

@@ -6,7 +6,7 @@
 import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { currentUser } from "../../api/context.ts";
-import { respondWithJob } from "../../api/jobResponse.ts";
+import { acceptedResponse, respondWithJob } from "../../api/jobResponse.ts";
 import { defineRoute } from "../../api/routes/route.ts";
 import { sql } from "../../shared/db/pool.ts";
 import { AppError, invalid } from "../../shared/errors.ts";
@@ -37,7 +37,7 @@ export const testRoutes = [
     auth: "bearer",
     params: z.object({ kind: z.enum(Object.keys(kinds) as [string, ...string[]]) }),
     body: z.object({ payload: z.record(z.string(), z.unknown()) }),
-    responses: { 200: { description: "Result" } },
+    responses: { 200: { description: "Result" }, ...acceptedResponse, 409: { description: "The job failed with a conflict (the test kinds' refusals)" } },
     handler: async (ctx, { params, body }) => {
       const kind = kinds[params.kind]!;
       const job = await ctx.deps.pool.transaction((tx) => enqueue(tx, kind, body.payload as never, { userId: currentUser(ctx).id }));

@@ -22,6 +22,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { rollbackBody, startedResponse } from "./deployments.schema.ts";
 import { deploymentForAction } from "./load.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Deployments"];
 
@@ -91,7 +92,7 @@ const execute = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 202: { description: "Queued", schema: startedResponse }, 409: { description: "The deployment is queued or running already, or another runs in its environment" } },
+  responses: { ...projectStateResponses, 202: { description: "Queued", schema: startedResponse }, 409: { description: "The deployment is queued or running already, or another runs in its environment; or the project is archived (`project_archived`)" } },
   handler: (ctx, { params }) =>
     queueRun(ctx, params.id, "execute", (d) => d.status === "pending" && d.job_id === null, "Deployment queued."),
 });
@@ -104,7 +105,7 @@ const retry = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 202: { description: "Queued again", schema: startedResponse }, 409: { description: "The deployment has not failed, or another runs in its environment" } },
+  responses: { ...projectStateResponses, 202: { description: "Queued again", schema: startedResponse }, 409: { description: "The deployment has not failed, or another runs in its environment; or the project is archived (`project_archived`)" } },
   handler: (ctx, { params }) => queueRun(ctx, params.id, "retry", (d) => d.status === "failed", "Deployment queued for another run."),
 });
 
@@ -118,7 +119,7 @@ const rollback = defineRoute({
   auth: "bearer",
   params: idParams,
   body: rollbackBody,
-  responses: { 202: { description: "The rollback deployment, queued", schema: startedResponse }, 409: { description: "The deployment or the one to restore is not in a state to roll back from or to" } },
+  responses: { ...projectStateResponses, 202: { description: "The rollback deployment, queued", schema: startedResponse }, 409: { description: "The deployment or the one to restore is not in a state to roll back from or to; or the project is archived (`project_archived`)" } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const started = await ctx.deps.pool.transaction(async (tx) => {

@@ -21,6 +21,7 @@ import { defineRoute } from "../route.ts";
 import { createDeploymentBody } from "./deployments.schema.ts";
 import { environmentForRead } from "./environments.router.ts";
 import { deploymentForRead } from "./load.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Deployments"];
 
@@ -43,7 +44,7 @@ const create = defineRoute({
   tags,
   auth: "bearer",
   body: createDeploymentBody,
-  responses: {
+  responses: { ...projectStateResponses,
     201: { description: "Created (pending)", schema: z.object({ message: z.string(), deployment: deploymentResource }) },
     404: { description: "The project, environment or code generation is not visible to the caller" },
   },

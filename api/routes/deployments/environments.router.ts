@@ -24,6 +24,7 @@ import { projectParams } from "../projects/projects.schema.ts";
 import { defineRoute } from "../route.ts";
 import { configAssignments, type Assignments } from "./environmentInput.ts";
 import { createEnvironmentBody, updateEnvironmentBody } from "./environments.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Deployments"];
 const one = z.object({ message: z.string(), environment: environmentResource });
@@ -86,7 +87,7 @@ const create = defineRoute({
   auth: "bearer",
   params: projectParams,
   body: createEnvironmentBody,
-  responses: { 201: { description: "Created", schema: one } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: one } },
   handler: async (ctx, { params, body }) => {
     const { pool, config } = ctx.deps;
     const user = currentUser(ctx);
@@ -122,7 +123,7 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: updateEnvironmentBody,
-  responses: { 200: { description: "Updated", schema: one } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: one } },
   handler: async (ctx, { params, body }) => {
     const { pool, config } = ctx.deps;
     const user = currentUser(ctx);
@@ -156,7 +157,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: z.object({ message: z.string() }) } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: z.object({ message: z.string() }) } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

@@ -12,6 +12,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { logsQuery } from "./deployments.schema.ts";
 import { deploymentForAction, deploymentForRead } from "./load.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Deployments"];
 
@@ -65,7 +66,7 @@ const clear = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Cleared", schema: z.object({ message: z.string(), deleted: z.number() }) } },
+  responses: { ...projectStateResponses, 200: { description: "Cleared", schema: z.object({ message: z.string(), deleted: z.number() }) } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     const deleted = await ctx.deps.pool.transaction(async (tx) => {

@@ -21,6 +21,7 @@ import { defineRoute } from "../route.ts";
 import { checkTargets } from "./environmentInput.ts";
 import { environmentForRead } from "./environments.router.ts";
 import { methodFor } from "./methods.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 /** How long a connection test may take. */
 const TEST_TIMEOUT_MS = 30_000;
@@ -63,7 +64,7 @@ const route = defineRoute({
   tags: ["Deployments"],
   auth: "bearer",
   body,
-  responses: {
+  responses: { ...projectStateResponses,
     200: { description: "The outcome of the test", schema: resultSchema },
     403: { description: "The caller sees the environment but may not configure its project's deployments" },
     404: { description: "The environment is not visible to the caller" },

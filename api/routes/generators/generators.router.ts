@@ -24,6 +24,7 @@ import { messageResponse } from "../auth/auth.schema.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { createGeneratorBody, listGeneratorsQuery, updateGeneratorBody } from "./generators.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Generators"];
 const envelope = z.object({ message: z.string(), generator: generatorResource });
@@ -123,7 +124,7 @@ const create = defineRoute({
   tags,
   auth: "bearer",
   body: createGeneratorBody,
-  responses: { 201: { description: "Created", schema: envelope }, 404: { description: "The project, team, schema or a template is not visible to the caller" } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: envelope }, 404: { description: "The project, team, schema or a template is not visible to the caller" } },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     const generator = await ctx.deps.pool.transaction(async (tx) => {
@@ -152,9 +153,9 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: updateGeneratorBody,
-  responses: {
+  responses: { ...projectStateResponses,
     200: { description: "Updated", schema: envelope },
-    409: { description: "The generator is archived (`generator_archived`): only a change of its status to Draft is accepted" },
+    409: { description: "The generator is archived (`generator_archived`): only a change of its status to Draft is accepted; or the project is archived (`project_archived`)" },
   },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
@@ -192,7 +193,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

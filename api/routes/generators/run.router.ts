@@ -15,6 +15,7 @@ import { defineRoute } from "../route.ts";
 import { executeResult } from "../templates/run.router.ts";
 import { valuesBody } from "../templates/templates.schema.ts";
 import { generatorForRead, generatorProjectForWrite } from "./generators.router.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const runRefusal = (status: string) =>
   status === "Archived"
@@ -32,7 +33,7 @@ const execute = defineRoute({
   auth: "bearer",
   params: idParams,
   body: valuesBody,
-  responses: { 200: { description: "The result", schema: executeResult }, ...acceptedResponse },
+  responses: { ...projectStateResponses, 200: { description: "The result", schema: executeResult }, ...acceptedResponse },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const job = await ctx.deps.pool.transaction(async (tx) => {

@@ -37,6 +37,7 @@ const authorize = defineRoute({
       description: "Where to send the user",
       schema: z.object({ authorization_url: z.string(), state: z.string(), expires_at: z.string(), redirect_uri: z.string(), pkce: z.boolean() }),
     },
+    422: { description: "The provider's configured address is not one this server may reach (a private or reserved network target)" },
   },
   handler: async (ctx, { params }) => {
     const started = await startSignIn(ctx.deps.pool, ctx.deps.config, currentUser(ctx).id, params.provider);

@@ -20,6 +20,7 @@ import { boardForRead, boardForWrite, presentBoards } from "./load.ts";
 import { boardEncodings, boardListAccess, boardListEtag, cachedBoardList, etagListed } from "./boardCache.ts";
 import { notFound } from "../../../shared/errors.ts";
 import { performMove } from "./move.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Kanban"];
 const boardEnvelope = z.object({ message: z.string(), board: boardResource });
@@ -67,7 +68,7 @@ const create = defineRoute({
   auth: "bearer",
   params: projectParams,
   body: createBoardBody,
-  responses: { 201: { description: "Created", schema: boardEnvelope } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: boardEnvelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool } = ctx.deps;
@@ -122,7 +123,7 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: updateBoardBody,
-  responses: { 200: { description: "Updated", schema: boardEnvelope } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: boardEnvelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool } = ctx.deps;

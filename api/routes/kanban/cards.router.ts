@@ -20,6 +20,7 @@ import { boardForWrite, cardForRead, cardForWrite, columnOfBoard, hiddenAs, load
 import { performMove } from "./move.ts";
 import { findColumnWithProject } from "../../../shared/kanban/store.ts";
 import { notFound } from "../../../shared/errors.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Kanban"];
 const cardEnvelope = z.object({ message: z.string(), card: cardResource });
@@ -33,7 +34,7 @@ const create = defineRoute({
   tags,
   auth: "bearer",
   body: createCardBody,
-  responses: { 201: { description: "Created", schema: cardEnvelope }, 404: { description: "No such column (or one the caller does not see)" }, ...full },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: cardEnvelope }, 404: { description: "No such column (or one the caller does not see)" }, ...full },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     const { pool, config } = ctx.deps;
@@ -79,7 +80,7 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: updateCardBody,
-  responses: { 200: { description: "Updated", schema: cardEnvelope } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: cardEnvelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool, config } = ctx.deps;
@@ -99,7 +100,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

@@ -16,6 +16,7 @@ import { createColumnBody, deleteColumnQuery, updateColumnBody } from "./kanban.
 import { boardForWrite, hiddenAs, presentBoards } from "./load.ts";
 import type { CommonQueryMethods, DatabasePool } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Kanban"];
 const columnEnvelope = z.object({ message: z.string(), column: columnResource });
@@ -47,7 +48,7 @@ const create = defineRoute({
   tags,
   auth: "bearer",
   body: createColumnBody,
-  responses: { 201: { description: "Created", schema: columnEnvelope }, 404: { description: "No such board (or one the caller does not see)" } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: columnEnvelope }, 404: { description: "No such board (or one the caller does not see)" } },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     const { pool } = ctx.deps;
@@ -69,7 +70,7 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: updateColumnBody,
-  responses: { 200: { description: "Updated", schema: columnEnvelope } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: columnEnvelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool } = ctx.deps;
@@ -92,7 +93,7 @@ const remove = defineRoute({
   auth: "bearer",
   params: idParams,
   query: deleteColumnQuery,
-  responses: { 200: { description: "Deleted", schema: messageResponse }, 409: { description: "The column has cards and no target, or the target is too full" } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse }, 409: { description: "The column has cards and no target, or the target is too full; or the project is archived (`project_archived`)" } },
   handler: async (ctx, { params, query }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

@@ -17,6 +17,7 @@ import { defineRoute } from "../route.ts";
 import { messageResponse } from "../auth/auth.schema.ts";
 import { presentProjectWithTeams, reloadProject } from "./load.ts";
 import { createProjectBody, listProjectsQuery, projectParams, updateProjectBody } from "./projects.schema.ts";
+import { projectLockedResponse, projectStateResponses } from "../projectStates.ts";
 
 const projectEnvelope = z.object({ message: z.string(), project: projectResource });
 
@@ -109,7 +110,7 @@ const update = defineRoute({
   auth: "bearer",
   params: projectParams,
   body: updateProjectBody,
-  responses: { 200: { description: "Updated", schema: projectEnvelope } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: projectEnvelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const project = await ctx.deps.pool.transaction(async (tx) => {
@@ -137,7 +138,7 @@ const remove = defineRoute({
   tags: ["Projects"],
   auth: "bearer",
   params: projectParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectLockedResponse, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

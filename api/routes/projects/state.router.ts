@@ -15,6 +15,7 @@ import { messageResponse } from "../auth/auth.schema.ts";
 import { reloadProject } from "./load.ts";
 import { joinBody, projectParams } from "./projects.schema.ts";
 import { projectMembersTeam } from "../../../shared/projects/membersTeam.ts";
+import { projectLockedResponse, projectStateResponses } from "../projectStates.ts";
 
 const lock = defineRoute({
   method: "post",
@@ -64,7 +65,7 @@ function archiveRoute(archive: boolean): RouteSpec {
     tags: ["Projects"],
     auth: "bearer",
     params: projectParams,
-    responses: { 200: { description: "Done", schema: z.object({ message: z.string(), project: projectResource }) } },
+    responses: { ...projectLockedResponse, 200: { description: "Done", schema: z.object({ message: z.string(), project: projectResource }) } },
     handler: async (ctx, { params }) => {
       const user = currentUser(ctx);
       const project = await ctx.deps.pool.transaction(async (tx) => {
@@ -90,7 +91,7 @@ const join = defineRoute({
   tags: ["Projects"],
   auth: "bearer",
   body: joinBody,
-  responses: { 200: { description: "Joined", schema: z.object({ message: z.string(), project: projectResource }) }, 404: { description: "No project takes this join code" } },
+  responses: { ...projectStateResponses, 200: { description: "Joined", schema: z.object({ message: z.string(), project: projectResource }) }, 404: { description: "No project takes this join code" } },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
     const project = await ctx.deps.pool.transaction(async (tx) => {

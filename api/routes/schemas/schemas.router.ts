@@ -19,6 +19,7 @@ import { messageResponse } from "../auth/auth.schema.ts";
 import { defineRoute } from "../route.ts";
 import { projectParams } from "../projects/projects.schema.ts";
 import { checkSqlSize, createSchemaBody, listSchemasQuery, schemaParams, sqlBodyLimit, updateSchemaBody } from "./schemas.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const schemaEnvelope = z.object({ message: z.string(), schema: schemaResource });
 
@@ -80,7 +81,7 @@ const create = defineRoute({
   params: projectParams,
   body: createSchemaBody,
   bodyLimitBytes: sqlBodyLimit,
-  responses: { 201: { description: "Parsed and created", schema: schemaEnvelope }, ...acceptedResponse },
+  responses: { ...projectStateResponses, 201: { description: "Parsed and created", schema: schemaEnvelope }, ...acceptedResponse },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool, config } = ctx.deps;
@@ -107,7 +108,7 @@ const update = defineRoute({
   params: schemaParams,
   body: updateSchemaBody,
   bodyLimitBytes: sqlBodyLimit,
-  responses: { 200: { description: "Updated", schema: schemaEnvelope }, ...acceptedResponse },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: schemaEnvelope }, ...acceptedResponse },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool, config } = ctx.deps;
@@ -145,7 +146,7 @@ const remove = defineRoute({
   tags: ["Schemas"],
   auth: "bearer",
   params: schemaParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

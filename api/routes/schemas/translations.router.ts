@@ -18,6 +18,7 @@ import { defineRoute } from "../route.ts";
 import { downloadName } from "../projects/bundle.router.ts";
 import { projectParams } from "../projects/projects.schema.ts";
 import { schemaParams } from "./schemas.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const language = z
   .string({ error: "The language is required." })
@@ -100,7 +101,7 @@ const add = defineRoute({
     label,
     description: description.optional(),
   }),
-  responses: { 201: { description: "Added", schema: z.object({ message: z.string(), translation: translationResource }) } },
+  responses: { ...projectStateResponses, 201: { description: "Added", schema: z.object({ message: z.string(), translation: translationResource }) } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const row = await ctx.deps.pool.transaction(async (tx) => {
@@ -133,7 +134,7 @@ const update = defineRoute({
   body: z
     .object({ label: label.optional(), description: description.optional() })
     .refine((v) => v.label !== undefined || v.description !== undefined, { message: "Send a label or a description to change." }),
-  responses: { 200: { description: "Updated", schema: z.object({ message: z.string(), translation: translationResource }) } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: z.object({ message: z.string(), translation: translationResource }) } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const row = await ctx.deps.pool.transaction(async (tx) => {
@@ -161,7 +162,7 @@ const remove = defineRoute({
   tags: ["Schemas"],
   auth: "bearer",
   params: translationParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

@@ -72,7 +72,10 @@ const metrics = defineRoute({
   summary: "Prometheus metrics (HTTP and job figures)",
   tags: ["System"],
   auth: "public",
-  responses: { 200: { description: "Prometheus text exposition format", contentType: "text/plain" } },
+  responses: {
+    200: { description: "Prometheus text exposition format", contentType: "text/plain" },
+    401: { description: "METRICS_TOKEN is set and the request does not carry it as a bearer token" },
+  },
   handler: async (ctx) => {
     const expected = ctx.deps.config.metricsToken;
     if (expected) {

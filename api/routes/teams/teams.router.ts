@@ -12,6 +12,7 @@ import { projectForWrite } from "../../policies/projectGuard.ts";
 import { presentTeam, teamResource } from "../../presenters/team.ts";
 import { defineRoute } from "../route.ts";
 import { messageResponse } from "../auth/auth.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 export const teamParams = z.object({ teamId: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
 const teamBody = z.object({ name: z.string().trim().min(1).max(255), description: z.string().max(5000).optional() });
@@ -139,7 +140,7 @@ const attachProject = defineRoute({
   auth: "bearer",
   params: teamParams,
   body: projectBody,
-  responses: { 201: { description: "Attached", schema: messageResponse }, 409: { description: "Already attached" } },
+  responses: { ...projectStateResponses, 201: { description: "Attached", schema: messageResponse }, 409: { description: "Already attached; or the project is archived (`project_archived`)" } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {
@@ -162,7 +163,7 @@ const detachProject = defineRoute({
   tags: ["Teams"],
   auth: "bearer",
   params: teamParams.extend({ projectId: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) }),
-  responses: { 200: { description: "Detached", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Detached", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

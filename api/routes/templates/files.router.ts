@@ -15,6 +15,7 @@ import { messageResponse } from "../auth/auth.schema.ts";
 import { defineRoute } from "../route.ts";
 import { templateForEdit, templateForRead } from "./load.ts";
 import { fileParams, projectTemplateParams } from "./templates.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const envelope = z.object({ message: z.string(), file: fileResource });
 const tags = ["Templates"];
@@ -72,7 +73,7 @@ const create = defineRoute({
   params: projectTemplateParams,
   body: fileInput,
   bodyLimitBytes: FILE_BODY_LIMIT,
-  responses: { 201: { description: "Created", schema: envelope } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: envelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const file = await ctx.deps.pool.transaction(async (tx) => {
@@ -98,7 +99,7 @@ const update = defineRoute({
   params: fileParams,
   body: filePatch,
   bodyLimitBytes: FILE_BODY_LIMIT,
-  responses: { 200: { description: "Updated", schema: envelope } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: envelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const file = await ctx.deps.pool.transaction(async (tx) => {
@@ -127,7 +128,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: fileParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

@@ -19,6 +19,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { templateForEdit, templateForRead } from "./load.ts";
 import { projectTemplateParams } from "./templates.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Templates"];
 const FIELD = "file";
@@ -81,7 +82,7 @@ const upload = defineRoute({
   params: projectTemplateParams,
   body: uploadBody,
   bodyKind: "multipart",
-  responses: { 201: { description: "Stored", schema: z.object({ message: z.string(), media: templateMediaResource }) } },
+  responses: { ...projectStateResponses, 201: { description: "Stored", schema: z.object({ message: z.string(), media: templateMediaResource }) } },
   handler: async (ctx, { params, body }) => {
     const { pool, storage, config } = ctx.deps;
     const user = currentUser(ctx);
@@ -203,7 +204,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

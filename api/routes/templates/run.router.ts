@@ -12,6 +12,7 @@ import { acceptedResponse, respondWithJob } from "../../jobResponse.ts";
 import { defineRoute } from "../route.ts";
 import { templateForProjectWrite, templateForRead } from "./load.ts";
 import { projectTemplateParams, valuesBody } from "./templates.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Templates"];
 
@@ -41,7 +42,7 @@ const execute = defineRoute({
   auth: "bearer",
   params: projectTemplateParams,
   body: valuesBody,
-  responses: { 200: { description: "The result", schema: executeResult }, ...acceptedResponse },
+  responses: { ...projectStateResponses, 200: { description: "The result", schema: executeResult }, ...acceptedResponse },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const job = await ctx.deps.pool.transaction(async (tx) => {

@@ -16,6 +16,7 @@ import { defineRoute } from "../route.ts";
 import { templateForEdit, templateForRead } from "./load.ts";
 import { reloadTemplate, updateTemplate } from "./update.ts";
 import { createTemplateBody, duplicateBody, projectTemplateParams, TEMPLATE_BODY_LIMIT, updateTemplateBody } from "./templates.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const envelope = z.object({ message: z.string(), template: templateResource });
 const tags = ["Templates"];
@@ -60,7 +61,7 @@ const create = defineRoute({
   params: projectParams,
   body: createTemplateBody,
   bodyLimitBytes: TEMPLATE_BODY_LIMIT,
-  responses: { 201: { description: "Created", schema: envelope } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: envelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const template = await ctx.deps.pool.transaction(async (tx) => {
@@ -81,7 +82,7 @@ const update = defineRoute({
   params: projectTemplateParams,
   body: updateTemplateBody,
   bodyLimitBytes: TEMPLATE_BODY_LIMIT,
-  responses: { 200: { description: "Updated", schema: envelope } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: envelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const template = await ctx.deps.pool.transaction(async (tx) => {
@@ -100,7 +101,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: projectTemplateParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {
@@ -120,7 +121,7 @@ const duplicate = defineRoute({
   auth: "bearer",
   params: projectTemplateParams,
   body: duplicateBody,
-  responses: { 201: { description: "The copy", schema: envelope } },
+  responses: { ...projectStateResponses, 201: { description: "The copy", schema: envelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const template = await ctx.deps.pool.transaction(async (tx) => {

@@ -17,6 +17,7 @@ import { defineRoute } from "../route.ts";
 import { templateForProjectWrite, templateForRead } from "./load.ts";
 import { warningResource } from "./run.router.ts";
 import { projectTemplateParams, valuesBody } from "./templates.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Templates"];
 const issueResource = z.object({ file: z.string(), line: z.number(), column: z.number(), message: z.string() });
@@ -110,7 +111,7 @@ const putValues = defineRoute({
   auth: "bearer",
   params: projectTemplateParams,
   body: valuesBody,
-  responses: { 200: { description: "Saved", schema: valuesResponse.extend({ message: z.string() }) } },
+  responses: { ...projectStateResponses, 200: { description: "Saved", schema: valuesResponse.extend({ message: z.string() }) } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const values = await ctx.deps.pool.transaction(async (tx) => {

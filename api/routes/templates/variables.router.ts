@@ -15,6 +15,7 @@ import { messageResponse } from "../auth/auth.schema.ts";
 import { defineRoute } from "../route.ts";
 import { templateForEdit, templateForRead } from "./load.ts";
 import { projectTemplateParams, variableParams } from "./templates.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const envelope = z.object({ message: z.string(), variable: variableResource });
 const tags = ["Templates"];
@@ -70,7 +71,7 @@ const create = defineRoute({
   auth: "bearer",
   params: projectTemplateParams,
   body: variableInput,
-  responses: { 201: { description: "Created", schema: envelope } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: envelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const variable = await ctx.deps.pool.transaction(async (tx) => {
@@ -95,7 +96,7 @@ const update = defineRoute({
   auth: "bearer",
   params: variableParams,
   body: variablePatch,
-  responses: { 200: { description: "Updated", schema: envelope } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: envelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const variable = await ctx.deps.pool.transaction(async (tx) => {
@@ -127,7 +128,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: variableParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

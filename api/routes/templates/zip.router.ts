@@ -19,6 +19,7 @@ import { defineRoute } from "../route.ts";
 import { templateForRead } from "./load.ts";
 import { reloadTemplate } from "./update.ts";
 import { projectTemplateParams } from "./templates.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Templates"];
 
@@ -48,7 +49,7 @@ const importRoute = defineRoute({
   params: projectParams,
   body: z.record(z.string(), z.unknown()),
   bodyKind: "multipart",
-  responses: { 201: { description: "Imported", schema: z.object({ message: z.string(), template: templateResource }) } },
+  responses: { ...projectStateResponses, 201: { description: "Imported", schema: z.object({ message: z.string(), template: templateResource }) } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     // Those who may not add templates here learn nothing about their upload; the writing

@@ -33,6 +33,7 @@ import { checkTargets } from "../deployments/environmentInput.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { projectParams } from "../projects/projects.schema.ts";
 import { defineRoute } from "../route.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Webhooks"];
 
@@ -135,7 +136,7 @@ const create = defineRoute({
   auth: "bearer",
   params: projectParams,
   body: createBody,
-  responses: {
+  responses: { ...projectStateResponses,
     201: { description: "Created", schema: z.object({ message: z.string(), webhook: webhookResource }) },
   },
   handler: async (ctx, { params, body }) => {
@@ -190,7 +191,7 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: updateBody,
-  responses: { 200: { description: "Updated", schema: z.object({ message: z.string(), webhook: webhookResource }) } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: z.object({ message: z.string(), webhook: webhookResource }) } },
   handler: async (ctx, { params, body }) => {
     const { pool, config } = ctx.deps;
     const user = currentUser(ctx);
@@ -233,7 +234,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: z.object({ message: z.string() }) } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: z.object({ message: z.string() }) } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {
@@ -274,7 +275,7 @@ const trigger = defineRoute({
   auth: "bearer",
   params: idParams,
   body: triggerBody,
-  responses: { 202: { description: "Queued", schema: z.object({ message: z.string(), delivery: deliveryResource }) } },
+  responses: { ...projectStateResponses, 202: { description: "Queued", schema: z.object({ message: z.string(), delivery: deliveryResource }) } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool } = ctx.deps;
