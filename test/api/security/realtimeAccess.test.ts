@@ -62,6 +62,18 @@ async function lockUsers(t: Test, app: TestApp): Promise<pg.Client> {
   return locker;
 }
 
+/** The backends waiting on the lock `locker` holds (a check's query), once there is one. */
+const waitingOnLock = (locker: pg.Client) =>
+  until(
+    async () => {
+      const { rows } = await locker.query<{ pid: number }>(
+        `select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+      );
+      return rows.length > 0 && rows;
+    },
+    { message: "the check waiting on the lock", timeoutMs },
+  );
+
 /** Moves a personal token's expiry (which announces its user's access change) and publishes `event` in the same transaction. */
 async function tokenChangedWith(app: TestApp, tokenId: number, event: Parameters<typeof publish>[1]): Promise<void> {
   await app.pool.transaction(async (tx) => {
@@ -212,15 +224,7 @@ t.test("realtime access of one credential", async (t) => {
     const locker = await lockUsers(t, app);
     await tokenChangedWith(app, other.token.id, { channel, event: "Held", data: {} });
     // The check's query waits on the lock; its connection is then lost.
-    const pids = await until(
-      async () => {
-        const { rows } = await locker.query<{ pid: number }>(
-          `select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
-        );
-        return rows.length > 0 && rows;
-      },
-      { message: "the check waiting on the lock", timeoutMs },
-    );
+    const pids = await waitingOnLock(locker);
     for (const { pid } of pids) await locker.query("select pg_terminate_backend($1)", [pid]);
     await locker.query("commit");
     await settle(app, "Held", [[socket, channel]], []);
@@ -230,6 +234,31 @@ t.test("realtime access of one credential", async (t) => {
       warnings.some((entry) => entry.msg === "could not re-authorize a realtime subscription" && entry.channel === channel),
       "the failed check is logged as a warning naming the channel",
     );
+  });
+
+  t.test("a subscription replaced while the old one's check runs is not ended by that check", async (t) => {
+    const member = await buildUser(app.pool);
+    const expiring = await createPersonalToken(app.pool, member.id, "expiring");
+    const other = await createPersonalToken(app.pool, member.id, "other");
+    await buildTeam(app.pool, owner.user.id, { [member.id]: 3 }, [project]);
+    const socket = await subscribed(t, app, expiring.plainText, [channel]);
+    const socketId = (socket.frames[0]!.data as { socket_id: string }).socket_id;
+    const granted = await client(app.url, other.plainText).post("/api/broadcasting/auth", { socket_id: socketId, channel_name: channel });
+    const locker = await lockUsers(t, app);
+    await app.pool.query(sql.type(none)`update personal_access_tokens set expires_at = now() - interval '1 second' where id = ${expiring.token.id}`);
+    await waitingOnLock(locker);
+    // While the expired token's subscription is checked, the socket leaves the channel and
+    // joins it again with the other token's grant.
+    socket.send("pusher:unsubscribe", { channel });
+    socket.send("pusher:subscribe", { channel, auth: granted.body.auth, channel_data: granted.body.channel_data });
+    const joined = () => socket.frames.filter((f) => f.event === "pusher_internal:subscription_succeeded" && f.channel === channel).length;
+    await until(() => joined() === 2, { message: "subscribed again", timeoutMs });
+    await locker.query("commit");
+    // A second change for the member, with an event: checked after the first check is done
+    // (one pass at a time), so the event, or an error, comes after whatever that check did.
+    await tokenChangedWith(app, other.token.id, { channel, event: "After", data: {} });
+    await until(() => on(socket, channel).includes("After") || ended(socket, channel), { message: "After, or the end of the subscription", timeoutMs });
+    t.same(on(socket, channel), ["After"], "the new subscription stands: the old one's denial ended nothing");
   });
 
   t.test("an event committed with the change that ends access never reaches the socket that lost it", async (t) => {
