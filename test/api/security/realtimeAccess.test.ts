@@ -349,7 +349,7 @@ t.test("what a subscription and its authorization must look like", async (t) => 
     const refused = async (data: Record<string, unknown>, why: string) => {
       socket.frames.length = 0;
       socket.send("pusher:subscribe", { channel, ...data });
-      t.match(await socket.waitFor("pusher:subscription_error", timeoutMs), { channel, data: { status: 401 } }, why);
+      t.match(await socket.waitFor("pusher:subscription_error", timeoutMs), { channel, data: { type: "AuthError", status: 401, error: /^Invalid signature: authorize the channel at \/api\/broadcasting\/auth / } }, why);
     };
     await refused({ channel_data: grant }, "no auth");
     await refused({ auth: 12345, channel_data: grant }, "an auth that is not a string");
