@@ -9,7 +9,7 @@ import { HttpMethodEnum, koaBody } from "koa-body";
 import type { ZodType } from "zod";
 import { AppError, invalid, notFound } from "../../shared/errors.ts";
 import { fieldErrors } from "../../shared/validation.ts";
-import { jsonTextMayHoldNul, nulPath } from "../../shared/nulText.ts";
+import { jsonTextMayHoldNul, unstorableText } from "../../shared/nulText.ts";
 import type { Config } from "../../shared/config.ts";
 import type { AppContext, AppState, AppDeps } from "../context.ts";
 import { authenticate, requireScope } from "../middleware/authenticate.ts";
@@ -89,10 +89,10 @@ function parseWith(schema: ZodType | undefined, value: unknown, onError: (errors
   return result.data;
 }
 
-/** Refuses input holding a NUL character (PostgreSQL text cannot store one) with a 422 on its field. */
+/** Refuses input holding text PostgreSQL cannot store (a NUL, an unpaired surrogate) with a 422 on its field. */
 function refuseNul(value: unknown): void {
-  const path = nulPath(value);
-  if (path !== null) throw invalid({ [path || "body"]: ["The value contains a NUL character; send text, not binary data."] });
+  const found = unstorableText(value);
+  if (found !== null) throw invalid({ [found.path || "body"]: [found.message] });
 }
 
 function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {

@@ -11,7 +11,7 @@ import type { CommonQueryMethods } from "../db/pool.ts";
 import { sql } from "../db/pool.ts";
 import { dict } from "../dict.ts";
 import type { FieldErrors } from "../errors.ts";
-import { nulPath } from "../nulText.ts";
+import { unstorableText } from "../nulText.ts";
 import type { Storage } from "../storage/storage.ts";
 import { createProject } from "./createProject.ts";
 
@@ -127,9 +127,9 @@ export async function checkBundle(input: unknown, size: number, ctx: PrepareCont
   if (size > BUNDLE_MAX_BYTES) {
     return { valid: false, errors: { bundle: [`The bundle is ${size} bytes; at most ${BUNDLE_MAX_BYTES} bytes can be imported.`] } };
   }
-  // PostgreSQL text cannot hold NUL; a bundle uploaded as a file has not been through the body check.
-  const nul = nulPath(input);
-  if (nul !== null) return { valid: false, errors: { [nul || "bundle"]: ["The value contains a NUL character."] } };
+  // PostgreSQL cannot store NUL or a lone surrogate; a bundle uploaded as a file has not been through the body check.
+  const unstorable = unstorableText(input);
+  if (unstorable !== null) return { valid: false, errors: { [unstorable.path || "bundle"]: [unstorable.message] } };
   const outer = envelope.safeParse(input);
   if (!outer.success) return { valid: false, errors: issuesToErrors(outer.error.issues, []) };
   if (outer.data.version !== BUNDLE_VERSION) {

@@ -16,7 +16,7 @@ import { isUtf8 } from "node:buffer";
 import { ArchiveError } from "../archive/errors.ts";
 import { extractToMemory, type ZipFileEntry } from "../archive/zipReader.ts";
 import { AppError, invalid, type FieldErrors } from "../errors.ts";
-import { nulPath } from "../nulText.ts";
+import { unstorableText } from "../nulText.ts";
 import { checkTemplate, TemplateError } from "../template/index.ts";
 import { fieldErrors } from "../validation.ts";
 import { templateInput, type TemplateInput } from "./input.ts";
@@ -98,8 +98,8 @@ function parseManifest(layout: Layout, path: string, key: (field: string) => str
     throw invalid({ [path]: [`${path} is not valid JSON: ${(error as Error).message.replace(/\.$/, "")}.`] });
   }
   if (!isPlainObject(value)) throw invalid({ [path]: [`${path} must hold a JSON object with the template's name and, optionally, its description, content, variables and files.`] });
-  const nul = nulPath(value);
-  if (nul !== null) throw invalid({ [key(nul)]: ["The value contains a NUL character."] });
+  const unstorable = unstorableText(value);
+  if (unstorable !== null) throw invalid({ [key(unstorable.path)]: [unstorable.message] });
   return value;
 }
 

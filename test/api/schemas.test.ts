@@ -407,7 +407,7 @@ t.test("schemas", async (t) => {
     };
     const upload = (path: string) => fetch(`${app.url}/api${path}`, { method: "POST", headers: { authorization: `Bearer ${alice.token}` }, body: form(nul) });
     const nulValidated = (await (await upload("/projects/import/validate")).json()) as { valid: boolean; errors: Record<string, string[]> };
-    t.same(nulValidated, { valid: false, errors: { "sections.schemas.0.translations.0.label": ["The value contains a NUL character."] }, summary: null });
+    t.same(nulValidated, { valid: false, errors: { "sections.schemas.0.translations.0.label": ["The value contains a NUL character; send text, not binary data."] }, summary: null });
     const nulImported = await upload("/projects/import");
     t.equal(nulImported.status, 422, "a NUL in an uploaded bundle file is a 422, not a database error");
     t.equal(await projects(), before, "none of the refused bundles left a project");

@@ -1,5 +1,5 @@
 import t from "tap";
-import { jsonTextMayHoldNul, nulPath } from "../../shared/nulText.ts";
+import { jsonTextMayHoldNul, nulPath, unstorableText } from "../../shared/nulText.ts";
 
 t.test("nulPath names the first string holding a NUL by its dotted path", async (t) => {
   t.equal(nulPath("a\u0000b"), "", "the value itself");
@@ -31,4 +31,17 @@ t.test("jsonTextMayHoldNul: text without the escape parses to no NUL; the escape
   const literal = JSON.stringify({ text: "\\u0000" });
   t.ok(jsonTextMayHoldNul(literal), "an escaped backslash before u0000 also sends the value to the walk");
   t.equal(nulPath(JSON.parse(literal)), null, "which finds no NUL there");
+});
+
+t.test("an unpaired surrogate is text PostgreSQL cannot store: named by path, with its own message; pairs pass", async (t) => {
+  t.match(unstorableText({ title: "\ud800" }), { path: "title", message: /unpaired UTF-16 surrogate/ });
+  const lone = unstorableText({ card: { title: "ok", labels: ["fine", "x\udfff"] } });
+  t.equal(lone?.path, "card.labels.1");
+  t.match(lone?.message, /unpaired UTF-16 surrogate/);
+  t.match(unstorableText({ a: "\u0000" })?.message, /NUL character/, "a NUL keeps its message");
+  t.equal(unstorableText({ emoji: "\ud83d\ude00 a pair is one character", reversed: "ok" }), null, "a well-formed pair is stored as it is");
+  t.equal(unstorableText({ "\ud800": "in the key" })?.path, "\ud800", "keys are checked too (jsonb keys are text)");
+  t.ok(jsonTextMayHoldNul('{"title":"\\ud800"}'), "the escape of a lone surrogate sends the value to the walk");
+  t.ok(jsonTextMayHoldNul('{"title":"\\uD83D\\uDE00"}'), "so does a pair's (which the walk then passes)");
+  t.notOk(jsonTextMayHoldNul(JSON.stringify({ title: "😀 as UTF-8" })), "a pair sent as UTF-8 has no escape to look at");
 });

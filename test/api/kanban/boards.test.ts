@@ -196,3 +196,25 @@ t.test("kanban boards", async (t) => {
     await api.post(`/api/projects/${project.id}/unlock`);
   });
 });
+
+t.test("a card's text holding an unpaired surrogate is refused with a 422 on its field, and the card is unchanged", async (t) => {
+  // Found by fuzzing: the card's change history is jsonb, which cannot hold a lone surrogate's escape (a 500 before).
+  const app = await startTestApp(t);
+  const { token } = await buildUserWithToken(app.pool);
+  const api = client(app.url, token);
+  const project = (await api.post("/api/projects", { name: "Surrogates" })).body.project as { id: number };
+  t.ok(project?.id, "project created");
+  const board = (await api.post(`/api/projects/${project.id}/kanban`, { name: "S", columns: ["A"] })).body.board as { columns: { id: number }[] };
+  const card = (await api.post("/api/kanban-cards", { column_id: board.columns[0]!.id, title: "before" })).body.card as { id: number };
+  const send = (path: string, method: string, body: string) =>
+    fetch(`${app.url}${path}`, { method, headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body });
+  const changed = await send(`/api/kanban-cards/${card.id}`, "PUT", '{"title":"\\ud800"}');
+  t.equal(changed.status, 422);
+  t.match(await changed.json(), { code: "validation_failed", errors: { title: [/unpaired UTF-16 surrogate/] } });
+  const created = await send("/api/kanban-cards", "POST", `{"column_id":${board.columns[0]!.id},"title":"a\\udc00b"}`);
+  t.equal(created.status, 422, "creating too");
+  t.equal((await api.get(`/api/kanban-cards/${card.id}`)).body.card.title, "before", "unchanged");
+  const paired = await send(`/api/kanban-cards/${card.id}`, "PUT", '{"title":"\\ud83d\\ude00 done"}');
+  t.equal(paired.status, 200, "a surrogate pair is an ordinary character");
+  t.equal((await api.get(`/api/kanban-cards/${card.id}`)).body.card.title, "😀 done");
+});
