@@ -54,8 +54,8 @@ export interface AppState {
   /** Set by `authenticate` on bearer routes; `roles` are those the token acts with (see TokenScopes). */
   user?: UserRow;
   auth?: AuthMethod;
-  /** Set by the body reader when the body's JSON text shows no string of it holds a NUL (shared/nulText.ts). */
-  bodyNulFree?: true;
+  /** Set by the body reader when the body's JSON text shows no string of it holds a NUL or an unpaired surrogate (shared/storableText.ts). */
+  bodyStorable?: true;
 }
 
 export type AppContext = ParameterizedContext<AppState, { deps: AppDeps }>;

@@ -9,7 +9,7 @@ import { HttpMethodEnum, koaBody } from "koa-body";
 import type { ZodType } from "zod";
 import { AppError, invalid, notFound } from "../../shared/errors.ts";
 import { fieldErrors } from "../../shared/validation.ts";
-import { jsonTextMayHoldNul, unstorableText } from "../../shared/nulText.ts";
+import { jsonTextMayHoldUnstorable, unstorableText } from "../../shared/storableText.ts";
 import type { Config } from "../../shared/config.ts";
 import type { AppContext, AppState, AppDeps } from "../context.ts";
 import { authenticate, requireScope } from "../middleware/authenticate.ts";
@@ -77,7 +77,7 @@ function bodyReader(kind: BodyKind, config: Config, limit = config.bodyLimitByte
     await parse(ctx, async () => {});
     const text = json && ctx.is(jsonTypes) ? ctx.request.rawBody : undefined;
     if (text === undefined || jsonTextDepth(text) > MAX_BODY_DEPTH) refuseDeepBody(ctx.request.body);
-    if (text !== undefined && !jsonTextMayHoldNul(text)) ctx.state.bodyNulFree = true;
+    if (text !== undefined && !jsonTextMayHoldUnstorable(text)) ctx.state.bodyStorable = true;
     await next();
   };
 }
@@ -90,7 +90,7 @@ function parseWith(schema: ZodType | undefined, value: unknown, onError: (errors
 }
 
 /** Refuses input holding text PostgreSQL cannot store (a NUL, an unpaired surrogate) with a 422 on its field. */
-function refuseNul(value: unknown): void {
+function refuseUnstorable(value: unknown): void {
   const found = unstorableText(value);
   if (found !== null) throw invalid({ [found.path || "body"]: [found.message] });
 }
@@ -103,8 +103,8 @@ function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
     const query = parseWith(route.query, ctx.query, invalid);
     const parsedBody = (ctx.request.body ?? {}) as Record<string, unknown>;
     // Only what the route reads: a query parameter it does not take is ignored, NUL or not.
-    if (route.query) refuseNul(query);
-    if (!ctx.state.bodyNulFree) refuseNul(parsedBody);
+    if (route.query) refuseUnstorable(query);
+    if (!ctx.state.bodyStorable) refuseUnstorable(parsedBody);
     const rawBody = ctx.request.files ? { ...parsedBody, ...ctx.request.files } : parsedBody;
     const body = route.quickBody?.(rawBody) ?? parseWith(route.body, rawBody, invalid);
     try {

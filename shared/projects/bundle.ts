@@ -11,7 +11,7 @@ import type { CommonQueryMethods } from "../db/pool.ts";
 import { sql } from "../db/pool.ts";
 import { dict } from "../dict.ts";
 import type { FieldErrors } from "../errors.ts";
-import { unstorableText } from "../nulText.ts";
+import { unstorableText } from "../storableText.ts";
 import type { Storage } from "../storage/storage.ts";
 import { createProject } from "./createProject.ts";
 

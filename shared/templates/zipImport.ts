@@ -16,7 +16,7 @@ import { isUtf8 } from "node:buffer";
 import { ArchiveError } from "../archive/errors.ts";
 import { extractToMemory, type ZipFileEntry } from "../archive/zipReader.ts";
 import { AppError, invalid, type FieldErrors } from "../errors.ts";
-import { unstorableText } from "../nulText.ts";
+import { unstorableText } from "../storableText.ts";
 import { checkTemplate, TemplateError } from "../template/index.ts";
 import { fieldErrors } from "../validation.ts";
 import { templateInput, type TemplateInput } from "./input.ts";

@@ -1,5 +1,8 @@
 import t from "tap";
-import { jsonTextMayHoldNul, nulPath, unstorableText } from "../../shared/nulText.ts";
+import { jsonTextMayHoldUnstorable, unstorableText } from "../../shared/storableText.ts";
+
+/** The dotted path of the first string PostgreSQL cannot store, or null. */
+const nulPath = (value: unknown) => unstorableText(value)?.path ?? null;
 
 t.test("nulPath names the first string holding a NUL by its dotted path", async (t) => {
   t.equal(nulPath("a\u0000b"), "", "the value itself");
@@ -12,7 +15,7 @@ t.test("nulPath names the first string holding a NUL by its dotted path", async 
   t.equal(nulPath(deep), null, "not below 64 levels (deeper bodies are refused before)");
 });
 
-t.test("jsonTextMayHoldNul: text without the escape parses to no NUL; the escape sends the value to the walk", async (t) => {
+t.test("jsonTextMayHoldUnstorable: text without the escape parses to no NUL; the escape sends the value to the walk", async (t) => {
   const values: unknown[] = [
     { name: "ok", list: [1, null, true, "fine", { deeper: "still fine" }] },
     { label: "bad\u0000" },
@@ -23,13 +26,13 @@ t.test("jsonTextMayHoldNul: text without the escape parses to no NUL; the escape
   ];
   for (const value of values) {
     const text = JSON.stringify(value);
-    if (!jsonTextMayHoldNul(text)) t.equal(nulPath(JSON.parse(text)), null, `${text}: no NUL in the value`);
+    if (!jsonTextMayHoldUnstorable(text)) t.equal(nulPath(JSON.parse(text)), null, `${text}: no NUL in the value`);
   }
-  t.ok(jsonTextMayHoldNul(JSON.stringify({ label: "bad\u0000" })), "a NUL in a value shows in the text");
-  t.ok(jsonTextMayHoldNul('{"label": "bad\\u0000"}'), "as the JSON escape");
-  t.notOk(jsonTextMayHoldNul('{"label": "fine", "n": 0}'), "text without it");
+  t.ok(jsonTextMayHoldUnstorable(JSON.stringify({ label: "bad\u0000" })), "a NUL in a value shows in the text");
+  t.ok(jsonTextMayHoldUnstorable('{"label": "bad\\u0000"}'), "as the JSON escape");
+  t.notOk(jsonTextMayHoldUnstorable('{"label": "fine", "n": 0}'), "text without it");
   const literal = JSON.stringify({ text: "\\u0000" });
-  t.ok(jsonTextMayHoldNul(literal), "an escaped backslash before u0000 also sends the value to the walk");
+  t.ok(jsonTextMayHoldUnstorable(literal), "an escaped backslash before u0000 also sends the value to the walk");
   t.equal(nulPath(JSON.parse(literal)), null, "which finds no NUL there");
 });
 
@@ -41,7 +44,7 @@ t.test("an unpaired surrogate is text PostgreSQL cannot store: named by path, wi
   t.match(unstorableText({ a: "\u0000" })?.message, /NUL character/, "a NUL keeps its message");
   t.equal(unstorableText({ emoji: "\ud83d\ude00 a pair is one character", reversed: "ok" }), null, "a well-formed pair is stored as it is");
   t.equal(unstorableText({ "\ud800": "in the key" })?.path, "\ud800", "keys are checked too (jsonb keys are text)");
-  t.ok(jsonTextMayHoldNul('{"title":"\\ud800"}'), "the escape of a lone surrogate sends the value to the walk");
-  t.ok(jsonTextMayHoldNul('{"title":"\\uD83D\\uDE00"}'), "so does a pair's (which the walk then passes)");
-  t.notOk(jsonTextMayHoldNul(JSON.stringify({ title: "😀 as UTF-8" })), "a pair sent as UTF-8 has no escape to look at");
+  t.ok(jsonTextMayHoldUnstorable('{"title":"\\ud800"}'), "the escape of a lone surrogate sends the value to the walk");
+  t.ok(jsonTextMayHoldUnstorable('{"title":"\\uD83D\\uDE00"}'), "so does a pair's (which the walk then passes)");
+  t.notOk(jsonTextMayHoldUnstorable(JSON.stringify({ title: "😀 as UTF-8" })), "a pair sent as UTF-8 has no escape to look at");
 });

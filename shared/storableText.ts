@@ -21,11 +21,6 @@ export function unstorableText(value: unknown): UnstorableText | null {
   return found === null ? null : { path: found.keys.reverse().join("."), message: found.message };
 }
 
-/** The dotted path of the first string holding a NUL character or an unpaired surrogate in `value`, or null. */
-export function nulPath(value: unknown): string | null {
-  return unstorableText(value)?.path ?? null;
-}
-
 /** A surrogate's escape in JSON text, paired or not. */
 const surrogateEscape = /\\u[dD][89a-fA-F]/;
 
@@ -36,7 +31,7 @@ const surrogateEscape = /\\u[dD][89a-fA-F]/;
  * U+FFFD of such bytes), so text without those sequences needs no walk of its parsed value;
  * text with them (or with an escaped backslash before one) is walked.
  */
-export function jsonTextMayHoldNul(text: string): boolean {
+export function jsonTextMayHoldUnstorable(text: string): boolean {
   return text.includes("\\u0000") || surrogateEscape.test(text);
 }
 
