@@ -98,14 +98,8 @@ try {
   if (profiling) {
     const route = process.env.BENCH_CPU_PROF_ROUTE;
     // The rate tells how many requests the profile's samples are spread over.
-    const rate =
-      route === "user"
-        ? await load(userUrl, SECONDS, token)
-        : route === "bare"
-          ? await load(bareUrl, SECONDS)
-          : route === "slonik"
-            ? await load(slonikUrl, SECONDS)
-            : await load(oursUrl, SECONDS);
+    const urls: Record<string, string> = { bare: bareUrl, slonik: slonikUrl };
+    const rate = route === "user" ? await load(userUrl, SECONDS, token) : await load(urls[route ?? ""] ?? oursUrl, SECONDS);
     console.log(`profiled ${route ?? "one-query"}: ${Math.round(rate)} req/s for ${SECONDS} s`);
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM"); // the profile is written as the process exits
