@@ -5,7 +5,8 @@
  * with exponential back-off and jitter when the connection drops (server restart, network
  * blip, `pg_terminate_backend`). After a reconnect it tells subscribers through
  * `onReconnect`, because notifications sent while it was away are lost for good and
- * whoever waits on one (a job awaiter, say) must re-read the state it waited for.
+ * whoever waits on one (a job awaiter, say) must re-read the state it waited for. A callback
+ * that throws is logged; the others still run.
  */
 import pg from "pg";
 import type { Logger } from "../logger.ts";
@@ -123,7 +124,15 @@ export class PgListener {
     this.#attempt = 0;
     if (wasReconnect) {
       this.#log.info("LISTEN connection re-established");
-      for (const handler of this.#reconnectHandlers) handler();
+      // Each on its own: one that throws must not keep the others (the realtime re-check, a
+      // job's waiter) from running, nor fail this connect, which would reconnect once more.
+      for (const handler of this.#reconnectHandlers) {
+        try {
+          handler();
+        } catch (error) {
+          this.#log.error({ err: error }, "reconnect callback failed");
+        }
+      }
     }
   }
 

@@ -291,7 +291,7 @@ t.test("notifications lost while the LISTEN connection was down are made up by c
     await tx.query(sql.type(none)`delete from team_members where team_id = ${team} and user_id = ${member.user.id}`);
   });
   // Registered after the re-authorizer's own callback, so it runs after that one has returned
-  // (one that throws stops the ones after it: then this guard fires instead of the test hanging).
+  // (one that throws is logged and this one still runs: then the wait for the end fails on its guard).
   let reconnected = false;
   app.deps.hub.onReconnect(() => (reconnected = true));
   await app.pool.query(sql.type(none)`

@@ -1,0 +1,55 @@
+/**
+ * The LISTEN connection's reconnect callbacks, against a real PostgreSQL whose backend for the
+ * listener is ended with pg_terminate_backend: each callback runs on its own, so one that
+ * throws is logged and the ones after it still run, on the one connection that came back.
+ */
+import pg from "pg";
+import t from "tap";
+import { PgListener } from "../../../shared/events/listener.ts";
+import { createLogger } from "../../../shared/logger.ts";
+import { emptyDatabase } from "../../support/db.ts";
+import { until } from "../../support/wait.ts";
+
+/** A guard against hanging only: the reconnect comes within a second. */
+const timeoutMs = 20_000;
+
+t.test("a reconnect callback that throws is logged, and the callbacks after it still run", async (t) => {
+  const url = await emptyDatabase(t);
+  const lines: string[] = [];
+  const listener = new PgListener(url, createLogger("trace", undefined, { write: (line: string) => void lines.push(line) }));
+  const payloads: string[] = [];
+  listener.subscribe("listener_test", (payload) => payloads.push(payload));
+  await listener.start();
+  t.teardown(() => listener.stop());
+  const ran: string[] = [];
+  listener.onReconnect(() => ran.push("first"));
+  listener.onReconnect(() => {
+    ran.push("throws");
+    throw new Error("a bad callback");
+  });
+  listener.onReconnect(() => ran.push("last"));
+
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  t.teardown(() => admin.end());
+  const listeners = async () =>
+    (await admin.query<{ pid: number }>("select pid from pg_stat_activity where application_name = 'schemaforge-listener' and datname = current_database()")).rows;
+  const [before] = await listeners();
+  await admin.query("select pg_terminate_backend($1)", [before!.pid]);
+  await until(() => ran.includes("last"), { message: "the callback after the one that throws", timeoutMs });
+  t.same(ran, ["first", "throws", "last"], "each callback once, in order");
+
+  const failures = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message: string } }).filter((entry) => entry.level >= 50);
+  t.match(failures, [{ msg: "reconnect callback failed", err: { message: "a bad callback" } }], "the throw is logged as an error, once");
+  t.notOk(
+    lines.some((line) => line.includes("LISTEN reconnect failed")),
+    "the connect itself did not fail over it (it would connect again, and run the callbacks again)",
+  );
+  const after = await listeners();
+  t.equal(after.length, 1, "one LISTEN connection");
+  t.not(after[0]!.pid, before!.pid, "a new one");
+  await admin.query("select pg_notify('listener_test', 'after')");
+  await until(() => payloads.length > 0, { message: "the notification after the reconnect", timeoutMs });
+  t.same(payloads, ["after"]);
+  t.same(ran, ["first", "throws", "last"], "no second reconnect");
+});
