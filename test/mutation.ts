@@ -59,7 +59,7 @@ areas["realtime-access"] = [
 areas["realtime-server"] = [
   {
     mutate: ["api/realtime/socketServer.ts"],
-    tests: ["test/api/realtime.server.test.ts", "test/api/security/realtimeAccess.test.ts", "test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts"],
+    tests: ["test/api/realtime.server.test.ts", "test/api/realtime.recheck.test.ts", "test/api/security/realtimeAccess.test.ts", "test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts"],
   },
 ];
 areas.realtime = [...areas["realtime-protocol"], ...areas["realtime-access"], ...areas["realtime-server"]];
