@@ -5,6 +5,7 @@
  * the project they happened in: the people of another project may not be the same.
  */
 import { z } from "zod";
+import { calendarDate } from "../calendarDate.ts";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 import { registerBundleSection, type ImportContext } from "../projects/bundle.ts";
 import { listCards, priorities } from "./cards.ts";
@@ -16,7 +17,7 @@ const bundledCard = z.object({
   title: name,
   description: z.string().max(20_000).nullable().default(null),
   priority: z.enum(priorities).default("medium"),
-  due_date: z.iso.date().nullable().default(null),
+  due_date: calendarDate().nullable().default(null),
   estimated_hours: z.number().min(0).max(100_000).nullable().default(null),
   labels: z.array(z.string().min(1).max(64)).max(200).default([]),
 });

@@ -50,6 +50,8 @@ t.test("usage metrics", async (t) => {
     const cls = await asAdmin.get("/api/admin/performance-metrics?route=/b");
     t.equal(cls.body.data[0].p95, 0.12);
     t.equal((await asAdmin.get(`/api/admin/performance-metrics?from=${day(1)}&to=${day(0)}`)).status, 422, "an empty range");
+    const yearZero = await asAdmin.get("/api/admin/performance-metrics?from=0000-01-01&to=0000-01-02");
+    t.match(yearZero.body, { code: "validation_failed", errors: { from: [/before the year 0001/], to: [/before the year 0001/] } }, "a range in the year 0000, which PostgreSQL has not");
   });
 
   t.test("the server's own request timings are recorded per route", async (t) => {

@@ -3,6 +3,7 @@
  * WIP limits, the card write form (with `column_id`), moves `{column_id, order}`, labels.
  */
 import { z } from "zod";
+import { calendarDate } from "../../../shared/calendarDate.ts";
 import { kanbanRoles } from "../../../shared/kanban/details.ts";
 import { priorities } from "../../../shared/kanban/cards.ts";
 import { projectParams } from "../projects/projects.schema.ts";
@@ -31,7 +32,7 @@ export const updateColumnBody = z
 
 export const deleteColumnQuery = z.object({ target_column_id: id.optional() });
 
-const date = z.iso.date({ error: "The due date must be an ISO date (YYYY-MM-DD)." });
+const date = calendarDate("The due date must be an ISO date (YYYY-MM-DD).");
 const idList = z.array(bodyId).max(100).refine((list) => new Set(list).size === list.length, { error: "Each id may be given once." });
 
 const cardFields = {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { calendarDate } from "../../../shared/calendarDate.ts";
 
 export const CLIENT_METRICS = ["LCP", "INP", "CLS", "TTFB", "FCP", "FID"] as const;
 export const DEVICE_CLASSES = ["mobile", "tablet", "desktop"] as const;
@@ -18,7 +19,7 @@ const measure = z
 /** POST /performance-metrics (DESIGN §14). */
 export const recordMetricsBody = z.object({ metrics: z.array(measure).min(1).max(50) });
 
-const isoDay = z.iso.date();
+const isoDay = calendarDate();
 
 export const performanceQuery = z.object({
   from: isoDay.optional(),

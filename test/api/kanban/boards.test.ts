@@ -51,9 +51,14 @@ t.test("kanban boards", async (t) => {
     t.match((await api.post("/api/kanban-cards", { column_id: todo!.id, title: "C", assignees: [outsider.user.id] })).body, { code: "validation_failed", errors: { assignees: [/not members/] } });
     t.equal((await api.post("/api/kanban-cards", { column_id: todo!.id, title: "C", labels: [999999] })).status, 422);
     t.equal((await api.post("/api/kanban-cards", { column_id: todo!.id, title: "C", priority: "urgent" })).status, 422);
+    // ISO 8601 has a year 0000 and PostgreSQL's date has not (a 500 once, found by fuzzing).
+    t.match((await api.post("/api/kanban-cards", { column_id: todo!.id, title: "C", due_date: "0000-02-29" })).body, { code: "validation_failed", errors: { due_date: [/before the year 0001/] } });
+    t.match((await api.put(`/api/kanban-cards/${a.body.card.id}`, { title: "A", due_date: "0000-01-01" })).body, { code: "validation_failed", errors: { due_date: [/before the year 0001/] } });
     t.equal((await api.post("/api/kanban-cards", { column_id: 999999, title: "C" })).status, 404);
     t.equal((await client(app.url, outsider.token).post("/api/kanban-cards", { column_id: todo!.id, title: "C" })).status, 404);
     t.same(await positions(todo!.id), [b.body.card.id, a.body.card.id], "refused requests wrote nothing");
+    const firstDay = await api.put(`/api/kanban-cards/${a.body.card.id}`, { title: "A", due_date: "0001-01-01" });
+    t.equal(firstDay.body.card?.due_date, "0001-01-01", "the first day PostgreSQL holds is accepted");
     const read = await api.get(`/api/kanban-cards/${a.body.card.id}`);
     t.equal(read.status, 200);
     t.equal(read.body.card.title, "A");
@@ -183,6 +188,13 @@ t.test("kanban boards", async (t) => {
       ],
     });
     t.not(copy.id, made.id);
+    const projects = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from projects where owner_id = ${owner.user.id}`);
+    const before = await projects();
+    bundle.sections.kanban[0].columns[0].cards[0].due_date = "0000-12-31";
+    const refused = await api.post("/api/projects/import", bundle);
+    t.equal(refused.status, 422, "a card due in the year 0000, which PostgreSQL has not");
+    t.match(JSON.stringify(refused.body.errors), /before the year 0001/);
+    t.equal(await projects(), before, "the refused bundle made no project");
   });
 
   t.test("viewers read but do not change; a locked project refuses changes", async (t) => {
