@@ -10,7 +10,7 @@
  */
 import type { StateExemptions } from "../../../shared/projects/writable.ts";
 import type { Answer } from "./exchange.ts";
-import type { Operation } from "./operations.ts";
+import type { FuzzRequest, Operation } from "./operations.ts";
 
 /** A state a project refuses changes in. */
 export type RefusingState = "locked" | "expired" | "archived";
@@ -48,13 +48,15 @@ export function exemptIn(op: Operation, state: RefusingState): boolean {
 }
 
 /**
- * What is wrong with the answer `res` of `op` while its project is in `state` (empty: nothing):
- * a refusal naming another state, or a change that succeeded and is not exempt.
+ * What is wrong with the answer `res` to `req` of `op` while its project is in `state` (empty:
+ * nothing): a refusal naming another state, a stranger told the state of a project they may
+ * not see, or a change that succeeded and is not exempt.
  */
-export function stateProblemsOf(op: Operation, res: Answer, state: RefusingState): string[] {
+export function stateProblemsOf(op: Operation, req: FuzzRequest, res: Answer, state: RefusingState): string[] {
   const problems: string[] = [];
   const refusal = (Object.entries(CODES) as [RefusingState, string][]).find(([, code]) => res.body?.code === code)?.[0];
   if (refusal && refusal !== state) problems.push(`refused as ${refusal} (${res.status}) while the project is ${state}`);
+  if (refusal && req.identity === "stranger") problems.push(`a stranger was told the project is ${refusal}`);
   const writing = ["POST", "PUT", "PATCH", "DELETE"].includes(op.method);
   // Any success counts, not only the valid requests': an invalid one that got through changed something too.
   if (writing && res.status < 300 && !exemptIn(op, state)) problems.push(`a change succeeded (${res.status}) while the project is ${state}`);

@@ -124,7 +124,7 @@ export function fuzzProjectStates(t: Test): void {
       const state = REFUSING_STATES[((seedOf(op.id, 4) >>> 0) + pass) % REFUSING_STATES.length]!;
       await world.setProjectState(state);
       covered[state] += 1;
-      return { check: (_req, res) => stateProblemsOf(op, res, state), note: ` [project ${state}]` };
+      return { check: (req, res) => stateProblemsOf(op, req, res, state), note: ` [project ${state}]` };
     },
     summary: () => `project states: ${Object.entries(covered).map(([state, n]) => `${n} operations ${state}`).join(", ")}`,
   });
@@ -174,9 +174,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
       const always = cases.findIndex((req) => req.identity === "owner" && req.label === "valid") + 1;
       await world.pathParams(op.path, op.pathParams); // its fixtures exist before the first mark
       const prepared = mode.prepare ? await mode.prepare(op, world, pass) : { check: () => [], note: "" };
-      if (!prepared) {
-        continue;
-      }
+      if (!prepared) continue; // not an operation of this mode
       runs += 1;
       fuzzed.add(op.id);
       let mark = await log.mark();
