@@ -34,21 +34,30 @@ import { writeLog } from "./writeLog.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 1_402_140);
 const ONLY = process.env.FUZZ_ONLY;
+/**
+ * `FUZZ_SCALE=<n>`: a deeper run by hand, n times the requests of each kind per operation
+ * (the first ones those of the usual run, fast-check's stream for the seed being the same)
+ * and n times the time budgets. Past 3 the budget outlasts tap's 600 s file timeout, which
+ * `--timeout=0` after the file names lifts. CI runs 1.
+ */
+const SCALE = Math.max(1, Math.floor(Number(process.env.FUZZ_SCALE ?? 1)) || 1);
+const scaled = (runs: Record<"valid" | "invalid" | "stranger" | "anonymous", number>) =>
+  Object.fromEntries(Object.entries(runs).map(([kind, n]) => [kind, n * SCALE])) as typeof runs;
 /** Requests per operation: valid as the owner, invalid, as a stranger, without a token. */
-const RUNS = { valid: 4, invalid: 8, stranger: 1, anonymous: 1 };
+const RUNS = scaled({ valid: 4, invalid: 8, stranger: 1, anonymous: 1 });
 /**
  * Fewer in the project-state mode, which runs about half the operations once per state:
  * mostly valid requests, which the state must refuse; none without a token (checked before
  * any state); a stranger, who must still get the answer of a missing resource, not the state's.
  */
-const STATE_RUNS = { valid: 3, invalid: 2, stranger: 1, anonymous: 0 };
+const STATE_RUNS = scaled({ valid: 3, invalid: 2, stranger: 1, anonymous: 0 });
 /**
  * Time per operation, from its world to its last answer, after which its remaining requests
  * are dropped: the list is fixed by the seed and ordered so that a cut keeps a bit of
  * everything, and its first requests (without a token, as a stranger, one invalid, one valid as
  * the owner) are always sent. On an idle 2-core machine every request fits.
  */
-const OPERATION_BUDGET_MS = 1_000;
+const OPERATION_BUDGET_MS = 1_000 * SCALE;
 /**
  * The part's budget: each operation's share of what is left shrinks as a loaded machine falls
  * behind, and once it is spent the remaining operations are not fuzzed in this run, which a
@@ -57,7 +66,7 @@ const OPERATION_BUDGET_MS = 1_000;
  * `stress-ng --cpu 4`) far within tap's 600 s file timeout. An idle run needs about a
  * quarter of it; two parts side by side on a machine at load 15 needed about 90 s each.
  */
-const RUN_BUDGET_MS = 150_000;
+const RUN_BUDGET_MS = 150_000 * SCALE;
 
 /** A 32-bit hash of `text` from `start` (FNV-1a). */
 function hashOf(text: string, start: number): number {
@@ -133,7 +142,7 @@ export function fuzzProjectStates(t: Test): void {
 /** Registers the fuzz of the operations `mode` selects on `t`. */
 function fuzzOperations(t: Test, mode: Mode): void {
   t.test(mode.title, async (t) => {
-    const replay = `FUZZ_SEED=${SEED}`;
+    const replay = `FUZZ_SEED=${SEED}${SCALE > 1 ? ` FUZZ_SCALE=${SCALE}` : ""}`;
     t.comment(`fuzz seed ${SEED} (${replay} replays this run; FUZZ_ONLY=<operationId> narrows it)`);
     const app = await startTestApp(t, { env: { SYNC_WAIT_MS: "200", ALLOW_PRIVATE_NETWORK_TARGETS: "false" } });
     const doc = (await request(app.url, "GET", "/api/openapi.json")).body as JsonSchema;
