@@ -6,9 +6,11 @@ import type { ResponseSpec } from "./route.ts";
 
 export const projectLockedResponse = { 423: { description: "The project is locked (`project_locked`)" } } satisfies Record<number, ResponseSpec>;
 
+export const projectArchivedResponse = { 409: { description: "The project is archived (`project_archived`)" } } satisfies Record<number, ResponseSpec>;
+
 /** Locked 423, subscription expired 402, archived 409: every content change of a project. */
 export const projectStateResponses = {
   402: { description: "The project's subscription has expired (`subscription_expired`)" },
-  409: { description: "The project is archived (`project_archived`)" },
+  ...projectArchivedResponse,
   ...projectLockedResponse,
 } satisfies Record<number, ResponseSpec>;

@@ -11,7 +11,7 @@ import t from "tap";
 import { z } from "zod";
 import { sql } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
-import { buildProject, buildTeam, buildUserWithToken } from "../support/factories.ts";
+import { buildProject, buildTeam, buildUserWithToken, setProjectState } from "../support/factories.ts";
 import { client, request } from "../support/http.ts";
 import { buildTemplate } from "../support/templateFactories.ts";
 
@@ -183,6 +183,26 @@ t.test("code adjustments", async (t) => {
       t.equal((await request(app.url, method, path, { token: stranger.token, ...body })).status, 404, `a stranger: ${method} ${path}`);
       t.equal((await request(app.url, method, path, body)).status, 401);
     }
+  });
+
+  await t.test("a locked, expired or archived project refuses every change of its adjustments, and nothing changes", async (t) => {
+    const adjustment = (await api.post(`/api/code-generations/${g1}/adjustments`, { file_path: "src/User.ts", content: editedUser })).body.adjustment.id;
+    const stored = () => app.pool.oneFirst(sql.type(z.object({ rows: z.string() }))`select coalesce(jsonb_agg(to_jsonb(a) order by a.id), '[]')::text as rows from code_adjustments a where a.project_id = ${project}`);
+    const before = await stored();
+    for (const [state, status, code] of [["locked", 423, "project_locked"], ["expired", 402, "subscription_expired"], ["archived", 409, "project_archived"]] as const) {
+      await setProjectState(app.pool, project, state);
+      for (const [method, path, body] of [
+        ["POST", `/api/code-generations/${g1}/adjustments`, { file_path: "src/User.ts", content: editedUser }],
+        ["PUT", `/api/code-adjustments/${adjustment}`, { is_active: false }],
+        ["DELETE", `/api/code-adjustments/${adjustment}`, undefined],
+        ["POST", `/api/code-generations/${g1}/apply-adjustments`, undefined],
+      ] as const) {
+        const res = await request(app.url, method, path, { token, ...(body ? { body } : {}) });
+        t.match({ status: res.status, code: res.body?.code }, { status, code }, `${state}: ${method} ${path}`);
+      }
+    }
+    t.equal(await stored(), before, "no adjustment changed");
+    await setProjectState(app.pool, project, "normal");
   });
 
   await t.test("a generator with apply_adjustments applies them on every run; a removed template's files are missing", async (t) => {

@@ -2,7 +2,7 @@ import t from "tap";
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
-import { buildProject, buildUserWithToken } from "../support/factories.ts";
+import { buildProject, buildUserWithToken, setProjectState } from "../support/factories.ts";
 import { client } from "../support/http.ts";
 import { startDeeplPeer } from "../support/peers/deeplPeer.ts";
 import { buildSchema } from "../support/templateFactories.ts";
@@ -74,4 +74,22 @@ t.test("without a provider: 503 translation_unavailable, nothing queued", async 
   t.equal(res.status, 503);
   t.equal(res.body.code, "translation_unavailable");
   t.equal(await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs`), 0);
+});
+
+t.test("a locked, expired or archived project refuses automatic translation with its state's answer, nothing queued", async (t) => {
+  // A provider is configured (never called: no worker runs), so only the project's state refuses.
+  const app = await startTestApp(t, { env: { TRANSLATION_API_URL: "https://translate.example.com", TRANSLATION_API_KEY: "key" } });
+  const owner = await buildUserWithToken(app.pool);
+  const projectId = await buildProject(app.pool, owner.user.id);
+  const schemaId = await buildSchema(app.pool, projectId, owner.user.id, ddl, "shop");
+  const auto = () => client(app.url, owner.token).post(`/api/projects/${projectId}/schemas/${schemaId}/translations/auto`, { target_language: "de" });
+  const jobs = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs`);
+  for (const [state, status, code] of [["locked", 423, "project_locked"], ["expired", 402, "subscription_expired"], ["archived", 409, "project_archived"]] as const) {
+    await setProjectState(app.pool, projectId, state);
+    const res = await auto();
+    t.match({ status: res.status, code: res.body?.code }, { status, code }, state);
+  }
+  t.equal(await jobs(), 0, "nothing queued");
+  await setProjectState(app.pool, projectId, "normal");
+  t.equal((await auto()).status, 202, "back to normal, it is queued");
 });

@@ -63,3 +63,25 @@ export async function makePatron(pool: DatabasePool, userId: number, options: { 
     insert into patron_memberships (user_id, level, started_at, expires_at)
     values (${userId}, ${options.level ?? 1}, now(), now() + make_interval(days => ${options.days ?? 30}))`);
 }
+
+/** The states a project refuses changes in (shared/projects/writable.ts), and the normal one. */
+export type ProjectStateName = "normal" | "locked" | "expired" | "archived";
+
+/**
+ * Puts project `projectId` into `state` alone, clearing the other two: unlocked and not
+ * archived, and its latest subscription (the one the guard reads, by `started_at desc, id
+ * desc`) run out a day ago for "expired", else live (left as it is when it was).
+ */
+export async function setProjectState(pool: DatabasePool, projectId: number, state: ProjectStateName): Promise<void> {
+  await pool.transaction(async (tx) => {
+    await tx.query(sql.type(z.object({}))`
+      update projects set is_locked = ${state === "locked"}, archived_at = ${state === "archived" ? sql.fragment`now()` : null} where id = ${projectId}`);
+    const latest = sql.fragment`(select id from subscriptions where project_id = ${projectId} order by started_at desc, id desc limit 1)`;
+    await tx.query(sql.type(z.object({}))`
+      ${
+        state === "expired"
+          ? sql.fragment`update subscriptions set expires_at = now() - interval '1 day' where id = ${latest}`
+          : sql.fragment`update subscriptions set expires_at = greatest(expires_at, now() + interval '30 days'), expired_at = null where id = ${latest} and (expired_at is not null or expires_at <= now())`
+      }`);
+  });
+}

@@ -25,6 +25,7 @@ import { generationForRead } from "../generations/load.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { ADJUSTMENT_BODY_LIMIT, createAdjustmentBody, updateAdjustmentBody } from "./adjustments.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Code adjustments"];
 const envelope = z.object({ message: z.string(), adjustment: adjustmentResource });
@@ -88,7 +89,7 @@ const create = defineRoute({
   params: idParams,
   body: createAdjustmentBody,
   bodyLimitBytes: ADJUSTMENT_BODY_LIMIT,
-  responses: { 201: { description: "Created", schema: envelope } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: envelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const row = await ctx.deps.pool.transaction(async (tx) => {
@@ -126,7 +127,7 @@ const update = defineRoute({
   params: idParams,
   body: updateAdjustmentBody,
   bodyLimitBytes: ADJUSTMENT_BODY_LIMIT,
-  responses: { 200: { description: "Updated", schema: envelope } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: envelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const row = await ctx.deps.pool.transaction(async (tx) => {
@@ -146,7 +147,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => deleteAdjustment(tx, (await adjustmentFor(tx, params.id, user, true)).id));
@@ -169,6 +170,7 @@ const apply = defineRoute({
   auth: "bearer",
   params: idParams,
   responses: {
+    ...projectStateResponses,
     201: { description: "Applied into a new generation", schema: applyResultResource },
     ...acceptedResponse,
     422: { description: "No active adjustment (`no_adjustments`), or the template or generator that made the generation was deleted" },

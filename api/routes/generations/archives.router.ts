@@ -22,6 +22,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { downloadName } from "../projects/bundle.router.ts";
 import { defineRoute } from "../route.ts";
 import { generationForRead, generationForWrite } from "./load.ts";
+import { projectArchivedResponse, projectLockedResponse } from "../projectStates.ts";
 
 const tags = ["Code generations"];
 const gone = () => notFound("Archive");
@@ -89,7 +90,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectLockedResponse, ...projectArchivedResponse, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     const filePath = await ctx.deps.pool.transaction(async (tx) => {

@@ -23,6 +23,7 @@ import { answer, startRun } from "../deployments/actions.router.ts";
 import { startedResponse } from "../deployments/deployments.schema.ts";
 import { projectParams } from "../projects/projects.schema.ts";
 import { defineRoute } from "../route.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Git"];
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
@@ -107,6 +108,12 @@ async function queue(ctx: Parameters<typeof answer>[0], operation: "commit" | "p
   answer(ctx, started, operation === "commit" ? "Commit queued." : "Push queued.");
 }
 
+/** A commit or push is a deployment: refused in a locked, expired or archived project, and while its environment is busy. */
+const refusals = {
+  ...projectStateResponses,
+  409: { description: "Another deployment to the environment is queued or running (`deployment_in_progress`); or the project is archived (`project_archived`)" },
+};
+
 const commit = defineRoute({
   method: "post",
   path: "/projects/{projectId}/git/commit",
@@ -117,7 +124,7 @@ const commit = defineRoute({
   auth: "bearer",
   params: projectParams,
   body: commitBody,
-  responses: { 202: { description: "Queued", schema: startedResponse } },
+  responses: { 202: { description: "Queued", schema: startedResponse }, ...refusals },
   handler: (ctx, { params, body }) => queue(ctx, "commit", params.projectId, body),
 });
 
@@ -131,7 +138,7 @@ const push = defineRoute({
   auth: "bearer",
   params: projectParams,
   body: pushBody,
-  responses: { 202: { description: "Queued", schema: startedResponse } },
+  responses: { 202: { description: "Queued", schema: startedResponse }, ...refusals },
   handler: (ctx, { params, body }) => queue(ctx, "push", params.projectId, body),
 });
 

@@ -18,6 +18,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { assigneeBody } from "./kanban.schema.ts";
 import { cardForWrite, hiddenAs } from "./load.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Kanban"];
 
@@ -29,7 +30,7 @@ const add = defineRoute({
   auth: "bearer",
   params: idParams,
   body: assigneeBody,
-  responses: { 201: { description: "Assigned", schema: z.object({ message: z.string(), assignee: assigneeResource }) } },
+  responses: { ...projectStateResponses, 201: { description: "Assigned", schema: z.object({ message: z.string(), assignee: assigneeResource }) } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const assignee = await ctx.deps.pool.transaction(async (tx) => {
@@ -62,7 +63,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Removed", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Removed", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

@@ -92,7 +92,7 @@ const projectMove = defineRoute({
   auth: "bearer",
   params: projectCardParams,
   body: moveBody,
-  responses: { 200: { description: "Moved", schema: z.object({ message: z.string() }) }, 409: { description: "The target column is full (wip_limit_reached)" } },
+  responses: { ...projectStateResponses, 200: { description: "Moved", schema: z.object({ message: z.string() }) }, 409: { description: "The target column is full (wip_limit_reached); or the project is archived (`project_archived`)" } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction((tx) => performMove(tx, user, params.cardId, body.column_id, body.order, params.projectId));

@@ -24,7 +24,7 @@ import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Kanban"];
 const cardEnvelope = z.object({ message: z.string(), card: cardResource });
-const full = { 409: { description: "The column is full (wip_limit_reached)" } };
+const full = { 409: { description: "The column is full (wip_limit_reached); or the project is archived (`project_archived`)" } };
 
 const create = defineRoute({
   method: "post",
@@ -121,7 +121,7 @@ const move = defineRoute({
   auth: "bearer",
   params: idParams,
   body: moveCardBody,
-  responses: { 200: { description: "Moved", schema: cardEnvelope }, ...full },
+  responses: { ...projectStateResponses, 200: { description: "Moved", schema: cardEnvelope }, ...full },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool, config } = ctx.deps;

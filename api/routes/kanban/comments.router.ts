@@ -24,6 +24,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { commentBody, updateCommentBody } from "./kanban.schema.ts";
 import { cardForWrite, hiddenAs } from "./load.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Kanban"];
 /** Files one comment may carry. */
@@ -95,7 +96,7 @@ const create = defineRoute({
   params: idParams,
   body: commentBody,
   bodyKind: "json-or-multipart",
-  responses: { 201: { description: "Created", schema: commentEnvelope } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: commentEnvelope } },
   handler: async (ctx, { params, body }) => {
     const comment = await postComment(ctx, params.id, null, body);
     ctx.status = 201;
@@ -120,7 +121,7 @@ const reply = defineRoute({
   params: idParams,
   body: commentBody,
   bodyKind: "json-or-multipart",
-  responses: { 201: { description: "Created", schema: commentEnvelope } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: commentEnvelope } },
   handler: async (ctx, { params, body }) => {
     const parent = await findComment(ctx.deps.pool, params.id);
     if (!parent) throw notFound("Comment");
@@ -138,7 +139,7 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: updateCommentBody,
-  responses: { 200: { description: "Updated", schema: commentEnvelope } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: commentEnvelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool, config } = ctx.deps;
@@ -158,7 +159,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

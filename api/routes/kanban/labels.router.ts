@@ -12,6 +12,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { createLabelBody, updateLabelBody } from "./kanban.schema.ts";
 import { boardForRead, boardForWrite, hiddenAs } from "./load.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Kanban"];
 const labelEnvelope = z.object({ message: z.string(), label: labelResource });
@@ -38,7 +39,7 @@ const create = defineRoute({
   auth: "bearer",
   params: idParams,
   body: createLabelBody,
-  responses: { 201: { description: "Created", schema: labelEnvelope } },
+  responses: { ...projectStateResponses, 201: { description: "Created", schema: labelEnvelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const label = await ctx.deps.pool.transaction(async (tx) => {
@@ -59,7 +60,7 @@ const update = defineRoute({
   auth: "bearer",
   params: idParams,
   body: updateLabelBody,
-  responses: { 200: { description: "Updated", schema: labelEnvelope } },
+  responses: { ...projectStateResponses, 200: { description: "Updated", schema: labelEnvelope } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const label = await ctx.deps.pool.transaction(async (tx) => {
@@ -79,7 +80,7 @@ const remove = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: { ...projectStateResponses, 200: { description: "Deleted", schema: messageResponse } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

@@ -16,12 +16,16 @@ import { presentTransaction, transactionResource } from "../../presenters/paymen
 import { planResource, presentPlan, presentSubscription, subscriptionResource } from "../../presenters/subscription.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
+import { projectArchivedResponse, projectLockedResponse } from "../projectStates.ts";
 
 export { subscriptionResource };
 const tags = ["Subscriptions"];
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const one = z.object({ message: z.string(), subscription: subscriptionResource });
+/** A subscription changes with the project's expiry (renewing lifts it) but not while it is locked or archived. */
 const refusals = {
+  ...projectLockedResponse,
+  ...projectArchivedResponse,
   402: { description: "Not enough credits (`insufficient_credits`)" },
   403: { description: "The caller may not manage the project" },
   404: { description: "No such project, plan or subscription" },
@@ -127,7 +131,7 @@ const renew = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { 200: { description: "Renewed", schema: one }, ...refusals, 409: { description: "Not the project's latest subscription" } },
+  responses: { 200: { description: "Renewed", schema: one }, ...refusals, 409: { description: "Not the project's latest subscription (`subscription_superseded`); or the project is archived (`project_archived`)" } },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {

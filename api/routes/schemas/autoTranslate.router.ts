@@ -16,6 +16,7 @@ import { acceptedResponse } from "../../jobResponse.ts";
 import { projectForWrite } from "../../policies/projectGuard.ts";
 import { defineRoute } from "../route.ts";
 import { schemaParams } from "./schemas.schema.ts";
+import { projectStateResponses } from "../projectStates.ts";
 
 const language = z.string().trim().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, { error: "The language must be a language code such as en, de or pt-BR." });
 
@@ -27,7 +28,7 @@ const autoTranslate = defineRoute({
   auth: "bearer",
   params: schemaParams,
   body: z.object({ target_language: language, source_language: language.nullable().optional() }),
-  responses: { ...acceptedResponse, 503: { description: "No translation provider is configured (`translation_unavailable`)" } },
+  responses: { ...projectStateResponses, ...acceptedResponse, 503: { description: "No translation provider is configured (`translation_unavailable`)" } },
   handler: async (ctx, { params, body }) => {
     const { pool, config } = ctx.deps;
     const user = currentUser(ctx);

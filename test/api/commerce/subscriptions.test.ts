@@ -8,7 +8,7 @@ import { PostgresStorage } from "../../../shared/storage/postgresStorage.ts";
 import renew from "../../../workers/tasks/subscriptions__renew.ts";
 import type { TaskContext } from "../../../workers/context.ts";
 import { startTestApp, type TestApp } from "../../support/app.ts";
-import { buildUserWithToken } from "../../support/factories.ts";
+import { buildUserWithToken, setProjectState } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
 import { creditState } from "../../support/payments.ts";
 
@@ -137,4 +137,24 @@ t.test("patron membership bought with credits, renewed by the daily job, lapsing
   run = await runRenewalAt(app, new Date(end + level.duration_days * DAY + 1000));
   t.same(run.patrons, { renewed: 0, lapsed: 1 }, "cancelled: not renewed");
   t.equal(await isPatron(app.pool, user.id, new Date(end + level.duration_days * DAY + 2000)), false);
+});
+
+t.test("a locked or archived project's subscription is neither bought, cancelled nor renewed; nothing is charged", async (t) => {
+  const app = await startTestApp(t);
+  const { user, token } = await buildUserWithToken(app.pool);
+  const me = client(app.url, token);
+  const pro = ((await me.get("/api/plans")).body.data as { id: number; code: string }[]).find((p) => p.code === "pro")!;
+  const project = (await me.post("/api/projects", { name: "Shelved" })).body.project;
+  await give(app.pool, user.id, 1000, "start");
+  const sub = (await me.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id })).body.subscription;
+  const stored = () => app.pool.oneFirst(sql.type(z.object({ rows: z.string() }))`select jsonb_agg(to_jsonb(s) order by s.id)::text as rows from subscriptions s where project_id = ${project.id}`);
+  const before = { rows: await stored(), balance: (await creditState(app.pool, user.id)).balance };
+  for (const [state, status, code] of [["locked", 423, "project_locked"], ["archived", 409, "project_archived"]] as const) {
+    await setProjectState(app.pool, project.id, state);
+    for (const [path, body] of [["/api/subscriptions", { project_id: project.id, plan_id: pro.id }], [`/api/subscriptions/${sub.id}/cancel`], [`/api/subscriptions/${sub.id}/renew`]] as const) {
+      const res = await me.post(path, body);
+      t.match({ status: res.status, code: res.body?.code }, { status, code }, `${state}: ${path}`);
+    }
+  }
+  t.same({ rows: await stored(), balance: (await creditState(app.pool, user.id)).balance }, before, "no subscription changed, no credit spent");
 });

@@ -7,9 +7,11 @@
  * (A worker killed mid-commit: commitCrash.test.ts.)
  */
 import t from "tap";
+import { z } from "zod";
+import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildEnvironment, buildGeneration, waitForDeployment } from "../../support/deploymentFactories.ts";
-import { buildProject, buildUserWithToken } from "../../support/factories.ts";
+import { buildProject, buildUserWithToken, setProjectState } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
 import { startBitbucketStandIn } from "../../support/peers/bitbucketPeer.ts";
 import { startGithubStandIn } from "../../support/peers/githubPeer.ts";
@@ -142,5 +144,20 @@ t.test("commit and push", async (t) => {
     const foreign = await client(app.url, other.token).post(`/api/projects/${othersProject}/git/commit`, { ...base, code_generation_id: await buildGeneration(app.pool, othersProject, other.user.id, files) });
     t.match(foreign.body.errors, { connection_id: ["You have no git connection with this id."] }, "someone else's connection cannot be used");
     t.match((await post({ ...base, code_generation_id: 999999 })).body.errors, { code_generation_id: [/no such code generation/] });
+  });
+
+  await t.test("a locked, expired or archived project neither commits nor pushes, and records no deployment", async (t) => {
+    const deployments = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from deployments where project_id = ${project}`);
+    const before = await deployments();
+    const body = { code_generation_id: generation, connection_id: github, repository: "acme/site", branch: "shelved" };
+    for (const [state, status, code] of [["locked", 423, "project_locked"], ["expired", 402, "subscription_expired"], ["archived", 409, "project_archived"]] as const) {
+      await setProjectState(app.pool, project, state);
+      for (const [path, extra] of [["commit", { message: "m" }], ["push", {}]] as const) {
+        const res = await api.post(`/api/projects/${project}/git/${path}`, { ...body, ...extra });
+        t.match({ status: res.status, code: res.body?.code }, { status, code }, `${state}: ${path}`);
+      }
+    }
+    t.equal(await deployments(), before, "no deployment recorded");
+    await setProjectState(app.pool, project, "normal");
   });
 });

@@ -14,7 +14,7 @@ import { createZipStream } from "../../../shared/archive/zipWriter.ts";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { awaitJob } from "../../../shared/jobs/await.ts";
 import { startTestApp } from "../../support/app.ts";
-import { buildProject, buildUserWithToken } from "../../support/factories.ts";
+import { buildProject, buildUserWithToken, setProjectState } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
 
@@ -177,6 +177,21 @@ t.test("template guards", async (t) => {
     const archive = await app.pool.one(sql.type(z.object({ deleted: z.boolean() }))`
       select deleted_at is not null as deleted from project_archives where code_generation_id = ${generation}`);
     t.equal(archive.deleted, true, "the archive is marked deleted");
+  });
+
+  t.test("a code generation's archive is kept while the project is locked (423) or archived (409)", async (t) => {
+    const project = await buildProject(app.pool, user.id);
+    const id = await buildTemplate(app.pool, { projectId: project }, user.id);
+    t.equal((await api.post(`/api/projects/${project}/templates/${id}/execute`, { name: "ok" })).status, 200);
+    const generation = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`select id from code_generations where project_id = ${project} order by id desc limit 1`);
+    for (const [state, status, code] of [["locked", 423, "project_locked"], ["archived", 409, "project_archived"]] as const) {
+      await setProjectState(app.pool, project, state);
+      const res = await api.delete(`/api/archives/${generation}`);
+      t.match({ status: res.status, code: res.body?.code }, { status, code }, state);
+    }
+    const kept = await app.pool.oneFirst(sql.type(z.object({ deleted: z.boolean() }))`
+      select bool_or(deleted_at is not null) as deleted from project_archives where code_generation_id = ${generation}`);
+    t.equal(kept, false, "the archive is not marked deleted");
   });
 });
 

@@ -9,6 +9,10 @@
  * shape, a 401 for a missing token, no success for a stranger on the owner's resources,
  * nothing written by a refused request (`writeLog.ts`), and a healthy service at the end.
  *
+ * A second mode (`fuzzProjectStates`, `test/api/fuzz.states.test.ts`) runs the operations
+ * inside a project once with the project locked, once expired and once archived, adding the
+ * checks of `projectStates.ts`: no change succeeds unless its route is exempt by design.
+ *
  * Operations run in fixture worlds (`world.ts`); consecutive operations share one until a
  * request of theirs writes anything, so no operation runs on fixtures another may have
  * changed, and read-only or refused operations cost no new world.
@@ -22,22 +26,38 @@ import type { Test } from "tap";
 import { startTestApp } from "../app.ts";
 import { request } from "../http.ts";
 import { describe, problemsOf, send, urlOf, type Answer } from "./exchange.ts";
-import { invalidRequest, operationsOf, validRequest, type FuzzRequest } from "./operations.ts";
+import { invalidRequest, operationsOf, validRequest, type FuzzRequest, type Operation } from "./operations.ts";
+import { REFUSING_STATES, stateProblemsOf, type RefusingState } from "./projectStates.ts";
 import type { JsonSchema } from "./schemaArbitrary.ts";
 import { World } from "./world.ts";
 import { writeLog } from "./writeLog.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 1_402_140);
 const ONLY = process.env.FUZZ_ONLY;
+/**
+ * `FUZZ_SCALE=<n>`: a deeper run by hand, n times the requests of each kind per operation
+ * (the first ones those of the usual run, fast-check's stream for the seed being the same)
+ * and n times the time budgets. Past 3 the budget outlasts tap's 600 s file timeout, which
+ * `--timeout=0` after the file names lifts. CI runs 1.
+ */
+const SCALE = Math.max(1, Math.floor(Number(process.env.FUZZ_SCALE ?? 1)) || 1);
+const scaled = (runs: Record<"valid" | "invalid" | "stranger" | "anonymous", number>) =>
+  Object.fromEntries(Object.entries(runs).map(([kind, n]) => [kind, n * SCALE])) as typeof runs;
 /** Requests per operation: valid as the owner, invalid, as a stranger, without a token. */
-const RUNS = { valid: 4, invalid: 8, stranger: 1, anonymous: 1 };
+const RUNS = scaled({ valid: 4, invalid: 8, stranger: 1, anonymous: 1 });
+/**
+ * Fewer in the project-state mode, which runs about half the operations once per state:
+ * mostly valid requests, which the state must refuse; none without a token (checked before
+ * any state); a stranger, who must still get the answer of a missing resource, not the state's.
+ */
+const STATE_RUNS = scaled({ valid: 3, invalid: 2, stranger: 1, anonymous: 0 });
 /**
  * Time per operation, from its world to its last answer, after which its remaining requests
  * are dropped: the list is fixed by the seed and ordered so that a cut keeps a bit of
  * everything, and its first requests (without a token, as a stranger, one invalid, one valid as
  * the owner) are always sent. On an idle 2-core machine every request fits.
  */
-const OPERATION_BUDGET_MS = 1_000;
+const OPERATION_BUDGET_MS = 1_000 * SCALE;
 /**
  * The part's budget: each operation's share of what is left shrinks as a loaded machine falls
  * behind, and once it is spent the remaining operations are not fuzzed in this run, which a
@@ -46,7 +66,7 @@ const OPERATION_BUDGET_MS = 1_000;
  * `stress-ng --cpu 4`) far within tap's 600 s file timeout. An idle run needs about a
  * quarter of it; two parts side by side on a machine at load 15 needed about 90 s each.
  */
-const RUN_BUDGET_MS = 150_000;
+const RUN_BUDGET_MS = 150_000 * SCALE;
 
 /** A 32-bit hash of `text` from `start` (FNV-1a). */
 function hashOf(text: string, start: number): number {
@@ -68,15 +88,66 @@ function interleave<T>(...lists: T[][]): T[] {
   return out;
 }
 
+/** What a mode made of one operation's world: its own check of each answer (empty: nothing wrong), and a note for the failure report. */
+interface Prepared {
+  check: (req: FuzzRequest, res: Answer) => string[];
+  note: string;
+}
+
+/** What sets one fuzz run apart from another. */
+interface Mode {
+  title: string;
+  /** The operations of the document this run fuzzes (before `FUZZ_ONLY`). */
+  select: (op: Operation) => boolean;
+  runs: typeof RUNS;
+  /** How many times each operation runs, each pass with requests of its own (default 1). */
+  passes?: number;
+  /**
+   * Readies `world` for pass `pass` of `op` once the operation's fixtures exist and before its
+   * first write mark; null leaves the operation out.
+   */
+  prepare?: (op: Operation, world: World, pass: number) => Promise<Prepared | null>;
+  /** A line on what the run covered, for its summary. */
+  summary?: () => string;
+}
+
 /** Registers the fuzz of the operations of part `part` of `parts` on `t`. */
 export function fuzzPart(t: Test, part: number, parts: number): void {
-  t.test(`the operations of the OpenAPI document in part ${part} of ${parts}, fuzzed`, async (t) => {
-    const replay = `FUZZ_SEED=${SEED}`;
+  fuzzOperations(t, { title: `the operations of the OpenAPI document in part ${part} of ${parts}, fuzzed`, select: (op) => partOf(op.id, parts) === part, runs: RUNS });
+}
+
+/**
+ * Registers the fuzz of every operation whose path names the world's project or a resource
+ * inside it, with the project locked, expired or archived (`projectStates.ts`): each operation
+ * in all three in turn, starting from one picked by the seed and the operation's id.
+ */
+export function fuzzProjectStates(t: Test): void {
+  const covered: Record<RefusingState, number> = { locked: 0, expired: 0, archived: 0 };
+  fuzzOperations(t, {
+    title: "the operations inside a project, fuzzed with the project locked, expired or archived",
+    select: (op) => op.pathParams.length > 0,
+    runs: STATE_RUNS,
+    passes: REFUSING_STATES.length,
+    prepare: async (op, world, pass) => {
+      if (!world.inProject(op.path, op.pathParams)) return null;
+      const state = REFUSING_STATES[((seedOf(op.id, 4) >>> 0) + pass) % REFUSING_STATES.length]!;
+      await world.setProjectState(state);
+      covered[state] += 1;
+      return { check: (req, res) => stateProblemsOf(op, req, res, state), note: ` [project ${state}]` };
+    },
+    summary: () => `project states: ${Object.entries(covered).map(([state, n]) => `${n} operations ${state}`).join(", ")}`,
+  });
+}
+
+/** Registers the fuzz of the operations `mode` selects on `t`. */
+function fuzzOperations(t: Test, mode: Mode): void {
+  t.test(mode.title, async (t) => {
+    const replay = `FUZZ_SEED=${SEED}${SCALE > 1 ? ` FUZZ_SCALE=${SCALE}` : ""}`;
     t.comment(`fuzz seed ${SEED} (${replay} replays this run; FUZZ_ONLY=<operationId> narrows it)`);
     const app = await startTestApp(t, { env: { SYNC_WAIT_MS: "200", ALLOW_PRIVATE_NETWORK_TARGETS: "false" } });
     const doc = (await request(app.url, "GET", "/api/openapi.json")).body as JsonSchema;
     const resolve = (ref: string) => (ref.startsWith("#/components/schemas/") ? (doc.components.schemas[ref.slice(21)] as JsonSchema) : undefined);
-    const operations = operationsOf(doc).filter((op) => partOf(op.id, parts) === part && (!ONLY || op.id.includes(ONLY)));
+    const operations = operationsOf(doc).filter((op) => mode.select(op) && (!ONLY || op.id.includes(ONLY)));
     t.ok(operations.length > 0 || ONLY, `${operations.length} operations to fuzz`);
     const log = await writeLog(app.pool);
 
@@ -84,30 +155,37 @@ export function fuzzPart(t: Test, part: number, parts: number): void {
     let sent = 0;
     let worlds = 0;
     let skipped = 0;
+    let runs = 0;
+    const fuzzed = new Set<string>();
     const failures: string[] = [];
     const missingKinds = new Set<string>();
     let world: World | undefined;
-    for (const [opIndex, op] of operations.entries()) {
+    const passes = operations.flatMap((op) => Array.from({ length: mode.passes ?? 1 }, (_, pass) => ({ op, pass })));
+    for (const [passIndex, { op, pass }] of passes.entries()) {
       const spent = Date.now() - started;
       if (spent >= RUN_BUDGET_MS) {
-        skipped = operations.length - opIndex;
+        skipped = passes.length - passIndex;
         break;
       }
-      const share = Math.min(OPERATION_BUDGET_MS, (RUN_BUDGET_MS - spent) / (operations.length - opIndex));
+      const share = Math.min(OPERATION_BUDGET_MS, (RUN_BUDGET_MS - spent) / (passes.length - passIndex));
       const opStarted = Date.now();
       if (!world) {
         world = await World.create(app.pool, app.url);
         worlds += 1;
       }
-      const sample = (arbitrary: fc.Arbitrary<FuzzRequest>, salt: number, numRuns: number) => (numRuns ? fc.sample(arbitrary, { seed: seedOf(op.id, salt), numRuns }) : []);
+      const sample = (arbitrary: fc.Arbitrary<FuzzRequest>, salt: number, numRuns: number) => (numRuns ? fc.sample(arbitrary, { seed: seedOf(op.id, salt + 8 * pass), numRuns }) : []);
       const cases = [
-        ...sample(validRequest(op, resolve, "anonymous"), 3, op.bearer ? RUNS.anonymous : 0),
-        ...sample(validRequest(op, resolve, "stranger"), 2, RUNS.stranger),
-        ...interleave(sample(invalidRequest(op, resolve), 1, RUNS.invalid), sample(validRequest(op, resolve, "owner"), 0, RUNS.valid)),
+        ...sample(validRequest(op, resolve, "anonymous"), 3, op.bearer ? mode.runs.anonymous : 0),
+        ...sample(validRequest(op, resolve, "stranger"), 2, mode.runs.stranger),
+        ...interleave(sample(invalidRequest(op, resolve), 1, mode.runs.invalid), sample(validRequest(op, resolve, "owner"), 0, mode.runs.valid)),
       ];
       /** The requests always sent: up to the first valid one as the owner. */
       const always = cases.findIndex((req) => req.identity === "owner" && req.label === "valid") + 1;
       await world.pathParams(op.path, op.pathParams); // its fixtures exist before the first mark
+      const prepared = mode.prepare ? await mode.prepare(op, world, pass) : { check: () => [], note: "" };
+      if (!prepared) continue; // not an operation of this mode
+      runs += 1;
+      fuzzed.add(op.id);
       let mark = await log.mark();
       let wrote = false;
       for (const [index, req] of cases.entries()) {
@@ -117,12 +195,12 @@ export function fuzzPart(t: Test, part: number, parts: number): void {
         try {
           res = await send(app.url, op, req, path, world);
         } catch (error) {
-          failures.push(`${describe(op, req, path, index, replay)}: no answer (${(error as Error).message})`);
+          failures.push(`${describe(op, req, path, index, replay)}${prepared.note}: no answer (${(error as Error).message})`);
           wrote = true; // what the unanswered request did is unknown: the next operation gets a new world
           continue;
         }
         sent += 1;
-        const problems = problemsOf(op, req, res, allKnown);
+        const problems = [...problemsOf(op, req, res, allKnown), ...prepared.check(req, res)];
         const writes = await log.since(mark);
         mark = writes.mark;
         if (writes.tables.length) {
@@ -130,13 +208,14 @@ export function fuzzPart(t: Test, part: number, parts: number): void {
           if (res.status >= 400) problems.push(`refused with ${res.status}, yet wrote to ${writes.tables.join(", ")}`);
         }
         for (const kind of world.missing.splice(0)) missingKinds.add(kind);
-        if (problems.length) failures.push(`${describe(op, req, path, index, replay)}: ${problems.join("; ")}; answered ${res.status} ${res.text.slice(0, 300)}`);
+        if (problems.length) failures.push(`${describe(op, req, path, index, replay)}${prepared.note}: ${problems.join("; ")}; answered ${res.status} ${res.text.slice(0, 300)}`);
       }
       if (wrote) world = undefined;
     }
     const seconds = (Date.now() - started) / 1000;
-    t.comment(`${sent} requests to ${operations.length - skipped} operations in ${worlds} worlds in ${seconds.toFixed(0)} s (seed ${SEED})`);
-    if (skipped) t.comment(`the run's budget of ${RUN_BUDGET_MS / 1000} s was spent (a loaded machine): the last ${skipped} operation(s) of this part were not fuzzed in this run`);
+    t.comment(`${sent} requests to ${fuzzed.size} operations${runs > fuzzed.size ? ` (${runs} runs)` : ""} in ${worlds} worlds in ${seconds.toFixed(0)} s (seed ${SEED})`);
+    if (mode.summary) t.comment(mode.summary());
+    if (skipped) t.comment(`the run's budget of ${RUN_BUDGET_MS / 1000} s was spent (a loaded machine): the last ${skipped} run(s) of an operation were not fuzzed in this run`);
     if (missingKinds.size) t.comment(`fixtures the world could not create (their parameters fall back to small ids): ${[...missingKinds].join("; ")}`);
     for (const failure of failures.slice(0, 100)) t.fail(failure);
     t.equal(failures.length, 0, `no operation misbehaved (${failures.length} failures${failures.length > 100 ? ", the first 100 listed" : ""})`);

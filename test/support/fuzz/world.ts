@@ -8,6 +8,11 @@
  * fixtures; resources are made on first use, with what they depend on, so a world costs only
  * what its operations name.
  *
+ * For the project-state fuzz the world puts its project into a state that refuses changes
+ * (`setProjectState`) once an operation's fixtures exist; a fixture made through the API
+ * later brings the project back to normal first, and each resource remembers what it was
+ * made in, so `inProject` tells which operations live inside the project.
+ *
  * Path parameters are filled by the path segment before them and their name; a parameter
  * the world does not know (a route added since) gets a small id, which still exercises its
  * validation and its not-found path.
@@ -16,7 +21,7 @@ import { z } from "zod";
 import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { buildGeneration } from "../deploymentFactories.ts";
-import { buildProject, buildTeam, buildUser, makePatron, tokenFor } from "../factories.ts";
+import { buildProject, buildTeam, buildUser, makePatron, setProjectState, tokenFor, type ProjectStateName } from "../factories.ts";
 import { request } from "../http.ts";
 import { buildGenerator, buildSchema, buildTemplate } from "../templateFactories.ts";
 
@@ -54,6 +59,9 @@ const BY_SEGMENT: Record<string, string> = {
   templates: "topTemplate",
   "code-generations": "generation",
   archives: "archive",
+  subscriptions: "subscription",
+  "code-adjustments": "adjustment",
+  "template-media": "templateMedia",
   environments: "environment",
   deployments: "deployment",
   webhooks: "webhook",
@@ -74,6 +82,15 @@ const BY_SEGMENT: Record<string, string> = {
   "form-elements": "formElement",
 };
 
+/** The world kind of each path parameter of `path` (undefined: one the world does not know). */
+function kindsOf(path: string, params: string[]): [string, string | undefined][] {
+  const segments = path.split("/");
+  return params.map((name) => {
+    const before = segments[segments.indexOf(`{${name}}`) - 1] ?? "";
+    return [name, name === "id" ? BY_SEGMENT[before] : BY_NAME[name]];
+  });
+}
+
 /** The people and resources of one or more consecutive operations. */
 export class World {
   readonly owner: Person;
@@ -81,9 +98,13 @@ export class World {
   /** Kinds whose creation the API refused, with its answer (their parameters fall back to small ids). */
   readonly missing: string[] = [];
   private readonly made = new Map<string, Promise<number | undefined>>();
+  /** The kinds each made kind was made in (a schema in the project, a variable in a template…). */
+  private readonly parents = new Map<string, string[]>();
   private readonly pool: DatabasePool;
   private readonly baseUrl: string;
   private readonly victimId: number;
+  /** The state the project was last put in: a shared world's next operation may need fixtures the API refuses in it. */
+  private projectState: ProjectStateName = "normal";
 
   private constructor(pool: DatabasePool, baseUrl: string, owner: Person, stranger: Person, victimId: number) {
     this.pool = pool;
@@ -109,17 +130,29 @@ export class World {
 
   /** The value of each path parameter of `path`, and whether each named a resource of the world (which a stranger must not reach). */
   async pathParams(path: string, params: string[]): Promise<{ values: Record<string, string>; allKnown: boolean }> {
-    const segments = path.split("/");
     const values: Record<string, string> = {};
     let allKnown = true;
-    for (const name of params) {
-      const before = segments[segments.indexOf(`{${name}}`) - 1] ?? "";
-      const kind = name === "id" ? BY_SEGMENT[before] : BY_NAME[name];
+    for (const [name, kind] of kindsOf(path, params)) {
       const id = kind ? await this.id(kind) : undefined;
       if (id === undefined) allKnown = false;
       values[name] = id !== undefined ? String(id) : name === "hash" ? "0123456789abcdef" : "1";
     }
     return { values, allKnown };
+  }
+
+  /**
+   * Whether the path names the world's project or a resource made inside it (after
+   * `pathParams` made them): the operations a project's state may refuse.
+   */
+  inProject(path: string, params: string[]): boolean {
+    const inside = (kind: string): boolean => kind === "project" || (this.parents.get(kind) ?? []).some(inside);
+    return kindsOf(path, params).some(([, kind]) => kind !== undefined && inside(kind));
+  }
+
+  /** Puts the world's project (made if need be) into `state` alone; "normal" undoes the others. */
+  async setProjectState(state: ProjectStateName): Promise<void> {
+    await setProjectState(this.pool, await this.need("project"), state);
+    this.projectState = state;
   }
 
   /** The id of the world's resource of `kind`, made on first use (undefined when it could not be). */
@@ -141,6 +174,11 @@ export class World {
   private async make(kind: string): Promise<number | undefined> {
     const pool = this.pool;
     const owner = this.owner.id;
+    /** The resource of `parent` this one is made in, recorded so that `inProject` can tell what lives inside the project. */
+    const need = (parent: string) => {
+      this.parents.set(kind, [...(this.parents.get(kind) ?? []), parent]);
+      return this.need(parent);
+    };
     switch (kind) {
       case "owner":
         return owner;
@@ -149,81 +187,95 @@ export class World {
       case "project":
         return buildProject(pool, owner);
       case "team":
-        return buildTeam(pool, owner, { [this.victimId]: 3 }, [await this.need("project")]);
+        return buildTeam(pool, owner, { [this.victimId]: 3 }, [await need("project")]);
       case "schema":
-        return buildSchema(pool, await this.need("project"), owner);
+        return buildSchema(pool, await need("project"), owner);
       case "template":
-        return buildTemplate(pool, { projectId: await this.need("project") }, owner);
+        return buildTemplate(pool, { projectId: await need("project") }, owner);
       case "topTemplate":
         return buildTemplate(pool, { ownerId: owner }, owner);
       case "variable":
-        return pool.oneFirst(sql.type(idRow)`select id from template_variables where template_id = ${await this.need("template")} order by id limit 1`);
+        return pool.oneFirst(sql.type(idRow)`select id from template_variables where template_id = ${await need("template")} order by id limit 1`);
       case "file":
-        return pool.oneFirst(sql.type(idRow)`select id from template_files where template_id = ${await this.need("template")} order by id limit 1`);
+        return pool.oneFirst(sql.type(idRow)`select id from template_files where template_id = ${await need("template")} order by id limit 1`);
       case "generator":
-        return buildGenerator(pool, { userId: owner, projectId: await this.need("project"), templateIds: [await this.need("template")], schemaId: await this.need("schema") });
+        return buildGenerator(pool, { userId: owner, projectId: await need("project"), templateIds: [await need("template")], schemaId: await need("schema") });
       case "generation":
-        return buildGeneration(pool, await this.need("project"), owner);
-      case "archive":
-        return pool.oneFirst(sql.type(idRow)`insert into project_archives (code_generation_id, status) values (${await this.need("generation")}, 'building') returning id`);
+        return buildGeneration(pool, await need("project"), owner);
+      case "archive": {
+        // `/archives/{id}` names the archive by its code generation's id.
+        const generation = await need("generation");
+        await pool.query(sql.type(z.object({}))`insert into project_archives (code_generation_id, status) values (${generation}, 'building')`);
+        return generation;
+      }
+      case "adjustment":
+        return pool.oneFirst(sql.type(idRow)`
+          insert into code_adjustments (project_id, template_id, file_path, base_generation_id, base_content, adjusted_content, diff, additions, deletions, user_id)
+          values (${await need("project")}, ${await need("template")}, 'index.php', ${await need("generation")}, 'a', 'b', '-a\n+b\n', 1, 1, ${owner}) returning id`);
+      case "templateMedia":
+        return pool.oneFirst(sql.type(idRow)`
+          insert into template_media (template_id, media_type, video_url, user_id) values (${await need("template")}, 'video', 'https://video.example.com/v', ${owner}) returning id`);
+      case "subscription":
+        return pool.oneFirst(sql.type(idRow)`select id from subscriptions where project_id = ${await need("project")} order by started_at desc, id desc limit 1`);
       case "sqlParse":
         return pool.oneFirst(sql.type(idRow)`insert into sql_parses (user_id, database_type, sql_text) values (${owner}, 'PostgreSQL', 'create table a (id int)') returning id`);
       case "victimToken":
         return (await createPersonalToken(pool, owner, "victim")).token.id;
       // Through the API: what it returns is what a client would hold.
       case "environment":
-        return this.viaApi(kind, `/api/projects/${await this.need("project")}/environments`, { name: "Live", type: "production", ftp_config: { host: "ftp.example.com", port: 21, username: "deployer", password: "pw-0123456789", remote_path: "/www" } }, (b) => b.environment.id);
+        return this.viaApi(kind, `/api/projects/${await need("project")}/environments`, { name: "Live", type: "production", ftp_config: { host: "ftp.example.com", port: 21, username: "deployer", password: "pw-0123456789", remote_path: "/www" } }, (b) => b.environment.id);
       case "webhook":
-        return this.viaApi(kind, `/api/projects/${await this.need("project")}/webhooks`, { event_type: "manual_trigger", target_url: "https://hooks.example.com/in", secret_key: "0123456789abcdef0123" }, (b) => b.webhook.id);
+        return this.viaApi(kind, `/api/projects/${await need("project")}/webhooks`, { event_type: "manual_trigger", target_url: "https://hooks.example.com/in", secret_key: "0123456789abcdef0123" }, (b) => b.webhook.id);
       case "translation":
-        return this.viaApi(kind, `/api/projects/${await this.need("project")}/schemas/${await this.need("schema")}/translations`, { language: "de", table_name: "users", label: "Benutzer" }, (b) => b.translation.id);
+        return this.viaApi(kind, `/api/projects/${await need("project")}/schemas/${await need("schema")}/translations`, { language: "de", table_name: "users", label: "Benutzer" }, (b) => b.translation.id);
       case "deployment":
-        await this.need("environment");
-        return this.viaApi(kind, "/api/deployments", { project_id: await this.need("project"), code_generation_id: await this.need("generation"), deployment_method: "ftp", target_environment: "production" }, (b) => b.deployment.id);
+        await need("environment");
+        return this.viaApi(kind, "/api/deployments", { project_id: await need("project"), code_generation_id: await need("generation"), deployment_method: "ftp", target_environment: "production" }, (b) => b.deployment.id);
       case "formSet":
-        return this.viaApi(kind, "/api/form-sets", { name: "Screens", project_id: await this.need("project"), schema_id: await this.need("schema") }, (b) => b.form_set.id);
+        return this.viaApi(kind, "/api/form-sets", { name: "Screens", project_id: await need("project"), schema_id: await need("schema") }, (b) => b.form_set.id);
       case "formWindow":
-        return this.viaApi(kind, "/api/form-windows", { form_set_id: await this.need("formSet"), name: "Edit", window_type: "create_edit" }, (b) => b.form_window.id);
+        return this.viaApi(kind, "/api/form-windows", { form_set_id: await need("formSet"), name: "Edit", window_type: "create_edit" }, (b) => b.form_window.id);
       case "formElement":
-        return this.viaApi(kind, "/api/form-elements", { form_window_id: await this.need("formWindow"), element_type: "field_textinput", field_name: "users.email", control_type: "text" }, (b) => b.form_element.id);
+        return this.viaApi(kind, "/api/form-elements", { form_window_id: await need("formWindow"), element_type: "field_textinput", field_name: "users.email", control_type: "text" }, (b) => b.form_element.id);
       case "projectForm":
-        return this.viaApi(kind, `/api/projects/${await this.need("project")}/forms`, { name: "Users", schema_id: await this.need("schema"), table_name: "users" }, (b) => b.form.id);
+        return this.viaApi(kind, `/api/projects/${await need("project")}/forms`, { name: "Users", schema_id: await need("schema"), table_name: "users" }, (b) => b.form.id);
       case "projectFormField":
-        return this.viaApi(kind, `/api/projects/${await this.need("project")}/forms/${await this.need("projectForm")}/fields`, { field_name: "email" }, (b) => b.field.id);
+        return this.viaApi(kind, `/api/projects/${await need("project")}/forms/${await need("projectForm")}/fields`, { field_name: "email" }, (b) => b.field.id);
       case "projectReport":
-        return this.viaApi(kind, `/api/projects/${await this.need("project")}/reports`, { name: "Posts", schema_id: await this.need("schema"), table_name: "posts" }, (b) => b.report.id);
+        return this.viaApi(kind, `/api/projects/${await need("project")}/reports`, { name: "Posts", schema_id: await need("schema"), table_name: "posts" }, (b) => b.report.id);
       case "reportImage":
         return pool.oneFirst(sql.type(idRow)`
           insert into project_report_images (report_id, storage_key, content_type, byte_size, width, height, sha256)
-          values (${await this.need("projectReport")}, 'media/reports/fuzz.png', 'image/png', 1, 1, 1, '00') returning id`);
+          values (${await need("projectReport")}, 'media/reports/fuzz.png', 'image/png', 1, 1, 1, '00') returning id`);
       case "job":
-        return this.viaApi(kind, `/api/deployments/${await this.need("deployment")}/execute`, {}, (b) => b.job.id);
+        return this.viaApi(kind, `/api/deployments/${await need("deployment")}/execute`, {}, (b) => b.job.id);
       case "board":
-        return this.viaApi(kind, `/api/projects/${await this.need("project")}/kanban`, { name: "Board", columns: ["To do", "Done"] }, (b) => b.board.id);
+        return this.viaApi(kind, `/api/projects/${await need("project")}/kanban`, { name: "Board", columns: ["To do", "Done"] }, (b) => b.board.id);
       case "column":
-        return pool.oneFirst(sql.type(idRow)`select id from kanban_columns where board_id = ${await this.need("board")} order by position limit 1`);
+        return pool.oneFirst(sql.type(idRow)`select id from kanban_columns where board_id = ${await need("board")} order by position limit 1`);
       case "card":
-        return this.viaApi(kind, "/api/kanban-cards", { column_id: await this.need("column"), title: "Card" }, (b) => b.card.id);
+        return this.viaApi(kind, "/api/kanban-cards", { column_id: await need("column"), title: "Card" }, (b) => b.card.id);
       case "label":
-        return this.viaApi(kind, `/api/kanban-boards/${await this.need("board")}/labels`, { name: "bug", color: "#ff0000" }, (b) => b.label.id);
+        return this.viaApi(kind, `/api/kanban-boards/${await need("board")}/labels`, { name: "bug", color: "#ff0000" }, (b) => b.label.id);
       case "comment":
-        return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/comments`, { body: "A comment" }, (b) => b.comment.id);
+        return this.viaApi(kind, `/api/kanban-cards/${await need("card")}/comments`, { body: "A comment" }, (b) => b.comment.id);
       case "assignee":
-        return this.viaApi(kind, `/api/kanban-cards/${await this.need("card")}/assignees`, { user_id: owner }, (b) => b.assignee.assignment_id);
+        return this.viaApi(kind, `/api/kanban-cards/${await need("card")}/assignees`, { user_id: owner }, (b) => b.assignee.assignment_id);
       case "thread":
-        return this.viaApi(kind, "/api/messages/threads", { subject: "Hello", project_id: await this.need("project"), body: "First" }, (b) => b.thread.id);
+        return this.viaApi(kind, "/api/messages/threads", { subject: "Hello", project_id: await need("project"), body: "First" }, (b) => b.thread.id);
       case "message":
-        return pool.oneFirst(sql.type(idRow)`select id from messages where thread_id = ${await this.need("thread")} order by id limit 1`);
+        return pool.oneFirst(sql.type(idRow)`select id from messages where thread_id = ${await need("thread")} order by id limit 1`);
       case "attachment":
         return pool.oneFirst(sql.type(idRow)`
           insert into attachments (message_id, user_id, file_name, content_type, byte_size, storage_key)
-          values (${await this.need("message")}, ${owner}, 'a.txt', 'text/plain; charset=utf-8', 0, ${`attachments/fuzz/${await this.need("message")}`}) returning id`);
+          values (${await need("message")}, ${owner}, 'a.txt', 'text/plain; charset=utf-8', 0, ${`attachments/fuzz/${await need("message")}`}) returning id`);
       default:
         return undefined;
     }
   }
 
   private async viaApi(kind: string, path: string, body: unknown, pick: (b: any) => number): Promise<number | undefined> {
+    if (this.projectState !== "normal") await this.setProjectState("normal");
     const res = await request(this.baseUrl, "POST", path, { token: this.owner.token, body });
     if (res.status < 300) return pick(res.body);
     this.missing.push(`${kind} (${res.status} ${res.text.slice(0, 120)})`);
