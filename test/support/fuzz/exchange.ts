@@ -40,7 +40,8 @@ function bodyOf(op: Operation, req: FuzzRequest): { body?: string | FormData | U
   const entries = req.body && typeof req.body === "object" && !Array.isArray(req.body) ? Object.entries(req.body) : [["value", req.body] as const];
   if (type.startsWith("multipart/")) {
     const form = new FormData();
-    for (const [k, v] of entries) form.append(k, text(v));
+    // A file of a known-good fragment (bodyHints.ts) goes as a file part.
+    for (const [k, v] of entries) form.append(k, v instanceof File ? v : text(v));
     return { body: form };
   }
   if (type === "application/x-www-form-urlencoded") return { body: new URLSearchParams(entries.map(([k, v]): [string, string] => [k, text(v)])), contentType: type };
@@ -76,5 +77,7 @@ export function problemsOf(op: Operation, req: FuzzRequest, res: Answer, allKnow
   }
   if (req.identity === "anonymous" && op.bearer && res.status !== 401 && res.status !== 429) problems.push(`no token, yet ${res.status} instead of 401`);
   if (req.identity === "stranger" && allKnown && op.pathParams.length > 0 && res.status < 300) problems.push(`a stranger got ${res.status} on the owner's resource`);
+  // A change whose body names the owner's resources (bodyHints.ts) is no stranger's to make.
+  if (req.identity === "stranger" && req.names?.length && op.method !== "GET" && res.status < 300) problems.push(`a stranger got ${res.status} for a change naming the owner's ${req.names.join(", ")}`);
   return problems;
 }

@@ -6,6 +6,7 @@
  * parameter or query value).
  */
 import fc from "fast-check";
+import type { Naming } from "./bodyHints.ts";
 import { valueOf, type JsonSchema, type ResolveRef } from "./schemaArbitrary.ts";
 
 /** Who sends a request. */
@@ -39,6 +40,8 @@ export interface FuzzRequest {
   /** Sent as it is instead of `body`, with `contentType`. */
   raw?: string;
   contentType?: string;
+  /** The resource kinds of the world a valid request's body or query names (`bodyHints.ts`), if any. */
+  names?: string[];
 }
 
 /** The operations of `doc`, in document order. */
@@ -77,9 +80,24 @@ function validParts(op: Operation, resolve: ResolveRef): fc.Arbitrary<{ query: R
   return op.body ? fc.record({ query, body: valueOf(op.body, resolve) }) : fc.record({ query });
 }
 
-/** A valid request of `op` sent as `identity`. */
-export function validRequest(op: Operation, resolve: ResolveRef, identity: Identity): fc.Arbitrary<FuzzRequest> {
-  return validParts(op, resolve).map((parts) => ({ identity, label: "valid", pathParams: {}, ...parts }));
+/** `parts` with the fields `naming` fills (an object body only: another has no fields to name). */
+function named(parts: { query: Record<string, string>; body?: unknown }, naming: Naming): { query: Record<string, string>; body?: unknown } {
+  const body = parts.body;
+  const isObject = body !== null && typeof body === "object" && !Array.isArray(body);
+  return { query: { ...parts.query, ...naming.query }, ...("body" in parts ? { body: isObject ? { ...body, ...naming.body } : body } : {}) };
+}
+
+/**
+ * A valid request of `op` sent as `identity`. With a `naming`, three in four carry the world's
+ * ids and known-good values it holds (labelled "valid, … filled in"); the rest stay random.
+ */
+export function validRequest(op: Operation, resolve: ResolveRef, identity: Identity, naming?: Naming): fc.Arbitrary<FuzzRequest> {
+  const random = validParts(op, resolve);
+  const plain = random.map((parts): FuzzRequest => ({ identity, label: "valid", pathParams: {}, ...parts }));
+  if (!naming) return plain;
+  const label = `valid, ${[...Object.keys(naming.body), ...Object.keys(naming.query)].join(", ")} filled in`;
+  const filled = random.map((parts): FuzzRequest => ({ identity, label, pathParams: {}, ...named(parts, naming), names: naming.resources }));
+  return fc.oneof({ weight: 1, arbitrary: plain }, { weight: 3, arbitrary: filled });
 }
 
 const WRONG_TYPES: unknown[] = [0, -1, 1.5, "text", "", true, false, null, [], {}, [1, "a"], { nested: { value: 1 } }];
@@ -187,7 +205,7 @@ function mutations(op: Operation): fc.Arbitrary<Mutation> {
   return fc.oneof(...list);
 }
 
-/** An invalid request of `op` (a valid one with one mutation), sent by the owner. */
-export function invalidRequest(op: Operation, resolve: ResolveRef): fc.Arbitrary<FuzzRequest> {
-  return fc.tuple(validRequest(op, resolve, "owner"), mutations(op)).map(([req, mutation]) => mutation.apply(req, op));
+/** An invalid request of `op` (a valid one, named or not, with one mutation), sent by the owner. */
+export function invalidRequest(op: Operation, resolve: ResolveRef, naming?: Naming): fc.Arbitrary<FuzzRequest> {
+  return fc.tuple(validRequest(op, resolve, "owner", naming), mutations(op)).map(([req, mutation]) => mutation.apply(req, op));
 }

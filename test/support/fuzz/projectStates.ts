@@ -33,7 +33,7 @@ const EXEMPT: { route: RegExp; allows: StateExemptions; why: string }[] = [
   { route: /^POST \/api\/projects\/\{projectId\}\/(lock|unlock)$/, allows: EVERY_STATE, why: "lock and unlock are how a state is left (state.router.ts)" },
   { route: /^POST \/api\/projects\/\{projectId\}\/(archive|unarchive)$/, allows: { allowExpired: true, allowArchived: true }, why: "shelving changes no content; a locked project is unlocked first (state.router.ts)" },
   { route: /^DELETE \/api\/projects\/\{projectId\}$/, allows: { allowExpired: true, allowArchived: true }, why: "deleting a lapsed or shelved project needs no renewal (projects.router.ts)" },
-  { route: /^POST \/api\/subscriptions\/\{id\}\/(cancel|renew)$/, allows: { allowExpired: true }, why: "renewing is how an expired project comes back (subscriptions.router.ts)" },
+  { route: /^POST \/api\/(subscriptions(\/\{id\}\/(cancel|renew))?|billing\/subscription)$/, allows: { allowExpired: true }, why: "renewing or subscribing anew (also as POST /billing/subscription) is how an expired project comes back (subscriptions.router.ts)" },
   { route: /^DELETE \/api\/archives\/\{id\}$/, allows: { allowExpired: true }, why: "a download archive is not content; freeing it needs no renewal (generations/load.ts)" },
   { route: /^POST \/api\/projects\/\{projectId\}\/(schemas\/compare|templates\/\{templateId\}\/(compile|preview))$/, allows: EVERY_STATE, why: "reads through POST: nothing is recorded (docs/decisions.md)" },
   { route: /^\w+ \/api\/(teams\/\{teamId\}(\/members.*)?)$/, allows: EVERY_STATE, why: "a team and its members are not content of the projects it shares (docs/decisions.md, sharing)" },
@@ -46,6 +46,9 @@ export function exemptIn(op: Operation, state: RefusingState): boolean {
   const name = `${op.method} ${op.path}`;
   return EXEMPT.some((e) => e.route.test(name) && e.allows[ALLOWS[state]] === true);
 }
+
+/** Whether `res` is the refusal of a project in `state`. */
+export const refusedFor = (res: Answer, state: RefusingState): boolean => res.body?.code === CODES[state];
 
 /**
  * What is wrong with the answer `res` to `req` of `op` while its project is in `state` (empty:

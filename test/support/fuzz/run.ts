@@ -25,9 +25,10 @@ import fc from "fast-check";
 import type { Test } from "tap";
 import { startTestApp } from "../app.ts";
 import { request } from "../http.ts";
+import { carriesIds, namingOf, type Naming } from "./bodyHints.ts";
 import { describe, problemsOf, send, urlOf, type Answer } from "./exchange.ts";
 import { invalidRequest, operationsOf, validRequest, type FuzzRequest, type Operation } from "./operations.ts";
-import { REFUSING_STATES, stateProblemsOf, type RefusingState } from "./projectStates.ts";
+import { REFUSING_STATES, refusedFor, stateProblemsOf, type RefusingState } from "./projectStates.ts";
 import type { JsonSchema } from "./schemaArbitrary.ts";
 import { World } from "./world.ts";
 import { writeLog } from "./writeLog.ts";
@@ -88,9 +89,14 @@ function interleave<T>(...lists: T[][]): T[] {
   return out;
 }
 
-/** What a mode made of one operation's world: its own check of each answer (empty: nothing wrong), and a note for the failure report. */
+/**
+ * What a mode made of one operation's world: its own check of each answer (empty: nothing
+ * wrong), what besides a success shows a request got past validation, and a note for the
+ * failure report.
+ */
 interface Prepared {
   check: (req: FuzzRequest, res: Answer) => string[];
+  reached?: (res: Answer) => boolean;
   note: string;
 }
 
@@ -103,10 +109,10 @@ interface Mode {
   /** How many times each operation runs, each pass with requests of its own (default 1). */
   passes?: number;
   /**
-   * Readies `world` for pass `pass` of `op` once the operation's fixtures exist and before its
-   * first write mark; null leaves the operation out.
+   * Readies `world` for pass `pass` of `op` once the operation's fixtures exist (`naming`: what
+   * its body names, `bodyHints.ts`) and before its first write mark; null leaves the operation out.
    */
-  prepare?: (op: Operation, world: World, pass: number) => Promise<Prepared | null>;
+  prepare?: (op: Operation, world: World, pass: number, naming: Naming | undefined) => Promise<Prepared | null>;
   /** A line on what the run covered, for its summary. */
   summary?: () => string;
 }
@@ -117,23 +123,27 @@ export function fuzzPart(t: Test, part: number, parts: number): void {
 }
 
 /**
- * Registers the fuzz of every operation whose path names the world's project or a resource
- * inside it, with the project locked, expired or archived (`projectStates.ts`): each operation
- * in all three in turn, starting from one picked by the seed and the operation's id.
+ * Registers the fuzz of every operation whose path or body names the world's project or a
+ * resource inside it, with the project locked, expired or archived (`projectStates.ts`): each
+ * operation in all three in turn, starting from one picked by the seed and the operation's id.
+ * An operation reaches its guard when a request of the owner's succeeds or is refused by the state.
  */
 export function fuzzProjectStates(t: Test): void {
   const covered: Record<RefusingState, number> = { locked: 0, expired: 0, archived: 0 };
   fuzzOperations(t, {
     title: "the operations inside a project, fuzzed with the project locked, expired or archived",
-    select: (op) => op.pathParams.length > 0,
+    select: (op) => op.pathParams.length > 0 || op.body !== undefined,
     runs: STATE_RUNS,
     passes: REFUSING_STATES.length,
-    prepare: async (op, world, pass) => {
-      if (!world.inProject(op.path, op.pathParams)) return null;
+    prepare: async (op, world, pass, naming) => {
+      const inPath = world.inProject(op.path, op.pathParams);
+      if (!inPath && !(naming && world.inProject(op.path, op.pathParams, naming.resources))) return null;
       const state = REFUSING_STATES[((seedOf(op.id, 4) >>> 0) + pass) % REFUSING_STATES.length]!;
       await world.setProjectState(state);
       covered[state] += 1;
-      return { check: (req, res) => stateProblemsOf(op, req, res, state), note: ` [project ${state}]` };
+      // Only the path or the world's ids in the body put a request inside the project (a form set may be made outside any).
+      const inside = (req: FuzzRequest) => inPath || (naming !== undefined && carriesIds(req, naming));
+      return { check: (req, res) => (inside(req) ? stateProblemsOf(op, req, res, state) : []), reached: (res) => refusedFor(res, state), note: ` [project ${state}]` };
     },
     summary: () => `project states: ${Object.entries(covered).map(([state, n]) => `${n} operations ${state}`).join(", ")}`,
   });
@@ -157,7 +167,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
     let skipped = 0;
     let runs = 0;
     const fuzzed = new Set<string>();
-    /** Operations a request of the owner's got a success from: past validation, into the route's work. */
+    /** Operations a request of the owner's got a success (or in the state mode its state's refusal) from: past validation, into the route's work. */
     const reached = new Set<string>();
     const failures: string[] = [];
     const missingKinds = new Set<string>();
@@ -175,16 +185,18 @@ function fuzzOperations(t: Test, mode: Mode): void {
         world = await World.create(app.pool, app.url);
         worlds += 1;
       }
+      // Its fixtures, those its path and its body name, exist before the first mark.
+      await world.pathParams(op.path, op.pathParams);
+      const naming = await namingOf(op, resolve, world);
       const sample = (arbitrary: fc.Arbitrary<FuzzRequest>, salt: number, numRuns: number) => (numRuns ? fc.sample(arbitrary, { seed: seedOf(op.id, salt + 8 * pass), numRuns }) : []);
       const cases = [
         ...sample(validRequest(op, resolve, "anonymous"), 3, op.bearer ? mode.runs.anonymous : 0),
-        ...sample(validRequest(op, resolve, "stranger"), 2, mode.runs.stranger),
-        ...interleave(sample(invalidRequest(op, resolve), 1, mode.runs.invalid), sample(validRequest(op, resolve, "owner"), 0, mode.runs.valid)),
+        ...sample(validRequest(op, resolve, "stranger", naming), 2, mode.runs.stranger),
+        ...interleave(sample(invalidRequest(op, resolve, naming), 1, mode.runs.invalid), sample(validRequest(op, resolve, "owner", naming), 0, mode.runs.valid)),
       ];
       /** The requests always sent: up to the first valid one as the owner. */
-      const always = cases.findIndex((req) => req.identity === "owner" && req.label === "valid") + 1;
-      await world.pathParams(op.path, op.pathParams); // its fixtures exist before the first mark
-      const prepared = mode.prepare ? await mode.prepare(op, world, pass) : { check: () => [], note: "" };
+      const always = cases.findIndex((req) => req.identity === "owner" && req.label.startsWith("valid")) + 1;
+      const prepared: Prepared | null = mode.prepare ? await mode.prepare(op, world, pass, naming) : { check: () => [], note: "" };
       if (!prepared) continue; // not an operation of this mode
       runs += 1;
       fuzzed.add(op.id);
@@ -202,7 +214,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
           continue;
         }
         sent += 1;
-        if (req.identity === "owner" && res.status < 300) reached.add(op.id);
+        if (req.identity === "owner" && (res.status < 300 || prepared.reached?.(res))) reached.add(op.id);
         const problems = [...problemsOf(op, req, res, allKnown), ...prepared.check(req, res)];
         const writes = await log.since(mark);
         mark = writes.mark;
@@ -221,7 +233,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
     // Where the fuzz is blind: every request refused (a body the generator cannot make valid,
     // a fixture the world lacks, a state that refuses). Not a failure; a list to look at.
     const blind = [...fuzzed].filter((id) => !reached.has(id));
-    if (blind.length) t.comment(`${blind.length} of ${fuzzed.size} operations answered no request of the owner's with a success: ${blind.join(", ")}`);
+    if (blind.length) t.comment(`${blind.length} of ${fuzzed.size} operations answered no request of the owner's with a success${mode.prepare ? " or a state's refusal" : ""}: ${blind.join(", ")}`);
     if (skipped) t.comment(`the run's budget of ${RUN_BUDGET_MS / 1000} s was spent (a loaded machine): the last ${skipped} run(s) of an operation were not fuzzed in this run`);
     if (missingKinds.size) t.comment(`fixtures the world could not create (their parameters fall back to small ids): ${[...missingKinds].join("; ")}`);
     for (const failure of failures.slice(0, 100)) t.fail(failure);

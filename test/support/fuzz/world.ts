@@ -141,12 +141,13 @@ export class World {
   }
 
   /**
-   * Whether the path names the world's project or a resource made inside it (after
-   * `pathParams` made them): the operations a project's state may refuse.
+   * Whether the path, or the body with the kinds `named` (`bodyHints.ts`), names the world's
+   * project or a resource made inside it (once they are made): the operations a project's
+   * state may refuse.
    */
-  inProject(path: string, params: string[]): boolean {
+  inProject(path: string, params: string[], named: string[] = []): boolean {
     const inside = (kind: string): boolean => kind === "project" || (this.parents.get(kind) ?? []).some(inside);
-    return kindsOf(path, params).some(([, kind]) => kind !== undefined && inside(kind));
+    return [...kindsOf(path, params).map(([, kind]) => kind), ...named].some((kind) => kind !== undefined && inside(kind));
   }
 
   /** Puts the world's project (made if need be) into `state` alone; "normal" undoes the others. */
@@ -200,8 +201,12 @@ export class World {
         return pool.oneFirst(sql.type(idRow)`select id from template_files where template_id = ${await need("template")} order by id limit 1`);
       case "generator":
         return buildGenerator(pool, { userId: owner, projectId: await need("project"), templateIds: [await need("template")], schemaId: await need("schema") });
-      case "generation":
-        return buildGeneration(pool, await need("project"), owner);
+      case "generation": {
+        // Made by the world's template, as a run would: adjustments are keyed by their generation's template.
+        const generation = await buildGeneration(pool, await need("project"), owner);
+        await pool.query(sql.type(z.object({}))`update code_generations set template_id = ${await need("template")} where id = ${generation}`);
+        return generation;
+      }
       case "archive": {
         // `/archives/{id}` names the archive by its code generation's id.
         const generation = await need("generation");

@@ -1,0 +1,184 @@
+/**
+ * What a valid request of the owner's needs in its body and query to get past the route's
+ * lookups into its work: body and query fields that name a resource are filled with the
+ * fixture world's id of that kind (`BY_FIELD`, by field name, as `world.ts` fills path
+ * parameters), and a few operations whose strings must mean something (SQL text, a file)
+ * get a known-good fragment (`FRAGMENTS`). Only some valid requests carry these
+ * (`operations.ts`); the others stay fully random, so that a wrong id's refusal stays covered.
+ */
+import { buffer } from "node:stream/consumers";
+import { createZipStream } from "../../../shared/archive/zipWriter.ts";
+import type { FuzzRequest, Operation } from "./operations.ts";
+import type { JsonSchema, ResolveRef } from "./schemaArbitrary.ts";
+import type { World } from "./world.ts";
+
+/**
+ * World kinds by body or query field name, where the field's schema is an integer (or a list
+ * of them). A field the world's kind does not fit (a store template's `template_id`) is
+ * refused as a missing resource, as a random id would be.
+ */
+const BY_FIELD: Record<string, string> = {
+  project_id: "project",
+  schema_id: "schema",
+  schema_id_1: "schema",
+  schema_id_2: "schema",
+  template_id: "template",
+  template_ids: "template",
+  generator_id: "generator",
+  code_generation_id: "generation",
+  board_id: "board",
+  column_id: "column",
+  card_id: "card",
+  labels: "label",
+  assignees: "owner",
+  user_id: "owner",
+  team_id: "team",
+  form_set_id: "formSet",
+  form_window_id: "formWindow",
+  environment_id: "environment",
+  deployment_id: "deployment",
+  thread_id: "thread",
+  job_id: "job",
+  adjustment_id: "adjustment",
+  parse_id: "sqlParse",
+};
+
+/** Kinds that are people, not resources: naming one is no claim on the owner's things. */
+const PEOPLE = new Set(["owner", "victim"]);
+
+/** A 1×1 PNG, for the image uploads. */
+const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+const png = () => new File([PNG], "fuzz.png", { type: "image/png" });
+/** Sizes a create/edit window accepts (shared/forms/windowSizes.ts). */
+const WINDOW = { window_type: "create_edit", min_width: 300, min_height: 250, default_width: 600, default_height: 500 };
+const SQL = { database_type: "PostgreSQL", sql_text: "create table users (id serial primary key, email varchar(255) not null);" };
+
+/** A template zip (`template.json` and one file) as GET …/templates/{templateId}/export writes one. */
+async function templateZip(): Promise<File> {
+  const manifest = { name: "Fuzz", engine_type: "ultimate", content: "", variables: [{ name: "entity", type: "string" }], files: [{ file_name: "README.md", order: 0 }] };
+  const entries = [
+    { path: "template.json", content: JSON.stringify(manifest) },
+    { path: "files/README.md", content: "# {:entity:}\n" },
+  ];
+  return new File([new Uint8Array(await buffer(createZipStream(entries)))], "template.zip", { type: "application/zip" });
+}
+
+/**
+ * Known-good body fragments by operation id, where a field must mean something that a value
+ * generated from its schema almost never does; each with why. Left blind by design: the
+ * OAuth and e-mail callbacks, logins and 2FA codes (secrets the fuzz does not hold), payment
+ * webhooks (a signature), and what needs a live peer (deploying, testing a connection, git).
+ */
+const FRAGMENTS: Record<string, { why: string; body: () => Record<string, unknown> | Promise<Record<string, unknown>> }> = {
+  postApiSqlParse: { why: "a dialect the parser knows, and DDL", body: () => SQL },
+  postApiProjectsProjectIdSchemas: { why: "a dialect the parser knows, and DDL", body: () => SQL },
+  putApiProjectsProjectIdSchemasSchemaId: { why: "a dialect the parser knows, and DDL", body: () => SQL },
+  postApiProjectsProjectIdReportsReportIdImages: { why: "an image file", body: () => ({ image: png() }) },
+  postApiProjectsProjectIdTemplatesTemplateIdMedia: { why: "an image file", body: () => ({ media_type: "image", file: png() }) },
+  postApiMessagesMessageIdAttachments: { why: "a file", body: () => ({ file: new File(["hello"], "a.txt", { type: "text/plain" }) }) },
+  postApiProjectsProjectIdTemplatesImport: { why: "a template zip", body: async () => ({ file: await templateZip() }) },
+  postApiProjectsProjectIdForms: { why: "a table of the world's schema", body: () => ({ table_name: "users" }) },
+  putApiProjectsProjectIdFormsFormId: { why: "a table of the world's schema", body: () => ({ table_name: "users" }) },
+  postApiProjectsProjectIdFormsFormIdFields: { why: "a column of the form's table", body: () => ({ field_name: "email" }) },
+  postApiProjectsProjectIdReports: { why: "a table of the world's schema", body: () => ({ table_name: "posts" }) },
+  postApiProjectsProjectIdSchemasSchemaIdTranslations: { why: "a table of the world's schema", body: () => ({ table_name: "users" }) },
+  postApiFormWindows: { why: "sizes within the window type's bounds", body: () => WINDOW },
+  putApiFormWindowsId: { why: "sizes within the window type's bounds", body: () => WINDOW },
+  postApiFormElements: { why: "a place inside the world's 600-wide window", body: () => ({ x_position: 10, y_position: 10, width: 100, height: 20, anchor_right: undefined, anchor_bottom: undefined, anchor_width: undefined, anchor_height: undefined }) },
+  postApiDeployments: { why: "the method and target the world's environment is configured for", body: () => ({ deployment_method: "ftp", target_environment: "production" }) },
+  postApiCodeGenerationsIdAdjustments: { why: "content or a diff, not both", body: () => ({ file_path: "index.php", content: "<?php\n", diff: undefined }) },
+  putApiCodeAdjustmentsId: { why: "content or a diff, not both", body: () => ({ content: "b\n", diff: undefined }) },
+  postApiApiTokens: { why: "no expiry and every ability (a generated date is rarely within the coming year)", body: () => ({ abilities: undefined, expires_at: undefined }) },
+  postApiAuthRegister: { why: "a password and its matching confirmation", body: () => ({ password: "Fuzz-password-8h3k", password_confirmation: "Fuzz-password-8h3k", invitation_token: undefined }) },
+};
+
+/** The fragments made so far (a zip is made once). */
+const made = new Map<string, Promise<Record<string, unknown>>>();
+const fragmentOf = (operationId: string): Promise<Record<string, unknown>> | undefined => {
+  const fragment = FRAGMENTS[operationId];
+  if (!fragment) return undefined;
+  if (!made.has(operationId)) made.set(operationId, Promise.resolve(fragment.body()));
+  return made.get(operationId);
+};
+
+/** What the named requests of one operation carry. */
+export interface Naming {
+  body: Record<string, unknown>;
+  query: Record<string, string>;
+  /** The resource kinds (not people) the body or query names. */
+  resources: string[];
+  /** The body fields that hold the world's ids. */
+  idFields: string[];
+}
+
+/**
+ * Whether `req` still carries every id `naming` put into its body (a mutation may have
+ * replaced one): whether what it does happens among the world's resources.
+ */
+export function carriesIds(req: FuzzRequest, naming: Naming): boolean {
+  let body: unknown = req.body;
+  if (req.raw !== undefined) {
+    try {
+      body = JSON.parse(req.raw);
+    } catch {
+      return false;
+    }
+  }
+  if (body === null || typeof body !== "object") return false;
+  const fields = body as Record<string, unknown>;
+  // Compared by hand: a mutated field may be nested too deep for JSON.stringify.
+  const same = (got: unknown, want: unknown) => (Array.isArray(want) ? Array.isArray(got) && got.length === want.length && got.every((v, i) => v === want[i]) : got === want);
+  return naming.idFields.every((name) => same(fields[name], naming.body[name]));
+}
+
+/** `schema` with its reference followed. */
+const deref = (schema: JsonSchema | undefined, resolve: ResolveRef): JsonSchema => (typeof schema?.$ref === "string" ? (resolve(schema.$ref) ?? {}) : (schema ?? {}));
+
+/** Whether `schema` accepts an integer (directly, or as one branch of a union). */
+function takesInteger(schema: JsonSchema | undefined, resolve: ResolveRef): boolean {
+  const s = deref(schema, resolve);
+  if (s.type === "integer" || (Array.isArray(s.type) && s.type.includes("integer"))) return true;
+  return [...((s.anyOf as JsonSchema[] | undefined) ?? []), ...((s.oneOf as JsonSchema[] | undefined) ?? [])].some((b) => takesInteger(b, resolve));
+}
+
+/** Whether `schema` is a list of integers (directly, or as one branch of a union). */
+function takesIntegers(schema: JsonSchema | undefined, resolve: ResolveRef): boolean {
+  const s = deref(schema, resolve);
+  if (s.type === "array") return takesInteger(s.items as JsonSchema | undefined, resolve);
+  return [...((s.anyOf as JsonSchema[] | undefined) ?? []), ...((s.oneOf as JsonSchema[] | undefined) ?? [])].some((b) => takesIntegers(b, resolve));
+}
+
+/** The top-level properties of an object body (through references, `allOf` and union branches). */
+function propertiesOf(schema: JsonSchema | undefined, resolve: ResolveRef): Record<string, JsonSchema> {
+  const s = deref(schema, resolve);
+  const branches = [...((s.allOf as JsonSchema[] | undefined) ?? []), ...((s.anyOf as JsonSchema[] | undefined) ?? []), ...((s.oneOf as JsonSchema[] | undefined) ?? [])];
+  return Object.assign({}, ...branches.map((b) => propertiesOf(b, resolve)), (s.properties ?? {}) as Record<string, JsonSchema>);
+}
+
+/**
+ * The world's ids for the fields of `op` that name a resource, and its fragment (the kinds
+ * are made now, before the operation's first write mark); undefined when it names none.
+ */
+export async function namingOf(op: Operation, resolve: ResolveRef, world: World): Promise<Naming | undefined> {
+  const naming: Naming = { body: {}, query: {}, resources: [], idFields: [] };
+  const idOf = async (name: string) => {
+    const kind = BY_FIELD[name];
+    const id = kind ? await world.id(kind) : undefined;
+    if (id !== undefined && !PEOPLE.has(kind!) && !naming.resources.includes(kind!)) naming.resources.push(kind!);
+    return id;
+  };
+  for (const [name, schema] of Object.entries(propertiesOf(op.body, resolve))) {
+    const one = takesInteger(schema, resolve);
+    if (!one && !takesIntegers(schema, resolve)) continue;
+    const id = await idOf(name);
+    if (id === undefined) continue;
+    naming.body[name] = one ? id : [id];
+    naming.idFields.push(name);
+  }
+  for (const q of op.query) {
+    const id = takesInteger(q.schema, resolve) || deref(q.schema, resolve).type === "number" ? await idOf(q.name) : undefined;
+    if (id !== undefined) naming.query[q.name] = String(id);
+  }
+  Object.assign(naming.body, await fragmentOf(op.id));
+  return Object.keys(naming.body).length || Object.keys(naming.query).length ? naming : undefined;
+}
