@@ -16,13 +16,13 @@
  * (`BENCH_CPU_PROF_ROUTE=user`: only `GET /api/user`; `=bare`: only the bare server, to set
  * beside it; `=slonik`: only the Slonik-only server), so the profile shows that route's path.
  */
-import { spawn } from "node:child_process";
 import autocannon from "autocannon";
 import { createPool } from "../../shared/db/pool.ts";
 import { hashPassword } from "../../shared/auth/passwords.ts";
 import { insertUser } from "../../shared/db/users.ts";
 import { benchDatabase } from "./support/db.ts";
-import { profileDir, profileFlags } from "./support/profile.ts";
+import { startHttpServers } from "./support/httpServersProcess.ts";
+import { profileDir } from "./support/profile.ts";
 import { ratioFigure, report } from "./report.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -41,26 +41,8 @@ await insertUser(pool, { name: "Bench User", username: "bench", email: "bench@ex
 await pool.end();
 
 const profiling = profileDir() !== null;
-const child = spawn(process.execPath, [...profileFlags(), new URL("./support/httpServers.ts", import.meta.url).pathname], {
-  env: { ...process.env, DATABASE_URL: db.url },
-  stdio: ["ignore", "pipe", "inherit"],
-});
+const { child, ours: oursPort, bare: barePort, slonik: slonikPort } = await startHttpServers(db.url);
 try {
-  const [oursPort, barePort, slonikPort] = await new Promise<[number, number, number]>((resolve, reject) => {
-    let out = "";
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /^ready (\d+) (\d+) (\d+)$/m.exec(out);
-      if (!match) return;
-      // Stop collecting: the servers' access log follows, and gathering and scanning it here
-      // would load this process, which also runs the load generator.
-      child.stdout.off("data", onData);
-      resolve([Number(match[1]), Number(match[2]), Number(match[3])]);
-    };
-    child.stdout.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`server process exited with ${code}`)));
-  });
-  child.stdout.resume(); // drain the access log
   const oursUrl = `http://127.0.0.1:${oursPort}/api/bench/one-query`;
   const bareUrl = `http://127.0.0.1:${barePort}/`;
   const slonikUrl = `http://127.0.0.1:${slonikPort}/`;

@@ -6,7 +6,6 @@
  * concurrent clients on that board (reported, no target). The board reads send a browser's
  * `Accept-Encoding`, as real clients do, and get the cached compressed answer.
  */
-import { spawn } from "node:child_process";
 import autocannon from "autocannon";
 import { z } from "zod";
 import { createPersonalToken } from "../../shared/auth/personalTokens.ts";
@@ -14,6 +13,8 @@ import { createPool, sql } from "../../shared/db/pool.ts";
 import { insertUser } from "../../shared/db/users.ts";
 import { createProject } from "../../shared/projects/createProject.ts";
 import { benchDatabase } from "./support/db.ts";
+import { startHttpServers } from "./support/httpServersProcess.ts";
+import { profileDir } from "./support/profile.ts";
 import { limitFigure, ratioFigure, report } from "./report.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -61,27 +62,8 @@ const cardIds = await pool.anyFirst(sql.type(ids)`select id from kanban_cards wh
 const columnIds = await pool.anyFirst(sql.type(ids)`select id from kanban_columns where board_id = ${boardId} order by position`);
 await pool.end();
 
-// `BENCH_CPU_PROF=<dir>`: the server process runs under `node --cpu-prof` (written to <dir> as it stops).
-const profileDir = process.env.BENCH_CPU_PROF;
-const profileArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-const child = spawn(process.execPath, [...profileArgs, new URL("./support/httpServers.ts", import.meta.url).pathname], {
-  env: { ...process.env, DATABASE_URL: db.url, BENCH_LOG_LEVEL: "warn" },
-  stdio: ["ignore", "pipe", "inherit"],
-});
+const { child, ours: port } = await startHttpServers(db.url, { BENCH_LOG_LEVEL: "warn" });
 try {
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = "";
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /^ready (\d+) (\d+)$/m.exec(out);
-      if (!match) return;
-      child.stdout.off("data", onData);
-      resolve(Number(match[1]));
-    };
-    child.stdout.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`server process exited with ${code}`)));
-  });
-  child.stdout.resume();
   const base = `http://127.0.0.1:${port}`;
   const oneQuery = `${base}/api/bench/one-query`;
   const boardUrl = `${base}/api/projects/${projectId}/kanban`;
@@ -126,7 +108,7 @@ try {
     }),
   );
   if (failures) throw new Error(`${failures} moves failed`);
-  if (profileDir) {
+  if (profileDir()) {
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM"); // the profile is written as the process exits
     await exited;
