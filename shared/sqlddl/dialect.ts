@@ -1,6 +1,7 @@
 /**
  * Dialect names: the five `database_type` values of DESIGN §9 and the aliases users type.
  */
+import { own } from "../dict.ts";
 import { DIALECTS, type Dialect } from "./types.ts";
 
 const aliases: Record<string, Dialect> = {
@@ -25,5 +26,6 @@ const aliases: Record<string, Dialect> = {
 /** Maps a dialect name or alias (case-insensitive) to its canonical name; null when unknown. */
 export function normalizeDialect(name: string): Dialect | null {
   const key = name.trim().toLowerCase();
-  return aliases[key] ?? DIALECTS.find((d) => d.toLowerCase() === key) ?? null;
+  // Own entries only: "__proto__" or "constructor" would otherwise find Object's (a 500 once, found by fuzzing).
+  return own(aliases, key) ?? DIALECTS.find((d) => d.toLowerCase() === key) ?? null;
 }

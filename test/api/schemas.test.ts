@@ -89,6 +89,10 @@ t.test("schemas", async (t) => {
     const unknown = await api.post(base, { name: "X", sql_text: "create table a (id int);", database_type: "oracle" });
     t.equal(unknown.status, 422);
     t.match(unknown.body.errors.database_type[0], /MySQL, PostgreSQL, SQLite, MSSQL, Firebird/);
+    // Names an object inherits were once taken for aliases (a 500, found by fuzzing).
+    for (const inherited of ["__proto__", "constructor"]) {
+      t.match((await api.post(base, { name: "X", sql_text: "create table a (id int);", database_type: inherited })).body, { code: "validation_failed", errors: { database_type: [/one of/] } }, inherited);
+    }
     const missing = await api.post(base, { sql_text: " " });
     t.same(Object.keys(missing.body.errors).sort(), ["database_type", "name", "sql_text"]);
     const big = `create table a (id int);\n${"-- padding\n".repeat(2500)}`;

@@ -125,6 +125,9 @@ t.test("system routes", async (t) => {
     t.ok(asset.text.length > 100_000);
     const traversal = await request(app.url, "GET", "/api/docs/assets/..%2F..%2Fpackage.json");
     t.equal(traversal.status, 404);
+    for (const inherited of ["constructor", "__proto__", "toString"]) {
+      t.equal((await request(app.url, "GET", `/api/docs/assets/${inherited}`)).status, 404, `${inherited} is no asset`);
+    }
   });
 
   t.test("GET /api/realtime/config gives the client settings", async (t) => {

@@ -6,6 +6,7 @@ import { createReadStream } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { z } from "zod";
+import { own } from "../../../shared/dict.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import { notFound, unauthorized } from "../../../shared/errors.ts";
 import { defineRoute } from "../route.ts";
@@ -140,7 +141,7 @@ const docsAsset = defineRoute({
       ctx.body = `window.ui = SwaggerUIBundle({ url: "/api/openapi.json", dom_id: "#swagger-ui", deepLinking: true, persistAuthorization: true });`;
       return;
     }
-    const type = swaggerAssets[params.file];
+    const type = own(swaggerAssets, params.file); // not an inherited "constructor"
     if (!type) throw notFound("Asset");
     ctx.type = type;
     ctx.body = createReadStream(path.join(swaggerDir, params.file));

@@ -31,6 +31,7 @@ t.test("dialect names and aliases", async (t) => {
   };
   for (const [alias, dialect] of Object.entries(cases)) t.equal(normalizeDialect(alias), dialect, alias);
   t.equal(normalizeDialect("oracle"), null);
+  for (const inherited of ["__proto__", "constructor", "toString", "hasOwnProperty"]) t.equal(normalizeDialect(inherited), null, `${inherited} is no dialect`);
 });
 
 t.test("empty and whitespace-only input is a DdlParseError at 1:1", async (t) => {
