@@ -11,7 +11,7 @@ import t from "tap";
 import { z } from "zod";
 import { sql } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
-import { buildProject, buildTeam, buildUserWithToken, setProjectState } from "../support/factories.ts";
+import { buildProject, buildTeam, buildUserWithToken, projectStateRefusals, setProjectState } from "../support/factories.ts";
 import { client, request } from "../support/http.ts";
 import { buildTemplate } from "../support/templateFactories.ts";
 
@@ -189,7 +189,7 @@ t.test("code adjustments", async (t) => {
     const adjustment = (await api.post(`/api/code-generations/${g1}/adjustments`, { file_path: "src/User.ts", content: editedUser })).body.adjustment.id;
     const stored = () => app.pool.oneFirst(sql.type(z.object({ rows: z.string() }))`select coalesce(jsonb_agg(to_jsonb(a) order by a.id), '[]')::text as rows from code_adjustments a where a.project_id = ${project}`);
     const before = await stored();
-    for (const [state, status, code] of [["locked", 423, "project_locked"], ["expired", 402, "subscription_expired"], ["archived", 409, "project_archived"]] as const) {
+    for (const { state, status, code } of projectStateRefusals) {
       await setProjectState(app.pool, project, state);
       for (const [method, path, body] of [
         ["POST", `/api/code-generations/${g1}/adjustments`, { file_path: "src/User.ts", content: editedUser }],

@@ -2,7 +2,7 @@ import t from "tap";
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
-import { buildProject, buildUserWithToken, setProjectState } from "../support/factories.ts";
+import { buildProject, buildUserWithToken, projectStateRefusals, setProjectState } from "../support/factories.ts";
 import { client } from "../support/http.ts";
 import { startDeeplPeer } from "../support/peers/deeplPeer.ts";
 import { buildSchema } from "../support/templateFactories.ts";
@@ -84,7 +84,7 @@ t.test("a locked, expired or archived project refuses automatic translation with
   const schemaId = await buildSchema(app.pool, projectId, owner.user.id, ddl, "shop");
   const auto = () => client(app.url, owner.token).post(`/api/projects/${projectId}/schemas/${schemaId}/translations/auto`, { target_language: "de" });
   const jobs = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs`);
-  for (const [state, status, code] of [["locked", 423, "project_locked"], ["expired", 402, "subscription_expired"], ["archived", 409, "project_archived"]] as const) {
+  for (const { state, status, code } of projectStateRefusals) {
     await setProjectState(app.pool, projectId, state);
     const res = await auto();
     t.match({ status: res.status, code: res.body?.code }, { status, code }, state);

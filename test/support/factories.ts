@@ -67,6 +67,16 @@ export async function makePatron(pool: DatabasePool, userId: number, options: { 
 /** The states a project refuses changes in (shared/projects/writable.ts), and the normal one. */
 export type ProjectStateName = "normal" | "locked" | "expired" | "archived";
 
+/** What a change to a project in each refusing state is answered with (shared/projects/writable.ts). */
+export const projectStateRefusals = [
+  { state: "locked", status: 423, code: "project_locked" },
+  { state: "expired", status: 402, code: "subscription_expired" },
+  { state: "archived", status: 409, code: "project_archived" },
+] as const;
+
+/** The refusals of the states other than expired (routes that stay open when the subscription has run out). */
+export const lockedOrArchivedRefusals = projectStateRefusals.filter((r) => r.state !== "expired");
+
 /**
  * Puts project `projectId` into `state` alone, clearing the other two: unlocked and not
  * archived, and its latest subscription (the one the guard reads, by `started_at desc, id

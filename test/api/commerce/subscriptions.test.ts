@@ -8,7 +8,7 @@ import { PostgresStorage } from "../../../shared/storage/postgresStorage.ts";
 import renew from "../../../workers/tasks/subscriptions__renew.ts";
 import type { TaskContext } from "../../../workers/context.ts";
 import { startTestApp, type TestApp } from "../../support/app.ts";
-import { buildUserWithToken, setProjectState } from "../../support/factories.ts";
+import { buildUserWithToken, lockedOrArchivedRefusals, setProjectState } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
 import { creditState } from "../../support/payments.ts";
 
@@ -149,7 +149,7 @@ t.test("a locked or archived project's subscription is neither bought, cancelled
   const sub = (await me.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id })).body.subscription;
   const stored = () => app.pool.oneFirst(sql.type(z.object({ rows: z.string() }))`select jsonb_agg(to_jsonb(s) order by s.id)::text as rows from subscriptions s where project_id = ${project.id}`);
   const before = { rows: await stored(), balance: (await creditState(app.pool, user.id)).balance };
-  for (const [state, status, code] of [["locked", 423, "project_locked"], ["archived", 409, "project_archived"]] as const) {
+  for (const { state, status, code } of lockedOrArchivedRefusals) {
     await setProjectState(app.pool, project.id, state);
     for (const [path, body] of [["/api/subscriptions", { project_id: project.id, plan_id: pro.id }], [`/api/subscriptions/${sub.id}/cancel`], [`/api/subscriptions/${sub.id}/renew`]] as const) {
       const res = await me.post(path, body);

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildEnvironment, buildGeneration, waitForDeployment } from "../../support/deploymentFactories.ts";
-import { buildProject, buildUserWithToken, setProjectState } from "../../support/factories.ts";
+import { buildProject, buildUserWithToken, projectStateRefusals, setProjectState } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
 import { startBitbucketStandIn } from "../../support/peers/bitbucketPeer.ts";
 import { startGithubStandIn } from "../../support/peers/githubPeer.ts";
@@ -150,7 +150,7 @@ t.test("commit and push", async (t) => {
     const deployments = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from deployments where project_id = ${project}`);
     const before = await deployments();
     const body = { code_generation_id: generation, connection_id: github, repository: "acme/site", branch: "shelved" };
-    for (const [state, status, code] of [["locked", 423, "project_locked"], ["expired", 402, "subscription_expired"], ["archived", 409, "project_archived"]] as const) {
+    for (const { state, status, code } of projectStateRefusals) {
       await setProjectState(app.pool, project, state);
       for (const [path, extra] of [["commit", { message: "m" }], ["push", {}]] as const) {
         const res = await api.post(`/api/projects/${project}/git/${path}`, { ...body, ...extra });

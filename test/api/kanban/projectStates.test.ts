@@ -10,10 +10,8 @@ import t from "tap";
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
-import { buildTeam, buildUserWithToken, setProjectState } from "../../support/factories.ts";
+import { buildTeam, buildUserWithToken, projectStateRefusals, setProjectState } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
-
-const refusals = { locked: [423, "project_locked"], expired: [402, "subscription_expired"], archived: [409, "project_archived"] } as const;
 
 t.test("card moves, assignments, labels and comments are refused in a locked, expired or archived project", async (t) => {
   const app = await startTestApp(t);
@@ -54,8 +52,8 @@ t.test("card moves, assignments, labels and comments are refused in a locked, ex
       )::text as rows`);
   const before = await snapshot();
 
-  for (const [state, [status, code]] of Object.entries(refusals)) {
-    await setProjectState(app.pool, project.id, state as keyof typeof refusals);
+  for (const { state, status, code } of projectStateRefusals) {
+    await setProjectState(app.pool, project.id, state);
     for (const [method, path, body] of changes) {
       const res = await api[method.toLowerCase() as "post" | "put" | "delete"](path, body);
       t.match({ status: res.status, code: res.body?.code }, { status, code }, `${method} ${path} while ${state}`);

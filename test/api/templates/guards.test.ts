@@ -14,7 +14,7 @@ import { createZipStream } from "../../../shared/archive/zipWriter.ts";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { awaitJob } from "../../../shared/jobs/await.ts";
 import { startTestApp } from "../../support/app.ts";
-import { buildProject, buildUserWithToken, setProjectState } from "../../support/factories.ts";
+import { buildProject, buildUserWithToken, lockedOrArchivedRefusals, setProjectState } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
 
@@ -184,7 +184,7 @@ t.test("template guards", async (t) => {
     const id = await buildTemplate(app.pool, { projectId: project }, user.id);
     t.equal((await api.post(`/api/projects/${project}/templates/${id}/execute`, { name: "ok" })).status, 200);
     const generation = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`select id from code_generations where project_id = ${project} order by id desc limit 1`);
-    for (const [state, status, code] of [["locked", 423, "project_locked"], ["archived", 409, "project_archived"]] as const) {
+    for (const { state, status, code } of lockedOrArchivedRefusals) {
       await setProjectState(app.pool, project, state);
       const res = await api.delete(`/api/archives/${generation}`);
       t.match({ status: res.status, code: res.body?.code }, { status, code }, state);

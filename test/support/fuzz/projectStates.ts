@@ -9,16 +9,17 @@
  * `StateExemptions`), or which changes no content of the project at all.
  */
 import type { StateExemptions } from "../../../shared/projects/writable.ts";
+import { projectStateRefusals } from "../factories.ts";
 import type { Answer } from "./exchange.ts";
 import type { FuzzRequest, Operation } from "./operations.ts";
 
 /** A state a project refuses changes in. */
-export type RefusingState = "locked" | "expired" | "archived";
+export type RefusingState = (typeof projectStateRefusals)[number]["state"];
 
-export const REFUSING_STATES: readonly RefusingState[] = ["locked", "expired", "archived"];
+export const REFUSING_STATES: readonly RefusingState[] = projectStateRefusals.map((r) => r.state);
 
 /** The error code each state answers with (its status is in `projectStateResponses`). */
-const CODES: Record<RefusingState, string> = { locked: "project_locked", expired: "subscription_expired", archived: "project_archived" };
+const CODES = Object.fromEntries(projectStateRefusals.map((r) => [r.state, r.code])) as Record<RefusingState, string>;
 
 const ALLOWS: Record<RefusingState, keyof StateExemptions> = { locked: "allowLocked", expired: "allowExpired", archived: "allowArchived" };
 
