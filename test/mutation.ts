@@ -7,9 +7,11 @@
  * file and in total from each part's JSON report (reports/mutation/<area>-<n>.json).
  *
  * Areas: `policies` (api/policies), `jobs` (shared/jobs), `ledger` (shared/credits/ledger.ts),
- * `realtime` (api/realtime), `all` (every one), and one part of an area alone:
- * `jobs-kinds`, `jobs-console`, `jobs-layer`, `realtime-protocol`, `realtime-access`,
- * `realtime-server`. Arguments after the area go to
+ * `realtime` (api/realtime), `net` (shared/net, the outbound network guard), `crypto`
+ * (shared/crypto.ts and the signed links and reset tokens built on it), `all` (every one),
+ * and one part of an area alone: `jobs-kinds`, `jobs-console`, `jobs-layer`,
+ * `realtime-protocol`, `realtime-access`, `realtime-server`, `net-address`, `net-guard`,
+ * `net-dispatch`, `crypto-core`, `crypto-uses`. Arguments after the area go to
  * every `stryker run` (e.g. `--concurrency 2`) after the part's own, so they override them:
  * `realtime-access --mutate api/realtime/reauthorize.ts` mutates that one file of the part
  * against the part's test files (the last `--mutate` wins). Stryker splits `--mutate` at
@@ -63,7 +65,38 @@ areas["realtime-server"] = [
   },
 ];
 areas.realtime = [...areas["realtime-protocol"], ...areas["realtime-access"], ...areas["realtime-server"]];
-areas.all = [...areas.policies!, ...areas.jobs, ...areas.ledger, ...areas.realtime];
+// The network guard (SSRF) in three parts: the address classes and notations against their
+// unit tests, the guard's checks and lookup, and the fetch dispatcher. The quick net tests
+// run first; the files after them reach the guard through the service (the environment
+// routes over HTTP, the git hosts' SDKs through the guarded fetch) and run only for a mutant
+// that survives the first.
+areas["net-address"] = [
+  { mutate: ["addressClass", "ipAddress"].map((name) => `shared/net/${name}.ts`), tests: ["test/shared/net/addressClass.test.ts", "test/shared/net/networkGuard.test.ts"] },
+];
+areas["net-guard"] = [
+  { mutate: ["networkGuard", "guardedLookup"].map((name) => `shared/net/${name}.ts`), tests: ["test/shared/net/networkGuard.test.ts", "test/api/deployments/environments.test.ts"] },
+];
+areas["net-dispatch"] = [
+  {
+    mutate: ["guardedDispatcher", "guardedFetch"].map((name) => `shared/net/${name}.ts`),
+    tests: ["test/shared/net/networkGuard.test.ts", "test/shared/deploy/github.test.ts", "test/shared/deploy/gitlab.test.ts"],
+  },
+];
+areas.net = [...areas["net-address"], ...areas["net-guard"], ...areas["net-dispatch"]];
+// Secrets at rest, signed links and token hashes: crypto.ts against the routes that seal
+// (deployment environments), sign (attachment links, e-mail verification) and hash (password
+// resets); then the modules that hold those secrets, against the same routes.
+areas["crypto-core"] = [
+  { mutate: ["shared/crypto.ts"], tests: ["test/shared/crypto.test.ts", "test/api/accounts.test.ts", "test/api/messages.test.ts", "test/api/deployments/environments.test.ts"] },
+];
+areas["crypto-uses"] = [
+  {
+    mutate: ["shared/attachments/links.ts", "shared/auth/emailVerification.ts", "shared/auth/passwordResets.ts"],
+    tests: ["test/api/accounts.test.ts", "test/api/messages.test.ts", "test/api/security/verificationLinks.test.ts"],
+  },
+];
+areas.crypto = [...areas["crypto-core"], ...areas["crypto-uses"]];
+areas.all = [...areas.policies!, ...areas.jobs, ...areas.ledger, ...areas.realtime, ...areas.net, ...areas.crypto];
 
 const [area = "all", ...rest] = process.argv.slice(2);
 const parts = areas[area];
