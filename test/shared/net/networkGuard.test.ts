@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import t, { type Test } from "tap";
 import { createGuardedFetch } from "../../../shared/net/guardedFetch.ts";
 import { createGuardedLookup } from "../../../shared/net/guardedLookup.ts";
-import { assertPublicHost, NetworkTargetError } from "../../../shared/net/networkGuard.ts";
+import { assertPublicHost, HostLookupError, NetworkTargetError, resolvePublicAddress, type Resolver } from "../../../shared/net/networkGuard.ts";
 import { PUBLIC_ADDRESS as PUBLIC, rebindingResolver, tableResolver } from "../../support/peers/resolvers.ts";
 
 /** A loopback HTTP server that counts the requests it receives. */
@@ -63,6 +63,28 @@ t.test("assertPublicHost refuses every blocked class in every host notation", as
   t.match(error, { status: 422, code: "network_target_refused", message: /127\.0\.0\.1: a loopback address.*ALLOW_PRIVATE_NETWORK_TARGETS/ });
 });
 
+t.test("metadata and localhost names are refused by name, whatever DNS answers for them", async (t) => {
+  // A resolver that answers a public address for every one of these names: only the name
+  // check stands between them and a connection.
+  const names = ["metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal", "metadata.azure.com", "metadata.platformequinix.com"];
+  const resolver = tableResolver(Object.fromEntries([...names, "localhost", "api.localhost"].map((name) => [name, [PUBLIC]])));
+  for (const name of names) {
+    await t.rejects(assertPublicHost(`http://${name}/`, { allowPrivate: true, resolver }), { code: "network_target_refused", message: /a cloud metadata address/ }, name);
+  }
+  for (const name of ["localhost", "api.localhost"]) {
+    await t.rejects(assertPublicHost(name, { allowPrivate: false, resolver }), { code: "network_target_refused", message: /a loopback address/ }, name);
+  }
+});
+
+t.test("a refusal names the IPv4 address an IPv6 literal carries, and only then", async (t) => {
+  const policy = { allowPrivate: false };
+  const message = async (target: string) => ((await assertPublicHost(target, policy).catch((e: unknown) => e)) as Error).message;
+  t.match(await message("http://[::ffff:7f00:1]/"), /^Refused to connect to ::ffff:7f00:1 \(::ffff:7f00:1, which carries 127\.0\.0\.1\): a loopback address\./);
+  t.match(await message("2002:a00:1::1"), /\(2002:a00:1::1, which carries 10\.0\.0\.1\): a private network address\./);
+  t.match(await message("fd00::1"), /^Refused to connect to fd00::1: a private network address\./);
+  t.match(await message("10.0.0.1"), /^Refused to connect to 10\.0\.0\.1: a private network address\./);
+});
+
 t.test("names are judged by every address they resolve to", async (t) => {
   const resolver = tableResolver({
     "public.test": [PUBLIC],
@@ -86,6 +108,74 @@ t.test("allowPrivate lets loopback and private targets through, never metadata",
   await t.rejects(assertPublicHost("169.254.169.254", policy), { message: /cloud metadata address. Metadata endpoints are never allowed/ });
   await t.rejects(assertPublicHost("metadata.google.internal", policy), { message: /cloud metadata/ });
   await t.rejects(assertPublicHost("[::ffff:a9fe:a9fe]", policy), { message: /cloud metadata/ });
+});
+
+t.test("host notations: trailing dot, case, zone id, and what is no host at all", async (t) => {
+  const resolver = tableResolver({ "metadata.google.internal.": [PUBLIC], "localhost.": [PUBLIC], "weird.test": ["not-an-address"] });
+  await t.rejects(assertPublicHost("metadata.google.internal.", { allowPrivate: true, resolver }), { code: "network_target_refused" }, "a trailing dot");
+  await t.rejects(assertPublicHost("METADATA.Google.Internal", { allowPrivate: true, resolver }), { code: "network_target_refused" }, "upper case");
+  await t.rejects(assertPublicHost("LocalHost.", { allowPrivate: false, resolver }), { code: "network_target_refused", message: /a loopback address/ });
+  t.same(await assertPublicHost("fe80::1%eth0", { allowPrivate: true }), [{ address: "fe80::1", family: 6 }], "the zone id is not part of the address");
+  const refusedAsNoHost: Array<[string, RegExp]> = [
+    ["http://[zz/", /^Cannot resolve http:\/\/\[zz\/: not a valid URL\.$/],
+    ["evil.test@10.0.0.1", /^Cannot resolve evil\.test@10\.0\.0\.1: not a host name\.$/],
+    ["a b", /not a host name/],
+    ["x\\y", /not a host name/],
+    ["   ", /^Cannot resolve the host: not a host name\.$/],
+    ["weird.test", /^Cannot resolve weird\.test: resolved to something that is not an address \(not-an-address\)\.$/],
+  ];
+  for (const [target, message] of refusedAsNoHost) {
+    await t.rejects(assertPublicHost(target, { allowPrivate: true, resolver }), { code: "host_not_found", status: 422, message }, target);
+  }
+});
+
+t.test("DNS failures are told apart; an empty answer is no host", async (t) => {
+  const failing = (code?: string): Resolver => async () => {
+    throw Object.assign(new Error("lookup failed"), code ? { code } : {});
+  };
+  const message = async (resolver: Resolver) => ((await assertPublicHost("name.test", { allowPrivate: false, resolver }).catch((e: unknown) => e)) as Error).message;
+  t.equal(await message(failing("ENOTFOUND")), "Cannot resolve name.test: no such host.");
+  t.equal(await message(failing("ENODATA")), "Cannot resolve name.test: no such host.");
+  t.equal(await message(failing("ESERVFAIL")), "Cannot resolve name.test: DNS lookup failed (ESERVFAIL).");
+  t.equal(await message(failing()), "Cannot resolve name.test: DNS lookup failed (error).");
+  const error = await assertPublicHost("name.test", { allowPrivate: false, resolver: async () => [] }).catch((e: unknown) => e);
+  t.type(error, HostLookupError);
+  t.match(error, { code: "host_not_found", message: "Cannot resolve name.test: no such host." });
+});
+
+t.test("the system resolver: localhost resolves, through the guard, when private targets are allowed", async (t) => {
+  // A real lookup (the hosts file): every answer is an address of the family it is given as.
+  const addresses = await assertPublicHost("localhost", { allowPrivate: true });
+  t.ok(addresses.some((a) => a.address === "127.0.0.1" && a.family === 4), JSON.stringify(addresses));
+  for (const { address, family } of addresses) t.equal(family, address.includes(":") ? 6 : 4, address);
+  await t.rejects(assertPublicHost("localhost", { allowPrivate: false }), { code: "network_target_refused" });
+  t.same(await assertPublicHost("localhost", { allowPrivate: true, resolver: tableResolver({ localhost: ["127.0.0.1"] }) }), [{ address: "127.0.0.1", family: 4 }]);
+});
+
+t.test("resolvePublicAddress connects over IPv4 when the name has both", async (t) => {
+  const resolver = tableResolver({ "dual.test": ["2606:4700::1111", PUBLIC], "v6.test": ["2606:4700::1111"] });
+  t.same(await resolvePublicAddress("dual.test", { allowPrivate: false, resolver }), { address: PUBLIC, family: 4 });
+  t.same(await resolvePublicAddress("v6.test", { allowPrivate: false, resolver }), { address: "2606:4700::1111", family: 6 });
+});
+
+t.test("the guarded lookup answers in the family and form the socket asks for", async (t) => {
+  const lookup = createGuardedLookup({ allowPrivate: false, resolver: tableResolver({ "dual.test": ["2606:4700::1111", PUBLIC], "v4.test": [PUBLIC] }) });
+  const ask = (host: string, options: Parameters<typeof lookup>[1]) =>
+    new Promise<{ error: Error | null; address: unknown; family: unknown }>((resolve) =>
+      lookup(host, options, (error, address, family) => resolve({ error, address, family })),
+    );
+  t.same(await ask("dual.test", {}), { error: null, address: "2606:4700::1111", family: 6 }, "the first answer");
+  t.same(await ask("dual.test", { family: 4 }), { error: null, address: PUBLIC, family: 4 });
+  t.same(await ask("dual.test", { family: "IPv4" }), { error: null, address: PUBLIC, family: 4 });
+  t.same(await ask("dual.test", { family: "IPv6" }), { error: null, address: "2606:4700::1111", family: 6 });
+  t.same(await ask("dual.test", 4 as never), { error: null, address: PUBLIC, family: 4 }, "the family as a number");
+  t.same(await ask("dual.test", { all: true, family: 6 }), { error: null, address: [{ address: "2606:4700::1111", family: 6 }], family: undefined });
+  t.same(await ask("dual.test", { all: true }), { error: null, address: [{ address: "2606:4700::1111", family: 6 }, { address: PUBLIC, family: 4 }], family: undefined });
+  const none = await ask("v4.test", { family: 6 });
+  t.type(none.error, HostLookupError);
+  t.match(none, { error: { code: "host_not_found", message: "Cannot resolve v4.test: no IPv6 address." }, address: "", family: 0 });
+  const refused = await ask("10.0.0.1.test", {});
+  t.match(refused, { error: { code: "host_not_found" }, address: "", family: 0 }, "a failed resolution reaches the callback");
 });
 
 t.test("a raw socket with the guarded lookup connects to what the guard allows only", async (t) => {
