@@ -83,6 +83,17 @@ t.test("a refusal names the IPv4 address an IPv6 literal carries, and only then"
   t.match(await message("2002:a00:1::1"), /\(2002:a00:1::1, which carries 10\.0\.0\.1\): a private network address\./);
   t.match(await message("fd00::1"), /^Refused to connect to fd00::1: a private network address\./);
   t.match(await message("10.0.0.1"), /^Refused to connect to 10\.0\.0\.1: a private network address\./);
+  // Every class is named in the refusal.
+  const named: Array<[string, string]> = [
+    ["fe80::1", "a link-local address"],
+    ["100.64.0.1", "a carrier-grade NAT address"],
+    ["224.0.0.1", "a multicast address"],
+    ["0.0.0.0", "an unspecified address"],
+    ["192.0.2.1", "a reserved address"],
+    ["127.0.0.1", "a loopback address"],
+    ["169.254.169.254", "a cloud metadata address"],
+  ];
+  for (const [target, name] of named) t.match(await message(target), `: ${name}. `, target);
 });
 
 t.test("names are judged by every address they resolve to", async (t) => {
@@ -116,6 +127,7 @@ t.test("host notations: trailing dot, case, zone id, and what is no host at all"
   await t.rejects(assertPublicHost("METADATA.Google.Internal", { allowPrivate: true, resolver }), { code: "network_target_refused" }, "upper case");
   await t.rejects(assertPublicHost("LocalHost.", { allowPrivate: false, resolver }), { code: "network_target_refused", message: /a loopback address/ });
   t.same(await assertPublicHost("fe80::1%eth0", { allowPrivate: true }), [{ address: "fe80::1", family: 6 }], "the zone id is not part of the address");
+  t.same(await assertPublicHost("public.test:443", { allowPrivate: false, resolver: tableResolver({ "public.test": [PUBLIC] }) }), [{ address: PUBLIC, family: 4 }], "a name with a port");
   const refusedAsNoHost: Array<[string, RegExp]> = [
     ["http://[zz/", /^Cannot resolve http:\/\/\[zz\/: not a valid URL\.$/],
     ["evil.test@10.0.0.1", /^Cannot resolve evil\.test@10\.0\.0\.1: not a host name\.$/],
@@ -140,7 +152,7 @@ t.test("DNS failures are told apart; an empty answer is no host", async (t) => {
   t.equal(await message(failing()), "Cannot resolve name.test: DNS lookup failed (error).");
   const error = await assertPublicHost("name.test", { allowPrivate: false, resolver: async () => [] }).catch((e: unknown) => e);
   t.type(error, HostLookupError);
-  t.match(error, { code: "host_not_found", message: "Cannot resolve name.test: no such host." });
+  t.match(error, { name: "HostLookupError", code: "host_not_found", message: "Cannot resolve name.test: no such host." });
 });
 
 t.test("the system resolver: localhost resolves, through the guard, when private targets are allowed", async (t) => {
