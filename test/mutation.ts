@@ -8,10 +8,11 @@
  *
  * Areas: `policies` (api/policies), `jobs` (shared/jobs), `ledger` (shared/credits/ledger.ts),
  * `realtime` (api/realtime), `net` (shared/net, the outbound network guard), `crypto`
- * (shared/crypto.ts and the signed links and reset tokens built on it), `all` (every one),
- * and one part of an area alone: `jobs-kinds`, `jobs-console`, `jobs-layer`,
- * `realtime-protocol`, `realtime-access`, `realtime-server`, `net-address`, `net-guard`,
- * `net-dispatch`, `crypto-core`, `crypto-uses`. Arguments after the area go to
+ * (shared/crypto.ts and the signed links and reset tokens built on it), `ratelimit`
+ * (shared/rateLimit.ts and its middleware), `all` (every one), and one part of an area
+ * alone: `jobs-kinds`, `jobs-console`, `jobs-layer`, `realtime-protocol`, `realtime-access`,
+ * `realtime-server`, `net-address`, `net-guard`, `net-dispatch`, `crypto-core`,
+ * `crypto-uses`. Arguments after the area go to
  * every `stryker run` (e.g. `--concurrency 2`) after the part's own, so they override them:
  * `realtime-access --mutate api/realtime/reauthorize.ts` mutates that one file of the part
  * against the part's test files (the last `--mutate` wins). Stryker splits `--mutate` at
@@ -79,7 +80,7 @@ areas["net-guard"] = [
 areas["net-dispatch"] = [
   {
     mutate: ["guardedDispatcher", "guardedFetch"].map((name) => `shared/net/${name}.ts`),
-    tests: ["test/shared/net/networkGuard.test.ts", "test/shared/deploy/github.test.ts", "test/shared/deploy/gitlab.test.ts"],
+    tests: ["test/shared/net/networkGuard.test.ts", "test/shared/net/guardedFetch.test.ts", "test/shared/deploy/github.test.ts", "test/shared/deploy/gitlab.test.ts"],
   },
 ];
 areas.net = [...areas["net-address"], ...areas["net-guard"], ...areas["net-dispatch"]];
@@ -96,7 +97,15 @@ areas["crypto-uses"] = [
   },
 ];
 areas.crypto = [...areas["crypto-core"], ...areas["crypto-uses"]];
-areas.all = [...areas.policies!, ...areas.jobs, ...areas.ledger, ...areas.realtime, ...areas.net, ...areas.crypto];
+// The request budgets (leased from PostgreSQL) and login attempt counts, with the middleware
+// that charges them, against the routes that are limited.
+areas.ratelimit = [
+  {
+    mutate: ["shared/rateLimit.ts", "api/middleware/rateLimit.ts"],
+    tests: ["test/api/rateLimit.test.ts", "test/api/security/loginSources.test.ts", "test/api/system.test.ts"],
+  },
+];
+areas.all = [...areas.policies!, ...areas.jobs, ...areas.ledger, ...areas.realtime, ...areas.net, ...areas.crypto, ...areas.ratelimit];
 
 const [area = "all", ...rest] = process.argv.slice(2);
 const parts = areas[area];
