@@ -41,6 +41,9 @@ async function recordingServer(t: Test, handle?: (req: http.IncomingMessage, res
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
+  // Idle connections stay open until the client closes them (the default closes them after
+  // 5 s, which would hide a dispatcher that never lets go of its sockets).
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   t.teardown(() => {
     for (const socket of sockets) socket.destroy();
@@ -69,9 +72,10 @@ t.test("method, path with query, headers and bodies reach the peer unchanged; st
   t.match(peer.seen[1], { method: "POST", url: "/p", headers: { "content-type": "text/plain" } });
   t.equal(peer.seen[1]!.body.toString(), "hello");
 
-  // A streamed body well past what a socket buffers: the writer must wait for drain and go on.
-  const chunk = Buffer.alloc(256 * 1024, 7);
-  const chunks = 32;
+  // A streamed body well past what a socket buffers, in chunks smaller than the request's
+  // buffer: the writer must wait for drain only when a write says so, and then go on.
+  const chunk = Buffer.alloc(4 * 1024, 7);
+  const chunks = 2048;
   let sent = 0;
   const stream = new ReadableStream<Uint8Array>({
     pull(controller) {
@@ -95,6 +99,7 @@ t.test("an abort mid-response ends the connection; close lets go of kept-alive s
       closedByClient = new Promise<void>((resolve) => res.on("close", () => resolve()));
       return; // never ends on its own
     }
+    if (req.url === "/large") return void res.end(Buffer.alloc(8 * 1024 * 1024, 1));
     res.end("quick");
   });
   const guarded = createGuardedFetch(policy);
@@ -110,6 +115,11 @@ t.test("an abort mid-response ends the connection; close lets go of kept-alive s
   await within(closedByClient!, "the peer seeing the aborted connection close");
 
   t.equal(await (await guarded.fetch(`${base}/quick`)).text(), "quick");
+  // A large answer read only after a pause: fetch stops the flow when its buffer is full and
+  // resumes it as the body is read, so the whole body must still arrive.
+  const large = await guarded.fetch(`${base}/large`);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal((await within(large.arrayBuffer(), "the large body")).byteLength, 8 * 1024 * 1024);
   t.ok(peer.sockets.size >= 1, "the connection is kept alive after the response");
   await guarded.close();
   await within(
@@ -119,4 +129,41 @@ t.test("an abort mid-response ends the connection; close lets go of kept-alive s
     "the kept-alive socket closing",
   );
   t.equal(peer.sockets.size, 0);
+});
+
+t.test("header bytes come back as sent; a peer that hangs up mid-body fails the read, not the process", async (t) => {
+  const peer = await recordingServer(t, (req, res) => {
+    if (req.url === "/latin1") {
+      // Header values are bytes (Node writes this one as UTF-8, fetch reads each byte as a
+      // Latin-1 character): the dispatcher must hand on the bytes, not re-encode them.
+      res.setHeader("x-name", "caf\u00e9");
+      return void res.end("ok");
+    }
+    res.writeHead(200, { "content-length": "1000" });
+    res.write("only part of it");
+    setTimeout(() => res.socket?.destroy(), 50);
+  });
+  const guarded = createGuardedFetch(policy);
+  t.teardown(() => guarded.close());
+  const base = `http://peer.test:${peer.port}`;
+  const latin1 = await guarded.fetch(`${base}/latin1`);
+  const unguarded = await fetch(`http://127.0.0.1:${peer.port}/latin1`);
+  t.equal(latin1.headers.get("x-name"), "caf\u00c3\u00a9", "as Node's own fetch reads it");
+  t.equal(unguarded.headers.get("x-name"), "caf\u00c3\u00a9");
+  await unguarded.text();
+  await latin1.text();
+  const cut = await guarded.fetch(`${base}/cut`);
+  t.equal(cut.status, 200);
+  await t.rejects(within(cut.text(), "the cut body"), TypeError, "the body read fails");
+  t.equal(await (await guarded.fetch(`${base}/latin1`)).text(), "ok", "and the dispatcher goes on serving");
+});
+
+t.test("https speaks TLS: a plain HTTP port fails the handshake, not the protocol check", async (t) => {
+  const peer = await recordingServer(t);
+  const guarded = createGuardedFetch(policy);
+  t.teardown(() => guarded.close());
+  const error = (await guarded.fetch(`https://peer.test:${peer.port}/`).catch((e: unknown) => e)) as Error & { cause?: { code?: string; message?: string } };
+  t.type(error, TypeError);
+  t.match(error.cause, { code: /^(ERR_SSL_|EPROTO$|ECONNRESET$)/ }, String(error.cause?.message));
+  t.equal(peer.seen.length, 0, "no HTTP request was made");
 });
