@@ -160,6 +160,8 @@ t.test("accounts: register, verify, login, reset", async (t) => {
     const token = link.searchParams.get("token")!;
     const stored = await app.pool.oneFirst(sql.type(z.object({ h: z.instanceof(Buffer) }))`select token_hash as h from password_resets`);
     t.not(stored.toString("hex"), token, "only a hash is stored");
+    const lifeS = await app.pool.oneFirst(sql.type(z.object({ s: z.number() }))`select extract(epoch from expires_at - now())::float8 as s from password_resets`);
+    t.ok(lifeS > 3500 && lifeS <= 3600, `the token is valid for 60 minutes (${lifeS} s left)`);
 
     const text = z.object({ v: z.string() });
     const written = async () => ({

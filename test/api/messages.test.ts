@@ -74,6 +74,7 @@ t.test("message threads", async (t) => {
     form2.append("file", new Blob(["x"]), "x.txt");
     t.equal((await request(app.url, "POST", `/api/messages/${message.id}/attachments`, { token: owner.token, body: form2, raw: true })).status, 403, "only the author attaches");
     const link = new URL(attachment.download_url);
+    t.equal(attachment.download_expires_at, new Date(Number(link.searchParams.get("expires")) * 1000).toISOString(), "the expiry shown is the link's");
     const get = (path: string) => fetch(`${app.url}${path}`);
     for (const round of [1, 2]) {
       const res = await get(`${link.pathname}${link.search}`);
