@@ -113,7 +113,8 @@ function implicitErrors(route: RouteSpec): [number, string, "error" | "validatio
   }
   if (route.body || route.bodyKind || route.query) out.push([422, "Validation failed.", "validation"]);
   out.push([429, "Rate limit exceeded; see Retry-After.", "error"]);
-  if (!maintenanceExempt(route)) out.push([503, "Maintenance mode (`maintenance`): only site administrators are served; see Retry-After.", "error"]);
+  const unreachable = "the database cannot be reached (`database_unavailable`); see Retry-After.";
+  out.push([503, maintenanceExempt(route) ? `Unavailable: ${unreachable}` : `Maintenance mode (\`maintenance\`: only site administrators are served), or ${unreachable}`, "error"]);
   return out;
 }
 

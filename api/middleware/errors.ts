@@ -10,6 +10,7 @@ import {
   UniqueIntegrityConstraintViolationError,
 } from "slonik";
 import { ZodError } from "zod";
+import { databaseUnavailable } from "../../shared/db/availability.ts";
 import { AppError, invalid } from "../../shared/errors.ts";
 import { errorLocale, localizedErrorMessage } from "../../shared/languages/errorMessages.ts";
 import { fieldErrors } from "../../shared/validation.ts";
@@ -37,6 +38,9 @@ const httpCodes: Record<number, [string, string]> = {
   431: ["headers_too_large", "The request headers are too large."],
 };
 
+/** Seconds a client is asked to wait before retrying while the database is unreachable. */
+const DATABASE_RETRY_AFTER_S = "5";
+
 /** Maps database constraint violations to a 422 on the offending field. */
 function constraintError(error: UniqueIntegrityConstraintViolationError | ForeignKeyIntegrityConstraintViolationError): AppError {
   const detail = error.detail ?? "";
@@ -54,6 +58,9 @@ export function toAppError(error: unknown): AppError | undefined {
   if (error instanceof NotFoundError) return new AppError(404, "not_found", "Resource not found.");
   if (error instanceof UniqueIntegrityConstraintViolationError || error instanceof ForeignKeyIntegrityConstraintViolationError) {
     return constraintError(error);
+  }
+  if (databaseUnavailable(error)) {
+    return new AppError(503, "database_unavailable", "The database cannot be reached just now; try again shortly.", undefined, { "Retry-After": DATABASE_RETRY_AFTER_S });
   }
   const http = error as HttpLikeError;
   const status = http?.status ?? http?.statusCode ?? http?.httpCode;

@@ -40,6 +40,7 @@ const de: Record<string, string> = {
   bad_request: "Die Anfrage konnte nicht verstanden werden.",
   push_unavailable: "Push-Benachrichtigungen sind auf diesem Server nicht eingerichtet.",
   translation_unavailable: "Die automatische Übersetzung ist auf diesem Server nicht eingerichtet.",
+  database_unavailable: "Die Datenbank ist gerade nicht erreichbar. Bitte versuchen Sie es in Kürze erneut.",
   server_error: "Serverfehler",
 };
 

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
-import { invalidField } from "../../../shared/errors.ts";
+import { AppError, invalidField } from "../../../shared/errors.ts";
 import { requireFormDesignerAccess } from "../../../shared/forms/access.ts";
 import { defaultSetColors } from "../../../shared/forms/colors.ts";
 import { windowElements } from "../../../shared/forms/elements.ts";
@@ -173,12 +173,18 @@ const remove = defineRoute({
 /** Copies `set` with its windows and elements for `user`; returns the new set's id. */
 export async function cloneSet(tx: CommonQueryMethods, set: FormSetRow, user: UserRow): Promise<number> {
   const own = set.creator_user_id === user.id;
-  // Another's clone keeps the project only when the caller may edit that project's content.
+  // Another's clone keeps the project only when the caller may edit that project's content;
+  // without that right the copy is private and outside it. A caller who has the right but
+  // meets a project that takes no changes now (locked, expired, archived) is refused as the
+  // creator is, rather than handed a copy that silently left the project.
   let projectId = set.project_id;
   if (!own && projectId !== null) {
     projectId = await projectForWrite(tx, projectId, user, "content").then(
       () => projectId,
-      () => null,
+      (error: unknown) => {
+        if (error instanceof AppError && (error.status === 403 || error.status === 404)) return null;
+        throw error;
+      },
     );
   }
   // The creator's copy stays in the project: content added to it, so its lock applies.
@@ -216,7 +222,7 @@ const clone = defineRoute({
   method: "post",
   path: "/form-sets/{id}/clone",
   summary: "Copy a form set the caller may read, with its windows and elements",
-  description: "The copy belongs to the caller and names the original in `cloned_from_id`. A copy of another's set is private and keeps the project only when the caller may edit that project's content.",
+  description: "The copy belongs to the caller and names the original in `cloned_from_id`. A copy of another's set is private and keeps the project only when the caller may edit that project's content; a caller who may, in a project that takes no changes now (locked, expired, archived), is refused as the creator is.",
   tags,
   auth: "bearer",
   params: idParams,

@@ -9,6 +9,7 @@ import t from "tap";
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
+import { buildTeam, buildUserWithToken, makePatron } from "../../support/factories.ts";
 import { designerWorld } from "../../support/formDesigner.ts";
 
 type State = "locked" | "expired" | "archived";
@@ -82,6 +83,29 @@ t.test("form designer writes and the project's state", async (t) => {
       t.equal((await api.put(`/api/form-windows/${looseWindow.id}`, { name: `Loose ${state}` })).status, 200, "a set of no project is not affected");
     });
   }
+
+  await t.test("another's set in the project: an editor's copy is refused in each state, and keeps the project once it takes changes", async (t) => {
+    const colleague = await buildUserWithToken(app.pool);
+    await makePatron(app.pool, colleague.user.id);
+    await buildTeam(app.pool, user.id, { [colleague.user.id]: 4 });
+    const theirs = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
+      insert into form_sets (creator_user_id, project_id, schema_id, name, visibility, default_background_color, default_window_color,
+        default_text_color, default_button_color, default_button_text_color)
+      values (${colleague.user.id}, ${projectId}, ${schemaId}, 'Their screens', 'team', '#f0f0f0', '#ffffff', '#000000', '#0078d4', '#ffffff')
+      returning id`);
+    for (const state of ["locked", "expired", "archived"] as const) {
+      await setState(app.pool, projectId, state, true);
+      const before = await written(app.pool, user.id);
+      const res = await api.post(`/api/form-sets/${theirs}/clone`);
+      t.match([res.status, res.body.code], refusals[state], `${state}: refused as the creator's own copy is`);
+      t.equal(await written(app.pool, user.id), before, `${state}: no copy was made outside the project`);
+      await setState(app.pool, projectId, state, false);
+    }
+    const copy = await api.post(`/api/form-sets/${theirs}/clone`);
+    t.equal(copy.status, 201, JSON.stringify(copy.body));
+    t.equal(copy.body.form_set.project_id, projectId, "the editor's copy stays in the project");
+    t.equal(copy.body.form_set.visibility, "private");
+  });
 
   await t.test("back to normal: the writes go through", async (t) => {
     const updated = await api.put(`/api/form-windows/${window.id}`, { name: "Edited" });
