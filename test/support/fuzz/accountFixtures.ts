@@ -1,0 +1,45 @@
+/**
+ * Fixtures of a world's owner as an account holder (`world.ts`): a support ticket they
+ * opened, an invitation to another user's team addressed to their e-mail, and an invoice.
+ * Made on first use, through the API where a client can make one, else by the services the
+ * API's own paths call.
+ */
+import { issueInvoice, listInvoices } from "../../../shared/billing/invoices.ts";
+import { insertTransaction } from "../../../shared/payments/store.ts";
+import { createInvitation, listOpenInvitations } from "../../../shared/teams/invitations.ts";
+import { buildTeam } from "../factories.ts";
+import type { FixtureContext } from "./world.ts";
+
+/** World kinds of the `{id}` of account routes, by documented path. */
+export const ACCOUNT_ROUTE_KINDS: [RegExp, string][] = [
+  [/^\/api\/(admin\/)?support-tickets\/\{id\}/, "supportTicket"],
+  [/^\/api\/team-invitations\/\{id\}/, "invitation"],
+  [/^\/api\/billing\/invoices\/\{id\}/, "invoice"],
+];
+
+/** The id of an account kind of `ctx`'s world, or null when `kind` is not one. */
+export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<number | undefined> | null {
+  const { pool, owner } = ctx;
+  switch (kind) {
+    case "supportTicket":
+      return ctx.call(kind, "POST", "/api/support-tickets", { subject: "It broke", body: "Since this morning." }, (b) => b.ticket.id);
+    case "invitation":
+      // The victim's team invites the owner; inviting is a team route's work, sending its mail not the fuzz's business.
+      return (async () => {
+        const team = await buildTeam(pool, ctx.victimId);
+        await createInvitation(pool, { teamId: team, email: owner.email, roleId: 3, invitedBy: ctx.victimId });
+        return (await listOpenInvitations(pool, owner.email)).find((i) => i.team_id === team)?.id;
+      })();
+    case "invoice":
+      // What a payment provider's success leaves: a card payment of a credit package and its invoice (afterPaymentSucceeded).
+      return (async () => {
+        await pool.transaction(async (tx) => {
+          const payment = await insertTransaction(tx, { user_id: owner.id, kind: "credit_package", package_id: null, item_id: null, project_id: null, payment_method: "cardprocessor", credits: 100, amount_cents: 500, currency: "EUR" });
+          await issueInvoice(tx, payment);
+        });
+        return (await listInvoices(pool, owner.id, { limit: 1, offset: 0 })).rows[0]?.id;
+      })();
+    default:
+      return null;
+  }
+}
