@@ -1,6 +1,7 @@
 /**
  * Fixtures of a world's owner as an account holder (`world.ts`): a support ticket they
- * opened, an invitation to another user's team addressed to their e-mail, and an invoice.
+ * opened, an invitation to another user's team addressed to their e-mail, an invoice, and a
+ * Web Push subscription.
  * Made on first use, through the API where a client can make one, else by the services the
  * API's own paths call.
  */
@@ -8,6 +9,7 @@ import { issueInvoice, listInvoices } from "../../../shared/billing/invoices.ts"
 import { insertTransaction } from "../../../shared/payments/store.ts";
 import { createInvitation, listOpenInvitations } from "../../../shared/teams/invitations.ts";
 import { buildTeam } from "../factories.ts";
+import { PUSH_SUBSCRIPTION } from "./sampleFiles.ts";
 import type { FixtureContext } from "./world.ts";
 
 /** World kinds of the `{id}` of account routes, by documented path. */
@@ -30,6 +32,8 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
         await createInvitation(pool, { teamId: team, email: owner.email, roleId: 3, invitedBy: ctx.victimId });
         return (await listOpenInvitations(pool, owner.email)).find((i) => i.team_id === team)?.id;
       })();
+    case "pushSubscription":
+      return ctx.call(kind, "POST", "/api/push/subscribe", PUSH_SUBSCRIPTION, (b) => b.subscription.id);
     case "invoice":
       // What a payment provider's success leaves: a card payment of a credit package and its invoice (afterPaymentSucceeded).
       return (async () => {

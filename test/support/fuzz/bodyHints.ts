@@ -8,7 +8,7 @@
  */
 import { buffer } from "node:stream/consumers";
 import { createZipStream } from "../../../shared/archive/zipWriter.ts";
-import { png, textFile } from "./sampleFiles.ts";
+import { PUSH_SUBSCRIPTION, png, textFile } from "./sampleFiles.ts";
 import type { FuzzRequest, Operation } from "./operations.ts";
 import type { JsonSchema, ResolveRef } from "./schemaArbitrary.ts";
 import type { World } from "./world.ts";
@@ -61,6 +61,7 @@ const BY_OPERATION_FIELD: Record<string, { why: string; fields: Record<string, s
  */
 const NEEDS: Record<string, { why: string; kinds: string[] }> = {
   postApiStoreTemplates: { why: "only a seller with a complete profile lists templates", kinds: ["seller"] },
+  postApiPushUnsubscribe: { why: "a subscription of the owner's to remove", kinds: ["pushSubscription"] },
   postApiSellerPayouts: { why: "a seller's pending earnings, from another user's purchase of the owner's template", kinds: ["seller", "storeSale"] },
 };
 
@@ -123,6 +124,9 @@ const FRAGMENTS: Record<string, { why: string; body: () => Record<string, unknow
   postApiStoreTemplates: { why: "a price that fits its type (a generated credits or euros price is often 0)", body: () => ({ price_type: "free" }) },
   postApiStoreTemplatesIdMedia: { why: "an image file", body: () => ({ media_type: "image", file: png() }) },
   postApiSellerPayouts: { why: "the payout minimum (PAYOUT_MINIMUM_EUR), within the world's earnings", body: () => ({ amount: 20 }) },
+  postApiPushSubscribe: { why: "a browser's subscription: valid P-256 and auth keys", body: () => PUSH_SUBSCRIPTION },
+  postApiPushUnsubscribe: { why: "the endpoint of the world's subscription", body: () => ({ endpoint: PUSH_SUBSCRIPTION.endpoint }) },
+  postApiBroadcastingAuth: { why: "a socket id and a private channel the owner (a site administrator) may join", body: () => ({ socket_id: "1234.5678", channel_name: "private-admin.jobs" }) },
   postApiAuthRegister: { why: "a password and its matching confirmation", body: () => ({ password: "Fuzz-password-8h3k", password_confirmation: "Fuzz-password-8h3k", invitation_token: undefined }) },
 };
 
