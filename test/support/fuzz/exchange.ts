@@ -19,30 +19,16 @@ export interface Answer {
   text: string;
 }
 
-/**
- * The URL of `req` for `op` in `world`, whether its path names only the world's resources,
- * which a stranger must not reach, and whether its parameters name the world's resources at all.
- */
-export async function urlOf(op: Operation, req: FuzzRequest, world: World): Promise<{ path: string; allKnown: boolean; worlds: boolean }> {
+/** The URL of `req` for `op` in `world`, and whether its path names only the world's resources, which a stranger must not reach. */
+export async function urlOf(op: Operation, req: FuzzRequest, world: World): Promise<{ path: string; allKnown: boolean }> {
   const { values, allKnown } = await world.pathParams(op.path, op.pathParams);
-  // An invalid parameter may still name the world's resource (" 1" is read as 1) or another one.
-  const worlds = Object.entries(req.pathParams).every(([name, value]) => Number(decoded(value).trim()) === Number(values[name]));
   let path = op.path;
   for (const [name, value] of Object.entries({ ...values, ...req.pathParams })) {
     path = path.replace(`{${name}}`, value.includes("%") ? value : encodeURIComponent(value));
   }
   const query = new URLSearchParams(req.query).toString();
   // A route open to everybody (a published store template) is not the owner's alone.
-  return { path: query ? `${path}?${query}` : path, worlds, allKnown: allKnown && Object.keys(req.pathParams).length === 0 && !world.isOpen(op.method, op.path) };
-}
-
-/** A path value as the server reads it (one that is no valid escape stays as it is). */
-function decoded(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
+  return { path: query ? `${path}?${query}` : path, allKnown: allKnown && Object.keys(req.pathParams).length === 0 && !world.isOpen(op.method, op.path) };
 }
 
 /** The body and content type of `req` as `op` reads bodies. */

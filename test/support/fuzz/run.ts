@@ -96,8 +96,7 @@ function interleave<T>(...lists: T[][]): T[] {
  * failure report.
  */
 interface Prepared {
-  /** `worlds`: whether the request's path names the world's resources (an invalid parameter may name another's, or the same one spelled oddly). */
-  check: (req: FuzzRequest, res: Answer, worlds: boolean) => string[];
+  check: (req: FuzzRequest, res: Answer) => string[];
   reached?: (res: Answer) => boolean;
   note: string;
 }
@@ -144,8 +143,8 @@ export function fuzzProjectStates(t: Test): void {
       await world.setProjectState(state);
       covered[state] += 1;
       // Only the path or the world's ids in the body put a request inside the project (a form set may be made outside any).
-      const inside = (req: FuzzRequest, worlds: boolean) => (inPath && worlds) || (naming !== undefined && carriesIds(req, naming));
-      return { check: (req, res, worlds) => (inside(req, worlds) ? stateProblemsOf(op, req, res, state) : []), reached: (res) => refusedFor(res, state), note: ` [project ${state}]` };
+      const inside = (req: FuzzRequest) => inPath || (naming !== undefined && carriesIds(req, naming));
+      return { check: (req, res) => (inside(req) ? stateProblemsOf(op, req, res, state) : []), reached: (res) => refusedFor(res, state), note: ` [project ${state}]` };
     },
     summary: () => `project states: ${Object.entries(covered).map(([state, n]) => `${n} operations ${state}`).join(", ")}`,
   });
@@ -208,7 +207,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
       let wrote = false;
       for (const [index, req] of cases.entries()) {
         if (index >= always && Date.now() - opStarted > share) break;
-        const { path, allKnown, worlds } = await urlOf(op, req, world);
+        const { path, allKnown } = await urlOf(op, req, world);
         let res: Answer;
         try {
           res = await send(app.url, op, req, path, world);
@@ -219,7 +218,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
         }
         sent += 1;
         if (req.identity === "owner" && (res.status < 300 || prepared.reached?.(res))) reached.add(op.id);
-        const problems = [...problemsOf(op, req, res, allKnown), ...prepared.check(req, res, worlds)];
+        const problems = [...problemsOf(op, req, res, allKnown), ...prepared.check(req, res)];
         const writes = await log.since(mark);
         mark = writes.mark;
         if (writes.tables.length) {
