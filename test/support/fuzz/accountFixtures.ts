@@ -1,10 +1,11 @@
 /**
  * Fixtures of a world's owner as an account holder (`world.ts`): a support ticket they
- * opened, an invitation to another user's team addressed to their e-mail, an invoice, and a
- * Web Push subscription.
+ * opened, an invitation to another user's team addressed to their e-mail, another user's
+ * project open to join requests, an invoice, and a Web Push subscription.
  * Made on first use, through the API where a client can make one, else by the services the
  * API's own paths call.
  */
+import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
 import { issueInvoice, listInvoices } from "../../../shared/billing/invoices.ts";
 import { insertTransaction } from "../../../shared/payments/store.ts";
 import { createInvitation, listOpenInvitations } from "../../../shared/teams/invitations.ts";
@@ -34,6 +35,15 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
       })();
     case "pushSubscription":
       return ctx.call(kind, "POST", "/api/push/subscribe", PUSH_SUBSCRIPTION, (b) => b.subscription.id);
+    case "joinableProject":
+      // Another user's project open to join requests; the owner joins it by its code (noted for POST /projects/join).
+      return (async () => {
+        const victim = (await createPersonalToken(pool, ctx.victimId, "joinable")).plainText;
+        return ctx.call(kind, "POST", "/api/projects", { name: "Open house", allow_join_requests: true }, (b) => {
+          ctx.note(kind, { join_code: b.project.join_code });
+          return b.project.id;
+        }, { token: victim });
+      })();
     case "invoice":
       // What a payment provider's success leaves: a card payment of a credit package and its invoice (afterPaymentSucceeded).
       return (async () => {

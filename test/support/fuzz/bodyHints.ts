@@ -66,11 +66,12 @@ const NEEDS: Record<string, { why: string; kinds: string[] }> = {
 };
 
 /**
- * Operations whose query is a signed link the API gave for a world's resource, by operation
- * id: the link is the credential (generated `expires` and `signature` never match).
+ * Operations whose query or body carries values the API gave with a world's resource
+ * (`World.notes`), by operation id, with why: generated ones never match.
  */
-const SIGNED_LINK: Record<string, string> = {
-  getApiAttachmentsIdDownload: "attachment",
+const FROM_WORLD: Record<string, { why: string; kind: string; into: "query" | "body" }> = {
+  getApiAttachmentsIdDownload: { why: "the attachment's signed link (`expires`, `signature`) is the credential", kind: "attachment", into: "query" },
+  postApiProjectsJoin: { why: "the join code of another user's project open to join requests", kind: "joinableProject", into: "body" },
 };
 
 /** Kinds that are people, not resources: naming one is no claim on the owner's things. */
@@ -223,8 +224,8 @@ export async function namingOf(op: Operation, resolve: ResolveRef, world: World)
     const id = takesInteger(q.schema, resolve) || deref(q.schema, resolve).type === "number" ? await idOf(q.name) : undefined;
     if (id !== undefined) naming.query[q.name] = String(id);
   }
-  const link = SIGNED_LINK[op.id];
-  if (link) Object.assign(naming.query, await world.linkQuery(link));
+  const given = FROM_WORLD[op.id];
+  if (given) Object.assign(naming[given.into], await world.notes(given.kind));
   Object.assign(naming.query, QUERY_FRAGMENTS[op.id]?.query);
   Object.assign(naming.body, await fragmentOf(op.id));
   return Object.keys(naming.body).length || Object.keys(naming.query).length ? naming : undefined;

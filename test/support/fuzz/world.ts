@@ -59,6 +59,8 @@ export interface FixtureContext {
    * is not a success, or not `expect` where another status is the one that makes the fixture.
    */
   call(kind: string, method: string, path: string, body: unknown, pick: (b: any) => number, options?: { token?: string; expect?: number }): Promise<number | undefined>;
+  /** Keeps values the API gave with a made resource (a signed link's query, a join code), for `World.notes`. */
+  note(kind: string, values: Record<string, string>): void;
 }
 
 /**
@@ -139,8 +141,8 @@ export class World {
   /** Kinds whose creation the API refused, with its answer (their parameters fall back to small ids). */
   readonly missing: string[] = [];
   private readonly made = new Map<string, Promise<number | undefined>>();
-  /** The query of a signed link to a made resource, by kind (an attachment's download link). */
-  private readonly links = new Map<string, Record<string, string>>();
+  /** Values the API gave with a made resource, by kind (an attachment's signed link, a project's join code). */
+  private readonly noted = new Map<string, Record<string, string>>();
   /** The kinds each made kind was made in (a schema in the project, a variable in a template…). */
   private readonly parents = new Map<string, string[]>();
   private readonly pool: DatabasePool;
@@ -157,7 +159,7 @@ export class World {
     this.owner = owner;
     this.stranger = stranger;
     this.victimId = victimId;
-    this.context = { pool, owner, victimId, need: (kind) => this.need(kind), call: (...args) => this.call(...args) };
+    this.context = { pool, owner, victimId, need: (kind) => this.need(kind), call: (...args) => this.call(...args), note: (kind, values) => this.noted.set(kind, values) };
     this.store = new StoreFixtures(this.context);
   }
 
@@ -208,10 +210,10 @@ export class World {
     this.projectState = state;
   }
 
-  /** The query of the signed link the API gave for the world's resource of `kind` (made on first use), if any. */
-  async linkQuery(kind: string): Promise<Record<string, string> | undefined> {
+  /** The values the API gave with the world's resource of `kind` (made on first use), if any (`FixtureContext.note`). */
+  async notes(kind: string): Promise<Record<string, string> | undefined> {
     await this.id(kind);
-    return this.links.get(kind);
+    return this.noted.get(kind);
   }
 
   /** The id of the world's resource of `kind`, made on first use (undefined when it could not be). */
@@ -333,7 +335,7 @@ export class World {
       case "attachment":
         // Uploaded, so that its file is in the storage the download reads.
         return this.viaApi(kind, `/api/messages/${await need("message")}/attachments`, upload("file", textFile()), (b) => {
-          this.links.set(kind, Object.fromEntries(new URL(b.attachment.download_url, this.baseUrl).searchParams));
+          this.noted.set(kind, Object.fromEntries(new URL(b.attachment.download_url, this.baseUrl).searchParams));
           return b.attachment.id;
         });
       default:
