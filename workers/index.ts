@@ -4,14 +4,16 @@
  * Any number of worker processes may run against one database.
  */
 import { EventEmitter } from "node:events";
-import { Logger as WorkerLogger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
+import { Logger as WorkerLogger, run, type TaskList, type WorkerEvents } from "graphile-worker";
 import pg from "pg";
+import { ignoredRow, sql } from "../shared/db/pool.ts";
 import type { Logger } from "../shared/logger.ts";
 import { PostgresStorage } from "../shared/storage/postgresStorage.ts";
 import type { WorkerDeps } from "./context.ts";
 import { crontab } from "./crontab.ts";
 import { wrapTask, type TaskDefinition } from "./defineTask.ts";
 import { startHeartbeat, type Heartbeat } from "./heartbeat.ts";
+import { superviseRunner, type SupervisedRunner } from "./supervisedRunner.ts";
 import { loadTaskDefinitions } from "./taskList.ts";
 
 export interface WorkerOptions {
@@ -24,7 +26,8 @@ export interface WorkerOptions {
 }
 
 export interface RunningWorker {
-  runner: Runner;
+  /** graphile-worker's runner, started again should it end on its own. */
+  runner: SupervisedRunner;
   heartbeat: Heartbeat;
   /** Stops taking jobs, waits for running ones (up to the shutdown timeout), then stops. */
   stop(): Promise<void>;
@@ -64,34 +67,43 @@ export async function startWorker(base: Omit<WorkerDeps, "storage" | "pgPool">, 
   const taskList: TaskList = {};
   for (const definition of definitions) taskList[definition.kind.name] = wrapTask(definition, deps);
 
-  const workerIds = new Set<string>();
-  const events: WorkerEvents = new EventEmitter() as WorkerEvents;
-  events.on("pool:create", ({ workerPool }) => workerIds.add(workerPool.id));
-  events.on("worker:create", ({ worker }) => workerIds.add(worker.workerId));
-
-  const runner = await run({
-    pgPool,
-    concurrency,
-    pollInterval: pollIntervalMs,
-    taskList,
-    crontab: options.crontab ?? crontab,
-    logger: workerLogger(deps.log),
-    events,
-    noHandleSignals: true,
-    gracefulShutdownAbortTimeout: deps.config.shutdownTimeoutMs,
-    // Completions that finish in the same tick are deleted in one statement (one commit) instead
-    // of one each (docs/perf/README.md). A crash before that statement leaves the job locked
-    // until the sweeper frees it; its record already says it finished, so the re-run skips it.
-    // graphile-worker's local queue (batched fetches) was tried too: no fewer commits in the
-    // jobs benchmark's one-at-a-time arrivals, and a slower enqueue→start in most runs.
-    preset: { worker: { completeJobBatchDelay: 0 } },
+  const runner = await superviseRunner({
+    log: deps.log,
+    start: (ids) => {
+      const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+      events.on("pool:create", ({ workerPool }) => ids.add(workerPool.id));
+      events.on("worker:create", ({ worker }) => ids.add(worker.workerId));
+      return run({
+        pgPool,
+        concurrency,
+        pollInterval: pollIntervalMs,
+        taskList,
+        crontab: options.crontab ?? crontab,
+        logger: workerLogger(deps.log),
+        events,
+        noHandleSignals: true,
+        gracefulShutdownAbortTimeout: deps.config.shutdownTimeoutMs,
+        // Completions and failures that come in the same tick are written in one statement (one
+        // commit) instead of one each (docs/perf/README.md). A release that fails (the database
+        // went away) ends the runner, which superviseRunner starts again once the jobs it held
+        // are unlocked; a failure released one at a time would instead be an unhandled
+        // rejection that ends the process. A job whose record already says it finished is
+        // skipped when it runs again. graphile-worker's local queue (batched fetches) was tried
+        // too: no fewer commits in the jobs benchmark's one-at-a-time arrivals, and a slower
+        // enqueue→start in most runs.
+        preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+      });
+    },
+    unlock: async (ids) => {
+      await deps.pool.query(sql.type(ignoredRow)`select graphile_worker.force_unlock_workers(${sql.array(ids, "text")})`);
+    },
   });
   const heartbeat = await startHeartbeat({
     pool: deps.pool,
     log: deps.log,
     intervalMs: heartbeatMs,
     staleAfterMs,
-    workerIds: () => [...workerIds],
+    workerIds: () => runner.ids(),
     concurrency: deps.config.worker.concurrency,
   });
   deps.log.info({ concurrency, tasks: Object.keys(taskList) }, "worker started");
@@ -102,7 +114,7 @@ export async function startWorker(base: Omit<WorkerDeps, "storage" | "pgPool">, 
     heartbeat,
     stop: () =>
       (stopping ??= (async () => {
-        await runner.stop("shutdown");
+        await runner.stop();
         await heartbeat.stop();
         await pgPool.end();
       })()),

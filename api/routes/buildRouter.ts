@@ -19,6 +19,7 @@ import { toAppError } from "../middleware/errors.ts";
 import { maintenanceExempt, maintenanceGate } from "../middleware/maintenance.ts";
 import { documentedStatuses } from "../openapi.ts";
 import { limitByIp, limitByUser } from "../middleware/rateLimit.ts";
+import { canonicalIds, numericParamNames } from "./pathIds.ts";
 import { routeScope, toRouterPath, type BodyKind, type RouteSpec } from "./route.ts";
 
 type AppMiddleware = Middleware<AppState, { deps: AppDeps }>;
@@ -98,8 +99,11 @@ function refuseUnstorable(value: unknown): void {
 function validator(route: RouteSpec, deps: AppDeps): AppMiddleware {
   const validateResponses = deps.config.env === "test";
   const documented = validateResponses ? documentedStatuses(route) : undefined;
+  const ids = numericParamNames(route.params);
   return async (ctx: AppContext, _next: Next) => {
-    const params = parseWith(route.params, (ctx as AppContext & { params?: Record<string, string> }).params ?? {}, () => notFound());
+    const rawParams = (ctx as AppContext & { params?: Record<string, string> }).params ?? {};
+    if (!canonicalIds(ids, rawParams)) throw notFound();
+    const params = parseWith(route.params, rawParams, () => notFound());
     const query = parseWith(route.query, ctx.query, invalid);
     const parsedBody = (ctx.request.body ?? {}) as Record<string, unknown>;
     // Only what the route reads: a query parameter it does not take is ignored, NUL or not.

@@ -6,9 +6,13 @@
  */
 import pg from "pg";
 import t from "tap";
+import { createPool } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
+import { freshDatabase } from "../support/db.ts";
+import { startDbProxy } from "../support/dbProxy.ts";
 import { buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
+import { until } from "../support/wait.ts";
 
 async function admin(text: string): Promise<void> {
   const c = new pg.Client({ connectionString: process.env.TEST_PG_ADMIN_URL });
@@ -55,4 +59,31 @@ t.test("an unreachable database answers 503 database_unavailable, and the servic
   const projects = await api.get("/api/projects");
   t.equal(projects.status, 200);
   t.notOk(JSON.stringify(projects.body).includes("Made while the database was away"), "the refused write left nothing");
+});
+
+t.test("through a restart: connections ended, new ones refused, then the server back", async (t) => {
+  const db = await freshDatabase(t);
+  const proxy = await startDbProxy(t);
+  const url = proxy.url(db.name);
+  const pool = await createPool(url, { maxPoolSize: 5 });
+  const pgPool = new pg.Pool({ connectionString: url, max: 2 });
+  t.teardown(async () => {
+    await pool.end();
+    await pgPool.end();
+  });
+  const app = await startTestApp(t, { db: { ...db, url, pool, pgPool } });
+  const { token } = await buildUserWithToken(db.pool);
+  const api = client(app.url, token);
+  t.equal((await api.get("/api/user")).status, 200);
+
+  await proxy.cut();
+  for (const attempt of ["first", "second"]) {
+    const res = await api.get("/api/user");
+    t.equal(res.status, 503, `${attempt} request while the server is away`);
+    t.equal(res.body.code, "database_unavailable");
+  }
+  await proxy.restore();
+  t.equal((await api.get("/api/user")).status, 200, "served again, by the same process");
+  await until(async () => (await api.get("/api/health")).body.realtime?.listening === true, { timeoutMs: 30_000, message: "the LISTEN connection back" });
+  t.pass("its LISTEN connection is back");
 });

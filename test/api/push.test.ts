@@ -45,6 +45,21 @@ t.test("push notifications", async (t) => {
     t.equal((await api.post("/api/push/unsubscribe", { endpoint: subscription.endpoint })).status, 404);
   });
 
+  t.test("an expiry past the year 9999 is refused with a 422 and stores nothing", async (t) => {
+    const other = await buildUserWithToken(app.pool);
+    const mine = client(app.url, other.token);
+    const count = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from push_subscriptions where user_id = ${other.user.id}`);
+    // 5794499440710875 ms is in the year 185590: JavaScript writes it "+185590-…", which PostgreSQL does not read.
+    const far = await mine.post("/api/push/subscribe", { ...push.subscription(), expirationTime: 5_794_499_440_710_875 });
+    t.equal(far.status, 422, far.text);
+    t.ok(far.body.errors.expirationTime, JSON.stringify(far.body.errors));
+    t.equal(await count(), 0);
+    const last = await mine.post("/api/push/subscribe", { ...push.subscription(), expirationTime: Date.parse("9999-12-31T23:59:59.999Z") });
+    t.equal(last.status, 201, `the last instant of 9999 is taken: ${last.text}`);
+    t.equal(last.body.subscription.expires_at, "9999-12-31T23:59:59.999Z");
+    t.equal(await count(), 1);
+  });
+
   t.test("a notification arrives aes128gcm-encrypted and VAPID-signed, and decrypts to its payload", async (t) => {
     const subscription = push.subscription();
     t.equal((await api.post("/api/push/subscribe", subscription)).status, 201);

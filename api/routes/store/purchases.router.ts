@@ -16,6 +16,7 @@ import { isSiteAdmin } from "../../policies/roles.ts";
 import { euros } from "../../presenters/storeTemplate.ts";
 import { templateResource } from "../../presenters/template.ts";
 import { downloadName } from "../projects/bundle.router.ts";
+import { projectStateResponses } from "../projectStates.ts";
 import { defineRoute } from "../route.ts";
 import { reloadTemplate } from "../templates/update.ts";
 import { storeIdParams, storePage, storePageQuery, storePageSchema } from "./store.schema.ts";
@@ -127,12 +128,13 @@ const install = defineRoute({
   method: "post",
   path: "/store/templates/{id}/install",
   summary: "Install the bought version of a store template into a project",
-  description: "`{project_id}`: a project whose content you may change. Copies the version's templates with their files and variables; buyers and the seller only (403 for others).",
+  description: "`{project_id}`: a project whose content you may change (refused while it is locked, expired or archived). Copies the version's templates with their files and variables; buyers and the seller only (403 for others).",
   tags,
   auth: "bearer",
   params: storeIdParams,
   body: z.object({ project_id: id }),
   responses: {
+    ...projectStateResponses,
     201: { description: "Installed", schema: z.object({ message: z.string(), templates: z.array(templateResource) }) },
   },
   handler: async (ctx, { params, body }) => {

@@ -2,7 +2,8 @@
  * Buying store templates: free and credit prices (through the ledger), the purchase rules
  * (own, twice, euros not payable here), a concurrent double purchase charging once, the
  * seller's pending earning and its reversal by a refund; download of the bought version
- * read back with a zip reader, install into a project, and refusals for non-buyers.
+ * read back with a zip reader, install into a project (refused with its state's documented
+ * answer while the project is locked, expired or archived), and refusals for non-buyers.
  */
 import t from "tap";
 import { z } from "zod";
@@ -10,7 +11,7 @@ import { extractToMemory } from "../../../shared/archive/zipReader.ts";
 import { grantCredits } from "../../../shared/credits/ledger.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
-import { buildProject, buildUserWithToken } from "../../support/factories.ts";
+import { buildProject, buildUserWithToken, projectStateRefusals, setProjectState } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
 import { buildSeller, buildStoreTemplate } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
@@ -132,6 +133,18 @@ t.test("store purchases", async (t) => {
     t.equal(rows[1]!.name, "Routes");
     t.equal((await request(app.url, "POST", `/api/store/templates/${free}/install`, { token: other.token, body: { project_id: foreignProject } })).status, 403, "non-buyer");
     t.equal((await request(app.url, "POST", `/api/store/templates/${free}/install`, { token: buyer.token, body: { project_id: foreignProject } })).status, 404, "someone else's project");
+  });
+
+  await t.test("install into a project that refuses changes: its state's documented refusal, nothing installed", async (t) => {
+    const project = await buildProject(app.pool, buyer.user.id);
+    const templates = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from templates where project_id = ${project}`);
+    for (const { state, status, code } of projectStateRefusals) {
+      await setProjectState(app.pool, project, state);
+      const res = await request(app.url, "POST", `/api/store/templates/${free}/install`, { token: buyer.token, body: { project_id: project } });
+      t.equal(res.status, status, `${state}: ${res.text}`);
+      t.equal(res.body.code, code);
+    }
+    t.equal(await templates(), 0, "no template installed");
   });
 
   await t.test("refund: credits back, the sale uncounted, the pending earning reversed, access gone", async (t) => {

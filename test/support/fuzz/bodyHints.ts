@@ -8,6 +8,7 @@
  */
 import { buffer } from "node:stream/consumers";
 import { createZipStream } from "../../../shared/archive/zipWriter.ts";
+import { PUSH_SUBSCRIPTION, png, textFile } from "./sampleFiles.ts";
 import type { FuzzRequest, Operation } from "./operations.ts";
 import type { JsonSchema, ResolveRef } from "./schemaArbitrary.ts";
 import type { World } from "./world.ts";
@@ -43,12 +44,39 @@ const BY_FIELD: Record<string, string> = {
   parse_id: "sqlParse",
 };
 
+/**
+ * Where one operation's field names another kind than `BY_FIELD` says, by operation id, with
+ * why: a store route's `template_id` is a store template, and a team gains a project it does
+ * not hold yet.
+ */
+const BY_OPERATION_FIELD: Record<string, { why: string; fields: Record<string, string> }> = {
+  postApiStorePurchase: { why: "another seller's published template the owner has not bought and can afford", fields: { template_id: "storeForSale" } },
+  postApiStorePlagiarismCheck: { why: "a store template with a published version", fields: { template_id: "storeTemplate" } },
+  postApiTeamsTeamIdProjects: { why: "a project of the owner's outside the world's team (which holds the world's project)", fields: { project_id: "spareProject" } },
+};
+
+/**
+ * Kinds an operation's work needs that neither its path nor its body names, by operation id,
+ * with why; made before its first write mark.
+ */
+const NEEDS: Record<string, { why: string; kinds: string[] }> = {
+  postApiStoreTemplates: { why: "only a seller with a complete profile lists templates", kinds: ["seller"] },
+  postApiPushUnsubscribe: { why: "a subscription of the owner's to remove", kinds: ["pushSubscription"] },
+  postApiSellerPayouts: { why: "a seller's pending earnings, from another user's purchase of the owner's template", kinds: ["seller", "storeSale"] },
+};
+
+/**
+ * Operations whose query or body carries values the API gave with a world's resource
+ * (`World.notes`), by operation id, with why: generated ones never match.
+ */
+const FROM_WORLD: Record<string, { why: string; kind: string; into: "query" | "body" }> = {
+  getApiAttachmentsIdDownload: { why: "the attachment's signed link (`expires`, `signature`) is the credential", kind: "attachment", into: "query" },
+  postApiProjectsJoin: { why: "the join code of another user's project open to join requests", kind: "joinableProject", into: "body" },
+};
+
 /** Kinds that are people, not resources: naming one is no claim on the owner's things. */
 const PEOPLE = new Set(["owner", "victim"]);
 
-/** A 1×1 PNG, for the image uploads. */
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
-const png = () => new File([PNG], "fuzz.png", { type: "image/png" });
 /** Sizes a create/edit window accepts (shared/forms/windowSizes.ts). */
 const WINDOW = { window_type: "create_edit", min_width: 300, min_height: 250, default_width: 600, default_height: 500 };
 const SQL = { database_type: "PostgreSQL", sql_text: "create table users (id serial primary key, email varchar(255) not null);" };
@@ -75,7 +103,7 @@ const FRAGMENTS: Record<string, { why: string; body: () => Record<string, unknow
   putApiProjectsProjectIdSchemasSchemaId: { why: "a dialect the parser knows, and DDL", body: () => SQL },
   postApiProjectsProjectIdReportsReportIdImages: { why: "an image file", body: () => ({ image: png() }) },
   postApiProjectsProjectIdTemplatesTemplateIdMedia: { why: "an image file", body: () => ({ media_type: "image", file: png() }) },
-  postApiMessagesMessageIdAttachments: { why: "a file", body: () => ({ file: new File(["hello"], "a.txt", { type: "text/plain" }) }) },
+  postApiMessagesMessageIdAttachments: { why: "a file", body: () => ({ file: textFile() }) },
   postApiProjectsProjectIdTemplatesImport: { why: "a template zip", body: async () => ({ file: await templateZip() }) },
   postApiProjectsProjectIdForms: { why: "a table of the world's schema", body: () => ({ table_name: "users" }) },
   putApiProjectsProjectIdFormsFormId: { why: "a table of the world's schema", body: () => ({ table_name: "users" }) },
@@ -85,11 +113,27 @@ const FRAGMENTS: Record<string, { why: string; body: () => Record<string, unknow
   postApiFormWindows: { why: "sizes within the window type's bounds", body: () => WINDOW },
   putApiFormWindowsId: { why: "sizes within the window type's bounds", body: () => WINDOW },
   postApiFormElements: { why: "a place inside the world's 600-wide window", body: () => ({ x_position: 10, y_position: 10, width: 100, height: 20, anchor_right: undefined, anchor_bottom: undefined, anchor_width: undefined, anchor_height: undefined }) },
+  putApiFormElementsId: { why: "a text field of the world's schema, placed inside the world's 600-wide window", body: () => ({ element_type: "field_textinput", field_name: "users.email", control_type: "text", link_table: undefined, link_field: undefined, link_display_field: undefined, x_position: 10, y_position: 10, width: 100, height: 20, anchor_right: undefined, anchor_bottom: undefined, anchor_width: undefined, anchor_height: undefined }) },
+  postApiProjectsImport: { why: "the bundle's format and version (GET …/export writes them), and a project", body: () => ({ format: "schemaforge-project", version: 1, project: { name: "Imported" } }) },
+  putApiFormWindowsIdLayout: { why: "the window's current version (a new window is at 1), and no elements", body: () => ({ version: 1, elements: [] }) },
+  putApiProjectsProjectIdFormsFormIdLayout: { why: "a layout of no items (its items must be fields on the form)", body: () => ({ width: 600, height: 400, items: [] }) },
   postApiDeployments: { why: "the method and target the world's environment is configured for", body: () => ({ deployment_method: "ftp", target_environment: "production" }) },
   postApiCodeGenerationsIdAdjustments: { why: "content or a diff, not both", body: () => ({ file_path: "index.php", content: "<?php\n", diff: undefined }) },
   putApiCodeAdjustmentsId: { why: "content or a diff, not both", body: () => ({ content: "b\n", diff: undefined }) },
   postApiApiTokens: { why: "no expiry and every ability (a generated date is rarely within the coming year)", body: () => ({ abilities: undefined, expires_at: undefined }) },
+  postApiStorePurchase: { why: "the world's store prices are in credits: a payment method starts a euro payment, whose providers are not configured under tests", body: () => ({ payment_method: undefined }) },
+  postApiStoreTemplates: { why: "a price that fits its type (a generated credits or euros price is often 0)", body: () => ({ price_type: "free" }) },
+  postApiStoreTemplatesIdMedia: { why: "an image file", body: () => ({ media_type: "image", file: png() }) },
+  postApiSellerPayouts: { why: "the payout minimum (PAYOUT_MINIMUM_EUR), within the world's earnings", body: () => ({ amount: 20 }) },
+  postApiPushSubscribe: { why: "a browser's subscription: valid P-256 and auth keys", body: () => PUSH_SUBSCRIPTION },
+  postApiPushUnsubscribe: { why: "the endpoint of the world's subscription", body: () => ({ endpoint: PUSH_SUBSCRIPTION.endpoint }) },
+  postApiBroadcastingAuth: { why: "a socket id and a private channel the owner (a site administrator) may join", body: () => ({ socket_id: "1234.5678", channel_name: "private-admin.jobs" }) },
   postApiAuthRegister: { why: "a password and its matching confirmation", body: () => ({ password: "Fuzz-password-8h3k", password_confirmation: "Fuzz-password-8h3k", invitation_token: undefined }) },
+};
+
+/** Known-good query values by operation id, where a generated one is almost never valid; each with why. */
+const QUERY_FRAGMENTS: Record<string, { why: string; query: Record<string, string> }> = {
+  getApiAdminBillingReport: { why: "calendar dates in order (the pattern YYYY-MM-DD allows month 75)", query: { from: "2026-01-01", to: "2026-12-31" } },
 };
 
 /** The fragments made so far (a zip is made once). */
@@ -161,8 +205,9 @@ function propertiesOf(schema: JsonSchema | undefined, resolve: ResolveRef): Reco
  */
 export async function namingOf(op: Operation, resolve: ResolveRef, world: World): Promise<Naming | undefined> {
   const naming: Naming = { body: {}, query: {}, resources: [], idFields: [] };
+  for (const kind of NEEDS[op.id]?.kinds ?? []) await world.id(kind);
   const idOf = async (name: string) => {
-    const kind = BY_FIELD[name];
+    const kind = BY_OPERATION_FIELD[op.id]?.fields[name] ?? BY_FIELD[name];
     const id = kind ? await world.id(kind) : undefined;
     if (id !== undefined && !PEOPLE.has(kind!) && !naming.resources.includes(kind!)) naming.resources.push(kind!);
     return id;
@@ -179,6 +224,9 @@ export async function namingOf(op: Operation, resolve: ResolveRef, world: World)
     const id = takesInteger(q.schema, resolve) || deref(q.schema, resolve).type === "number" ? await idOf(q.name) : undefined;
     if (id !== undefined) naming.query[q.name] = String(id);
   }
+  const given = FROM_WORLD[op.id];
+  if (given) Object.assign(naming[given.into], await world.notes(given.kind));
+  Object.assign(naming.query, QUERY_FRAGMENTS[op.id]?.query);
   Object.assign(naming.body, await fragmentOf(op.id));
   return Object.keys(naming.body).length || Object.keys(naming.query).length ? naming : undefined;
 }

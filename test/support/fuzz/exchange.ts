@@ -19,7 +19,7 @@ export interface Answer {
   text: string;
 }
 
-/** The URL of `req` for `op` in `world`, and whether its path names only the world's resources. */
+/** The URL of `req` for `op` in `world`, and whether its path names only the world's resources, which a stranger must not reach. */
 export async function urlOf(op: Operation, req: FuzzRequest, world: World): Promise<{ path: string; allKnown: boolean }> {
   const { values, allKnown } = await world.pathParams(op.path, op.pathParams);
   let path = op.path;
@@ -27,7 +27,8 @@ export async function urlOf(op: Operation, req: FuzzRequest, world: World): Prom
     path = path.replace(`{${name}}`, value.includes("%") ? value : encodeURIComponent(value));
   }
   const query = new URLSearchParams(req.query).toString();
-  return { path: query ? `${path}?${query}` : path, allKnown: allKnown && Object.keys(req.pathParams).length === 0 };
+  // A route open to everybody (a published store template) is not the owner's alone.
+  return { path: query ? `${path}?${query}` : path, allKnown: allKnown && Object.keys(req.pathParams).length === 0 && !world.isOpen(op.method, op.path) };
 }
 
 /** The body and content type of `req` as `op` reads bodies. */

@@ -38,6 +38,8 @@ const EXEMPT: { route: RegExp; allows: StateExemptions; why: string }[] = [
   { route: /^DELETE \/api\/archives\/\{id\}$/, allows: { allowExpired: true }, why: "a download archive is not content; freeing it needs no renewal (generations/load.ts)" },
   { route: /^POST \/api\/projects\/\{projectId\}\/(schemas\/compare|templates\/\{templateId\}\/(compile|preview))$/, allows: EVERY_STATE, why: "reads through POST: nothing is recorded (docs/decisions.md)" },
   { route: /^\w+ \/api\/(teams\/\{teamId\}(\/members.*)?)$/, allows: EVERY_STATE, why: "a team and its members are not content of the projects it shares (docs/decisions.md, sharing)" },
+  { route: /^POST \/api\/teams\/\{teamId\}\/projects$/, allows: EVERY_STATE, why: "sharing another project with a team: the guard is the shared project's state (teams.router.ts), not that of the projects the team holds" },
+  { route: /^(POST|PUT) \/api\/store\/templates(\/\{id\})?$/, allows: EVERY_STATE, why: "packaging a project's templates for the store reads them: the store template is the seller's, not the project's content (store/manage.router.ts)" },
   { route: /^\w+ \/api\/messages\//, allows: EVERY_STATE, why: "messages are talk, not content, also in a locked project (docs/decisions.md)" },
   { route: /^POST \/api\/(admin\/)?jobs\/\{id\}\/(cancel|retry)$/, allows: EVERY_STATE, why: "the job queue, not the project: no project guard; a job that writes content re-checks the project (writable.ts)" },
 ];

@@ -23,6 +23,7 @@
  */
 import fc from "fast-check";
 import type { Test } from "tap";
+import webpush from "web-push";
 import { startTestApp } from "../app.ts";
 import { request } from "../http.ts";
 import { carriesIds, namingOf, type Naming } from "./bodyHints.ts";
@@ -154,7 +155,9 @@ function fuzzOperations(t: Test, mode: Mode): void {
   t.test(mode.title, async (t) => {
     const replay = `FUZZ_SEED=${SEED}${SCALE > 1 ? ` FUZZ_SCALE=${SCALE}` : ""}`;
     t.comment(`fuzz seed ${SEED} (${replay} replays this run; FUZZ_ONLY=<operationId> narrows it)`);
-    const app = await startTestApp(t, { env: { SYNC_WAIT_MS: "200", ALLOW_PRIVATE_NETWORK_TARGETS: "false" } });
+    // VAPID keys, so that Web Push is configured and its routes do their work (nothing is sent: no worker runs).
+    const vapid = webpush.generateVAPIDKeys();
+    const app = await startTestApp(t, { env: { SYNC_WAIT_MS: "200", ALLOW_PRIVATE_NETWORK_TARGETS: "false", VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey } });
     const doc = (await request(app.url, "GET", "/api/openapi.json")).body as JsonSchema;
     const resolve = (ref: string) => (ref.startsWith("#/components/schemas/") ? (doc.components.schemas[ref.slice(21)] as JsonSchema) : undefined);
     const operations = operationsOf(doc).filter((op) => mode.select(op) && (!ONLY || op.id.includes(ONLY)));

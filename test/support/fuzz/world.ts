@@ -24,14 +24,54 @@ import { buildGeneration } from "../deploymentFactories.ts";
 import { buildProject, buildTeam, buildUser, makePatron, setProjectState, tokenFor, type ProjectStateName } from "../factories.ts";
 import { request } from "../http.ts";
 import { buildGenerator, buildSchema, buildTemplate } from "../templateFactories.ts";
+import { png, textFile } from "./sampleFiles.ts";
+import { ACCOUNT_ROUTE_KINDS, makeAccountFixture } from "./accountFixtures.ts";
+import { STORE_OPEN_ROUTES, STORE_ROUTE_KINDS, StoreFixtures } from "./storeFixtures.ts";
 
 const idRow = z.object({ id: z.number() });
+
+/** A multipart body of one file and `fields`. */
+function upload(field: string, file: File, fields: Record<string, string> = {}): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append(field, file);
+  return form;
+}
 
 /** A person of the world and their bearer token. */
 export interface Person {
   id: number;
   token: string;
 }
+
+/**
+ * What a module of fixtures (`storeFixtures.ts`, `accountFixtures.ts`) makes a world's
+ * resources with: the owner, the victim, the kinds it depends on, and API calls.
+ */
+export interface FixtureContext {
+  pool: DatabasePool;
+  owner: Person & { email: string };
+  victimId: number;
+  need(kind: string): Promise<number>;
+  /**
+   * Sends `body` (JSON, or a FormData as multipart) as the owner or `token`'s holder and picks
+   * the new resource's id from the answer; undefined (the kind noted missing) when the answer
+   * is not a success, or not `expect` where another status is the one that makes the fixture.
+   */
+  call(kind: string, method: string, path: string, body: unknown, pick: (b: any) => number, options?: { token?: string; expect?: number }): Promise<number | undefined>;
+  /** Keeps values the API gave with a made resource (a signed link's query, a join code), for `World.notes`. */
+  note(kind: string, values: Record<string, string>): void;
+}
+
+/**
+ * Routes anyone may use on the owner's resources, as `METHOD /documented/path`, besides the
+ * store's (`STORE_OPEN_ROUTES`): a stranger's success there is no leak.
+ */
+const OPEN_ROUTES: RegExp[] = [
+  ...STORE_OPEN_ROUTES,
+  /^GET \/api\/template-media\/\{id\}$/, // public by design: media of templates shown in the store and in pages
+  /^GET \/api\/attachments\/\{id\}\/download$/, // the signed link is the credential, not the token
+];
 
 /** World kinds by parameter name. */
 const BY_NAME: Record<string, string> = {
@@ -82,22 +122,27 @@ const BY_SEGMENT: Record<string, string> = {
   "form-elements": "formElement",
 };
 
+/** World kinds of an `{id}` by documented path, before `BY_SEGMENT`: where one segment (`templates`) names several kinds. */
+const BY_ROUTE: [RegExp, string][] = [...STORE_ROUTE_KINDS, ...ACCOUNT_ROUTE_KINDS];
+
 /** The world kind of each path parameter of `path` (undefined: one the world does not know). */
 function kindsOf(path: string, params: string[]): [string, string | undefined][] {
   const segments = path.split("/");
   return params.map((name) => {
     const before = segments[segments.indexOf(`{${name}}`) - 1] ?? "";
-    return [name, name === "id" ? BY_SEGMENT[before] : BY_NAME[name]];
+    return [name, name === "id" ? (BY_ROUTE.find(([route]) => route.test(path))?.[1] ?? BY_SEGMENT[before]) : BY_NAME[name]];
   });
 }
 
 /** The people and resources of one or more consecutive operations. */
 export class World {
-  readonly owner: Person;
+  readonly owner: Person & { email: string };
   readonly stranger: Person;
   /** Kinds whose creation the API refused, with its answer (their parameters fall back to small ids). */
   readonly missing: string[] = [];
   private readonly made = new Map<string, Promise<number | undefined>>();
+  /** Values the API gave with a made resource, by kind (an attachment's signed link, a project's join code). */
+  private readonly noted = new Map<string, Record<string, string>>();
   /** The kinds each made kind was made in (a schema in the project, a variable in a template…). */
   private readonly parents = new Map<string, string[]>();
   private readonly pool: DatabasePool;
@@ -105,13 +150,17 @@ export class World {
   private readonly victimId: number;
   /** The state the project was last put in: a shared world's next operation may need fixtures the API refuses in it. */
   private projectState: ProjectStateName = "normal";
+  private readonly store: StoreFixtures;
+  private readonly context: FixtureContext;
 
-  private constructor(pool: DatabasePool, baseUrl: string, owner: Person, stranger: Person, victimId: number) {
+  private constructor(pool: DatabasePool, baseUrl: string, owner: Person & { email: string }, stranger: Person, victimId: number) {
     this.pool = pool;
     this.baseUrl = baseUrl;
     this.owner = owner;
     this.stranger = stranger;
     this.victimId = victimId;
+    this.context = { pool, owner, victimId, need: (kind) => this.need(kind), call: (...args) => this.call(...args), note: (kind, values) => this.noted.set(kind, values) };
+    this.store = new StoreFixtures(this.context);
   }
 
   /** A world with its three people. */
@@ -125,7 +174,7 @@ export class World {
     const stranger = await buildUser(pool);
     const victim = await buildUser(pool);
     await makePatron(pool, owner.id); // the form designer is a patron feature
-    return new World(pool, baseUrl, { id: owner.id, token: await tokenFor(pool, owner) }, { id: stranger.id, token: await tokenFor(pool, stranger) }, victim.id);
+    return new World(pool, baseUrl, { id: owner.id, email: owner.email, token: await tokenFor(pool, owner) }, { id: stranger.id, token: await tokenFor(pool, stranger) }, victim.id);
   }
 
   /** The value of each path parameter of `path`, and whether each named a resource of the world (which a stranger must not reach). */
@@ -138,6 +187,11 @@ export class World {
       values[name] = id !== undefined ? String(id) : name === "hash" ? "0123456789abcdef" : "1";
     }
     return { values, allKnown };
+  }
+
+  /** Whether a stranger may use `method` `path` on the owner's resources (`OPEN_ROUTES`). */
+  isOpen(method: string, path: string): boolean {
+    return OPEN_ROUTES.some((route) => route.test(`${method} ${path}`));
   }
 
   /**
@@ -154,6 +208,12 @@ export class World {
   async setProjectState(state: ProjectStateName): Promise<void> {
     await setProjectState(this.pool, await this.need("project"), state);
     this.projectState = state;
+  }
+
+  /** The values the API gave with the world's resource of `kind` (made on first use), if any (`FixtureContext.note`). */
+  async notes(kind: string): Promise<Record<string, string> | undefined> {
+    await this.id(kind);
+    return this.noted.get(kind);
   }
 
   /** The id of the world's resource of `kind`, made on first use (undefined when it could not be). */
@@ -187,6 +247,9 @@ export class World {
         return this.victimId;
       case "project":
         return buildProject(pool, owner);
+      case "spareProject":
+        // A second project of the owner's, in no team yet (the world's team holds the first).
+        return buildProject(pool, owner);
       case "team":
         return buildTeam(pool, owner, { [this.victimId]: 3 }, [await need("project")]);
       case "schema":
@@ -218,8 +281,8 @@ export class World {
           insert into code_adjustments (project_id, template_id, file_path, base_generation_id, base_content, adjusted_content, diff, additions, deletions, user_id)
           values (${await need("project")}, ${await need("template")}, 'index.php', ${await need("generation")}, 'a', 'b', '-a\n+b\n', 1, 1, ${owner}) returning id`);
       case "templateMedia":
-        return pool.oneFirst(sql.type(idRow)`
-          insert into template_media (template_id, media_type, video_url, user_id) values (${await need("template")}, 'video', 'https://video.example.com/v', ${owner}) returning id`);
+        // An image, uploaded: GET /template-media/{id} serves stored images (a video is a link, not served).
+        return this.viaApi(kind, `/api/projects/${await need("project")}/templates/${await need("template")}/media`, upload("file", png(), { media_type: "image" }), (b) => b.media.id);
       case "subscription":
         return pool.oneFirst(sql.type(idRow)`select id from subscriptions where project_id = ${await need("project")} order by started_at desc, id desc limit 1`);
       case "sqlParse":
@@ -249,9 +312,8 @@ export class World {
       case "projectReport":
         return this.viaApi(kind, `/api/projects/${await need("project")}/reports`, { name: "Posts", schema_id: await need("schema"), table_name: "posts" }, (b) => b.report.id);
       case "reportImage":
-        return pool.oneFirst(sql.type(idRow)`
-          insert into project_report_images (report_id, storage_key, content_type, byte_size, width, height, sha256)
-          values (${await need("projectReport")}, 'media/reports/fuzz.png', 'image/png', 1, 1, 1, '00') returning id`);
+        // Uploaded, so that its file is in the storage the image route reads.
+        return this.viaApi(kind, `/api/projects/${await need("project")}/reports/${await need("projectReport")}/images`, upload("image", png()), (b) => b.image.id);
       case "job":
         return this.viaApi(kind, `/api/deployments/${await need("deployment")}/execute`, {}, (b) => b.job.id);
       case "board":
@@ -271,18 +333,24 @@ export class World {
       case "message":
         return pool.oneFirst(sql.type(idRow)`select id from messages where thread_id = ${await need("thread")} order by id limit 1`);
       case "attachment":
-        return pool.oneFirst(sql.type(idRow)`
-          insert into attachments (message_id, user_id, file_name, content_type, byte_size, storage_key)
-          values (${await need("message")}, ${owner}, 'a.txt', 'text/plain; charset=utf-8', 0, ${`attachments/fuzz/${await need("message")}`}) returning id`);
+        // Uploaded, so that its file is in the storage the download reads.
+        return this.viaApi(kind, `/api/messages/${await need("message")}/attachments`, upload("file", textFile()), (b) => {
+          this.noted.set(kind, Object.fromEntries(new URL(b.attachment.download_url, this.baseUrl).searchParams));
+          return b.attachment.id;
+        });
       default:
-        return undefined;
+        return this.store.make(kind) ?? makeAccountFixture(this.context, kind) ?? undefined;
     }
   }
 
-  private async viaApi(kind: string, path: string, body: unknown, pick: (b: any) => number): Promise<number | undefined> {
+  private viaApi(kind: string, path: string, body: unknown, pick: (b: any) => number): Promise<number | undefined> {
+    return this.call(kind, "POST", path, body, pick);
+  }
+
+  private async call(kind: string, method: string, path: string, body: unknown, pick: (b: any) => number, options: { token?: string; expect?: number } = {}): Promise<number | undefined> {
     if (this.projectState !== "normal") await this.setProjectState("normal");
-    const res = await request(this.baseUrl, "POST", path, { token: this.owner.token, body });
-    if (res.status < 300) return pick(res.body);
+    const res = await request(this.baseUrl, method, path, { token: options.token ?? this.owner.token, body, raw: body instanceof FormData });
+    if (options.expect ? res.status === options.expect : res.status < 300) return pick(res.body);
     this.missing.push(`${kind} (${res.status} ${res.text.slice(0, 120)})`);
     return undefined;
   }
