@@ -25,12 +25,16 @@ t.test("rate limits hold across two web processes on one database", async (t) =>
       const res = await request(i % 2 ? b.url : a.url, "GET", "/api/realtime/config");
       statuses.push(res.status);
       t.equal(res.headers.get("x-ratelimit-limit"), "10", "limit header on every response");
-      t.ok(Number(res.headers.get("x-ratelimit-reset")) > Date.now() / 1000, "reset is a future Unix time");
+      const reset = Number(res.headers.get("x-ratelimit-reset"));
+      const now = Date.now() / 1000;
+      t.ok(reset > now && reset <= now + 3600, "reset is the end of the hour's window, in Unix seconds");
       if (res.status === 200) remaining.push(Number(res.headers.get("x-ratelimit-remaining")));
       else {
         t.equal(res.status, 429);
         t.equal(res.body.code, "rate_limited");
-        t.ok(Number(res.headers.get("retry-after")) > 0);
+        const retryAfter = Number(res.headers.get("retry-after"));
+        t.ok(retryAfter > 0 && retryAfter <= 3600, "Retry-After within the window");
+        t.equal(res.body.message, `Too many requests; try again in ${retryAfter} seconds.`, "the message says when");
       }
     }
     t.equal(statuses.filter((s) => s === 200).length, 10, "exactly the limit got through");
@@ -46,6 +50,13 @@ t.test("rate limits hold across two web processes on one database", async (t) =>
     t.equal(ok, 12, "exactly the limit got through");
     t.equal(results.filter((r) => r.status === 429).length, 18);
     t.ok(results.every((r) => r.headers.get("x-ratelimit-limit") === "12"));
+
+    // Another user's budget is their own: the first one's spent budget does not touch it.
+    const other = await buildUserWithToken(a.pool);
+    const first = await request(b.url, "GET", "/api/user", { token: other.token });
+    t.equal(first.status, 200, "another user is served");
+    t.equal(first.headers.get("x-ratelimit-remaining"), "11", "from a full budget of their own");
+    t.equal((await request(a.url, "GET", "/api/user", { token })).status, 429, "while the first user stays limited");
   });
 
   t.test("health checks are not limited", async (t) => {
