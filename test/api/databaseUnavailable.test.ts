@@ -8,21 +8,13 @@ import pg from "pg";
 import t from "tap";
 import { createPool } from "../../shared/db/pool.ts";
 import { startTestApp } from "../support/app.ts";
-import { freshDatabase } from "../support/db.ts";
+import { admin as withAdmin, freshDatabase } from "../support/db.ts";
 import { startDbProxy } from "../support/dbProxy.ts";
 import { buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
 import { until } from "../support/wait.ts";
 
-async function admin(text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: process.env.TEST_PG_ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
+const admin = (text: string) => withAdmin((c) => c.query(text));
 
 t.test("an unreachable database answers 503 database_unavailable, and the service recovers", async (t) => {
   const app = await startTestApp(t);

@@ -16,14 +16,16 @@ export interface TestDatabase {
   pgPool: pg.Pool;
 }
 
-function clusterEnv(): { adminUrl: string; template: string } {
+/** The test run's database server (its admin URL) and migrated template database. */
+export function clusterEnv(): { adminUrl: string; template: string } {
   const adminUrl = process.env.TEST_PG_ADMIN_URL;
   const template = process.env.TEST_PG_TEMPLATE;
   if (!adminUrl || !template) throw new Error("Run tests through `npm test` (test/run.ts), which prepares the database server.");
   return { adminUrl, template };
 }
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `fn` on a connection of its own to the server's admin database. */
+export async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: clusterEnv().adminUrl });
   await client.connect();
   try {

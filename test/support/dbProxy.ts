@@ -6,6 +6,7 @@
 import net from "node:net";
 import type { Test } from "tap";
 import { withDatabase } from "./cluster.ts";
+import { clusterEnv } from "./db.ts";
 
 export interface DbProxy {
   /** The database `name` through the proxy. */
@@ -15,8 +16,7 @@ export interface DbProxy {
 }
 
 export async function startDbProxy(t: Test): Promise<DbProxy> {
-  const adminUrl = process.env.TEST_PG_ADMIN_URL;
-  if (!adminUrl) throw new Error("Run tests through `npm test`, which prepares the database server.");
+  const { adminUrl } = clusterEnv();
   const target = new URL(adminUrl);
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {

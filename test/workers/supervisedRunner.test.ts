@@ -40,6 +40,14 @@ function fakeRunner(): FakeRunner {
 
 const log = createLogger("silent");
 
+/** A `start` that makes fake runners into `runners`, each with one worker id, `worker-<n>`. */
+const startFakes = (runners: FakeRunner[]) => async (ids: Set<string>) => {
+  const fake = fakeRunner();
+  runners.push(fake);
+  ids.add(`worker-${runners.length}`);
+  return fake.runner;
+};
+
 t.test("a runner that ends on its own is started again once its jobs are unlocked", async (t) => {
   const runners: FakeRunner[] = [];
   const unlocked: string[][] = [];
@@ -49,12 +57,7 @@ t.test("a runner that ends on its own is started again once its jobs are unlocke
     log,
     minDelayMs: 20,
     maxDelayMs: 1000,
-    start: async (ids) => {
-      const fake = fakeRunner();
-      runners.push(fake);
-      ids.add(`worker-${runners.length}`);
-      return fake.runner;
-    },
+    start: startFakes(runners),
     unlock: async (ids) => {
       times.push(Date.now());
       if (unlockFailures > 0) {
@@ -89,12 +92,7 @@ t.test("a stop that comes while a restart waits starts nothing", async (t) => {
   const supervised = await superviseRunner({
     log,
     minDelayMs: 200,
-    start: async (ids) => {
-      const fake = fakeRunner();
-      runners.push(fake);
-      ids.add(`worker-${runners.length}`);
-      return fake.runner;
-    },
+    start: startFakes(runners),
     unlock: async () => void (unlocks += 1),
   });
   runners[0]!.end(new Error("gone"));

@@ -19,3 +19,11 @@ export const PUSH_SUBSCRIPTION = {
   endpoint: "https://push.example.com/fuzz",
   keys: { p256dh: createECDH("prime256v1").generateKeys().toString("base64url"), auth: randomBytes(16).toString("base64url") },
 };
+
+/** A multipart body of one file and `fields`. */
+export function upload(field: string, file: File, fields: Record<string, string> = {}): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append(field, file);
+  return form;
+}

@@ -13,11 +13,9 @@ import { randomBytes } from "node:crypto";
 import { grantCredits } from "../../../shared/credits/ledger.ts";
 import { buildTemplate } from "../templateFactories.ts";
 import { buildUser, tokenFor } from "../factories.ts";
-import { png } from "./sampleFiles.ts";
+import { VALID_IBAN } from "../storeFactories.ts";
+import { png, upload } from "./sampleFiles.ts";
 import type { FixtureContext, Person } from "./world.ts";
-
-/** The IBAN of the store's tests (storeFactories.ts): valid, so a seller profile is complete. */
-const IBAN = "DE89370400440532013000";
 
 /** Credits a published store template of the world costs: 300 × 10 cents × 70 % is 21 € of earnings, above the 20 € payout minimum. */
 const PRICE_CREDITS = 300;
@@ -108,13 +106,8 @@ export class StoreFixtures {
           return ctx.call(kind, "POST", `/api/store/templates/${await ctx.need("storeTemplate")}/reviews`, { rating: 4, comment: "Works." }, (b) => b.review.id, { token: buyer.token });
         })();
       case "storeMedia":
-        return (async () => {
-          const form = new FormData();
-          form.append("media_type", "image");
-          form.append("title", "Screen");
-          form.append("file", png());
-          return ctx.call(kind, "POST", `/api/store/templates/${await ctx.need("storeTemplate")}/media`, form, (b) => b.store_template.images[0].id);
-        })();
+        return (async () =>
+          ctx.call(kind, "POST", `/api/store/templates/${await ctx.need("storeTemplate")}/media`, upload("file", png(), { media_type: "image", title: "Screen" }), (b) => b.store_template.images[0].id))();
       default:
         return null;
     }
@@ -128,7 +121,7 @@ export class StoreFixtures {
 
   /** Completes `person`'s seller profile through PUT /profile/seller. */
   private async becomeSeller(kind: string, person: Person): Promise<boolean> {
-    const body = { is_seller: true, payout_method: "bank_transfer", bank_iban: IBAN, bank_account_holder: "Fuzz GmbH" };
+    const body = { is_seller: true, payout_method: "bank_transfer", bank_iban: VALID_IBAN, bank_account_holder: "Fuzz GmbH" };
     return (await this.ctx.call(kind, "PUT", "/api/profile/seller", body, () => person.id, { token: person.token })) !== undefined;
   }
 

@@ -24,19 +24,11 @@ import { buildGeneration } from "../deploymentFactories.ts";
 import { buildProject, buildTeam, buildUser, makePatron, setProjectState, tokenFor, type ProjectStateName } from "../factories.ts";
 import { request } from "../http.ts";
 import { buildGenerator, buildSchema, buildTemplate } from "../templateFactories.ts";
-import { png, textFile } from "./sampleFiles.ts";
+import { png, textFile, upload } from "./sampleFiles.ts";
 import { ACCOUNT_ROUTE_KINDS, makeAccountFixture } from "./accountFixtures.ts";
 import { STORE_OPEN_ROUTES, STORE_ROUTE_KINDS, StoreFixtures } from "./storeFixtures.ts";
 
 const idRow = z.object({ id: z.number() });
-
-/** A multipart body of one file and `fields`. */
-function upload(field: string, file: File, fields: Record<string, string> = {}): FormData {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append(field, file);
-  return form;
-}
 
 /** A person of the world and their bearer token. */
 export interface Person {
