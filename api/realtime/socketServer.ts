@@ -13,6 +13,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
 import type { AppDeps } from "../context.ts";
+import type { ListenGap } from "../../shared/events/listener.ts";
 import { channelNamePattern, verifyChannelSignature } from "./channelAuth.ts";
 import { parseGrant } from "./grants.ts";
 import { prepareTextFrame, writePrepared } from "./preparedFrame.ts";
@@ -20,6 +21,13 @@ import { closeCodes, errorFrame, frame, parseClientFrame, PROTOCOL_VERSION, type
 import { MAX_HELD_FRAMES, SubscriptionReauthorizer, type Subscription, type SubscriptionSet } from "./reauthorize.ts";
 
 const MAX_CHANNELS_PER_CONNECTION = 100;
+
+/**
+ * The event every subscribed channel gets after this process's LISTEN connection was away:
+ * events published meanwhile never reached it, so a client re-reads what it shows (the board,
+ * the job, the deployment log). Data: `{since, until}`, ISO 8601.
+ */
+export const EVENTS_MISSED = "EventsMissed";
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 /** The app key of a path segment, percent-decoded; null when its escapes are malformed (`%E0`). */
@@ -64,6 +72,7 @@ export class RealtimeServer implements SubscriptionSet {
   readonly #timer: NodeJS.Timeout;
   /** Checks private subscriptions again when access changes. */
   readonly reauthorizer: SubscriptionReauthorizer;
+  readonly #offReconnect: () => void;
 
   constructor(deps: AppDeps) {
     this.#deps = deps;
@@ -73,6 +82,10 @@ export class RealtimeServer implements SubscriptionSet {
     this.#timer.unref();
     this.reauthorizer = new SubscriptionReauthorizer(deps, this);
     this.reauthorizer.start();
+    // After the re-authorizer's own reconnect callback, which holds every private
+    // subscription's events for a check: the notice waits in line with them and reaches only
+    // subscriptions whose access stands.
+    this.#offReconnect = deps.hub.onReconnect((gap) => this.#announceGap(gap));
   }
 
   /** Open connections on this process. */
@@ -96,6 +109,7 @@ export class RealtimeServer implements SubscriptionSet {
   async close(): Promise<void> {
     clearInterval(this.#timer);
     this.reauthorizer.stop();
+    this.#offReconnect();
     for (const connection of this.#connections) connection.ws.close(closeCodes.genericReconnect, "Server shutting down");
     for (const unsubscribe of this.#hubSubscriptions.values()) unsubscribe();
     this.#hubSubscriptions.clear();
@@ -234,6 +248,20 @@ export class RealtimeServer implements SubscriptionSet {
         continue;
       }
       writePrepared(ws, prepared, bytes);
+    }
+  }
+
+  /** Tells every subscribed channel that its events of `gap` may be lost (EVENTS_MISSED). */
+  #announceGap(gap: ListenGap): void {
+    const data = { since: gap.since.toISOString(), until: gap.until.toISOString() };
+    for (const [channel, members] of this.#members) {
+      const text = frame(EVENTS_MISSED, data, channel);
+      for (const connection of members) {
+        if (connection.ws.readyState !== WebSocket.OPEN) continue;
+        const held = connection.subscriptions.get(channel)?.held;
+        if (held) held.push(text);
+        else connection.ws.send(text);
+      }
     }
   }
 

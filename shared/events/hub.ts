@@ -5,7 +5,7 @@
  */
 import type { Logger } from "../logger.ts";
 import type { DatabasePool } from "../db/pool.ts";
-import type { PgListener } from "./listener.ts";
+import type { ListenGap, PgListener } from "./listener.ts";
 import { decodeEvent, REALTIME_CHANNEL, type RealtimeEvent } from "./publish.ts";
 
 type EventHandler = (event: RealtimeEvent) => void;
@@ -63,8 +63,8 @@ export class EventHub {
     return this.#listener.subscribe(channel, handler);
   }
 
-  /** Registers a callback for listener reconnects (events may have been missed). */
-  onReconnect(handler: () => void): () => void {
+  /** Registers a callback for listener reconnects (events of the gap may have been missed). */
+  onReconnect(handler: (gap: ListenGap) => void): () => void {
     return this.#listener.onReconnect(handler);
   }
 

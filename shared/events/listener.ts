@@ -13,14 +13,24 @@ import type { Logger } from "../logger.ts";
 
 type Handler = (payload: string) => void;
 
+/** The time a LISTEN connection was away: notifications committed in it may never have arrived. */
+export interface ListenGap {
+  /** When the connection was found lost (a notification sent shortly before may be lost too). */
+  since: Date;
+  /** When LISTEN was in place again. */
+  until: Date;
+}
+
 export class PgListener {
   readonly #url: string;
   readonly #log: Logger;
   readonly #handlers = new Map<string, Set<Handler>>();
-  readonly #reconnectHandlers = new Set<() => void>();
+  readonly #reconnectHandlers = new Set<(gap: ListenGap) => void>();
   #client: pg.Client | undefined;
   #stopped = false;
   #attempt = 0;
+  /** When the current outage began; undefined while connected (or before the first connection). */
+  #lostAt: Date | undefined;
   #timer: NodeJS.Timeout | undefined;
   #connecting: Promise<void> | undefined;
   /** The LISTEN statements sent on the current connection, one after another: pg wants one query at a time per client. */
@@ -59,8 +69,8 @@ export class PgListener {
     };
   }
 
-  /** Registers a callback run after every successful reconnect. */
-  onReconnect(handler: () => void): () => void {
+  /** Registers a callback run after every successful reconnect, with the time the connection was away. */
+  onReconnect(handler: (gap: ListenGap) => void): () => void {
     this.#reconnectHandlers.add(handler);
     return () => this.#reconnectHandlers.delete(handler);
   }
@@ -104,6 +114,7 @@ export class PgListener {
       client.removeAllListeners("notification");
       client.end().catch(() => {});
       if (this.#stopped) return;
+      this.#lostAt = new Date();
       this.#log.warn({ err: error }, "LISTEN connection lost; reconnecting");
       this.#scheduleReconnect();
     };
@@ -123,12 +134,14 @@ export class PgListener {
     const wasReconnect = this.#attempt > 0;
     this.#attempt = 0;
     if (wasReconnect) {
-      this.#log.info("LISTEN connection re-established");
+      const gap = { since: this.#lostAt ?? new Date(), until: new Date() };
+      this.#lostAt = undefined;
+      this.#log.info({ away_ms: gap.until.getTime() - gap.since.getTime() }, "LISTEN connection re-established");
       // Each on its own: one that throws must not keep the others (the realtime re-check, a
       // job's waiter) from running, nor fail this connect, which would reconnect once more.
       for (const handler of this.#reconnectHandlers) {
         try {
-          handler();
+          handler(gap);
         } catch (error) {
           this.#log.error({ err: error }, "reconnect callback failed");
         }

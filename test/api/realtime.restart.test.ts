@@ -52,7 +52,7 @@ t.test("after PostgreSQL restarts, a subscribed client gets the next event and /
   await publish(app.pool, { channel: `private-job.${job.id}`, event: "BeforeRestart", data: { n: 1 } });
   t.same(await before, { n: 1 }, "events flow before the restart");
 
-  const reconnected = new Promise<void>((resolve) => app.deps.hub.onReconnect(resolve));
+  const reconnected = new Promise<void>((resolve) => app.deps.hub.onReconnect(() => resolve()));
   const port = server.port;
   await server.stop();
   t.equal((await client(app.url).get("/api/health")).status, 503, "while the database is down, /api/health says so");

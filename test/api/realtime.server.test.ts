@@ -202,7 +202,7 @@ t.test("realtime socket server", async (t) => {
     // The process's hub outlives its web server (a worker may run beside it): nothing of the
     // socket server stays registered on it.
     t.equal(hub.handlerCount("public-room.1").channel, 0, "the channel's handler is gone");
-    t.equal(hub.handlerCount("public-room.1").reconnect, reconnectCallbacks - 1, "the re-authorizer's reconnect callback is gone");
+    t.equal(hub.handlerCount("public-room.1").reconnect, reconnectCallbacks - 2, "the re-authorizer's and the missed-events notice's reconnect callbacks are gone");
   });
 
   t.test("a socket that stops reading keeps every event up to 4 MiB waiting for it, and is closed with 4100 past it", async (t) => {

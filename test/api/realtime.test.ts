@@ -134,14 +134,26 @@ t.test("realtime (Pusher protocol)", async (t) => {
     const job = await app.pool.transaction((tx) => enqueue(tx, echoKind, { value: 1 }, { userId: owner.user.id }));
     const pusher = await connectPusher(t, app.url, KEY, owner.token);
     const channel = await pusher.subscribe(`private-job.${job.id}`);
-    const reconnected = new Promise<void>((resolve) => app.deps.hub.onReconnect(resolve));
+    // What the socket receives, in order, from the cut on.
+    const received: string[] = [];
+    channel.bind_global((event: string) => received.push(event));
+    const missed = pusher.next<{ since: string; until: string }>(channel, "EventsMissed");
+    const cutAt = Date.now();
+    const reconnected = new Promise<void>((resolve) => app.deps.hub.onReconnect(() => resolve()));
     await app.pool.query(sql.type(z.object({}))`
       select pg_terminate_backend(pid) from pg_stat_activity
       where application_name = 'schemaforge-listener' and datname = current_database()`);
     await reconnected;
     t.equal((await api.get("/api/health")).body.realtime.listening, true, "listening again");
+    // Events published while the LISTEN connection was away are lost to this process's
+    // sockets; each subscribed channel is told so, with the gap, once its access is checked.
+    const gap = await missed;
+    const since = Date.parse(gap.since);
+    const until = Date.parse(gap.until);
+    t.ok(since >= cutAt - 1000 && since <= until && until <= Date.now(), `the gap ${gap.since} → ${gap.until} lies between the cut and now`);
     const after = pusher.next(channel, "AfterRestart");
     await publish(app.pool, { channel: `private-job.${job.id}`, event: "AfterRestart", data: { ok: true } });
     t.same(await after, { ok: true });
+    t.same(received, ["EventsMissed", "AfterRestart"], "the notice once, before the events after the gap");
   });
 });

@@ -277,7 +277,7 @@ t.test("realtime access of one credential", async (t) => {
   });
 });
 
-t.test("notifications lost while the LISTEN connection was down are made up by checking every subscription", async (t) => {
+t.test("notifications lost while the LISTEN connection was down are made up by checking every subscription, and the channels kept are told", async (t) => {
   const app = await startTestApp(t); // REALTIME_REAUTH_S stays at its default (minutes): no timer helps here
   const owner = await buildUserWithToken(app.pool);
   const member = await buildUserWithToken(app.pool);
@@ -301,8 +301,9 @@ t.test("notifications lost while the LISTEN connection was down are made up by c
   await until(() => ended(lost, channel), { message: "the re-check after the reconnect", timeoutMs });
   await publish(app.pool, { channel, event: "After", data: {} });
   await settle(app, "After", [[kept, channel]], [lost]);
-  t.same(on(lost, channel), ["pusher:subscription_error:403"]);
-  t.same(on(kept, channel), ["After"], "the owner's subscription stands");
+  t.same(on(lost, channel), ["pusher:subscription_error:403"], "the missed-events notice is dropped with the ended subscription");
+  t.same(on(kept, channel), ["EventsMissed", "After"], "the owner's subscription stands and is told that events of the gap may be missing, before the events after it");
+  for (const socket of [lost, kept]) t.same(on(socket, markerChannel).filter((e) => e === "EventsMissed").length, 1, "a public channel is told once too");
 });
 
 t.test("what a subscription and its authorization must look like", async (t) => {

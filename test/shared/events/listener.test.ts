@@ -5,7 +5,7 @@
  */
 import pg from "pg";
 import t from "tap";
-import { PgListener } from "../../../shared/events/listener.ts";
+import { PgListener, type ListenGap } from "../../../shared/events/listener.ts";
 import { createLogger } from "../../../shared/logger.ts";
 import { emptyDatabase } from "../../support/db.ts";
 import { until } from "../../support/wait.ts";
@@ -22,7 +22,11 @@ t.test("a reconnect callback that throws is logged, and the callbacks after it s
   await listener.start();
   t.teardown(() => listener.stop());
   const ran: string[] = [];
-  listener.onReconnect(() => ran.push("first"));
+  const gaps: ListenGap[] = [];
+  listener.onReconnect((gap) => {
+    ran.push("first");
+    gaps.push(gap);
+  });
   listener.onReconnect(() => {
     ran.push("throws");
     throw new Error("a bad callback");
@@ -35,9 +39,16 @@ t.test("a reconnect callback that throws is logged, and the callbacks after it s
   const listeners = async () =>
     (await admin.query<{ pid: number }>("select pid from pg_stat_activity where application_name = 'schemaforge-listener' and datname = current_database()")).rows;
   const [before] = await listeners();
+  const cutAt = Date.now();
   await admin.query("select pg_terminate_backend($1)", [before!.pid]);
   await until(() => ran.includes("last"), { message: "the callback after the one that throws", timeoutMs });
+  const backAt = Date.now();
   t.same(ran, ["first", "throws", "last"], "each callback once, in order");
+  const [gap] = gaps;
+  t.ok(
+    gap!.since.getTime() >= cutAt && gap!.since.getTime() < gap!.until.getTime() && gap!.until.getTime() <= backAt,
+    `the callbacks are given the time the connection was away (${gap!.since.toISOString()} → ${gap!.until.toISOString()}), inside the cut and the return`,
+  );
 
   const failures = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message: string } }).filter((entry) => entry.level >= 50);
   t.match(failures, [{ msg: "reconnect callback failed", err: { message: "a bad callback" } }], "the throw is logged as an error, once");

@@ -55,7 +55,7 @@ t.test("awaiting a job", async (t) => {
     const waiting = watched(awaitJob(pool, hub, job.id, FOREVER_MS));
     const running = (await markRunning(pool, job.id, 1))!;
     t.same(hub.handlerCount(jobChannel(job.id)), { channel: 1, reconnect: reconnectHandlers + 1 }, "the waiter listens on the job's channel and for reconnects");
-    const reconnected = new Promise<void>((resolve) => hub.onReconnect(resolve));
+    const reconnected = new Promise<void>((resolve) => hub.onReconnect(() => resolve()));
     await dropListener();
     await reconnected;
     // The waiter reads the record again after the reconnect and goes back to sleep. The pause
@@ -90,7 +90,7 @@ t.test("awaiting a job", async (t) => {
     const waiting = watched(awaitJob(pool, hub, job.id, FOREVER_MS));
     // Finished without a notification, as if its NOTIFY had been sent while the listener was away.
     await pool.query(sql.type(z.object({}))`update jobs set status = 'succeeded', result = '"silent"', finished_at = now() where id = ${job.id}`);
-    const reconnected = new Promise<void>((resolve) => hub.onReconnect(resolve));
+    const reconnected = new Promise<void>((resolve) => hub.onReconnect(() => resolve()));
     await dropListener();
     await reconnected;
     await until(() => waiting.settled, { timeoutMs: 60_000, message: "the waiter to wake after the reconnect" });
