@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { sql } from "../shared/db/pool.ts";
-import { wholeNumber } from "./canonicalNumbers.ts";
+import { wholeNumber } from "../shared/canonicalNumbers.ts";
 
 export const paginationQuery = z.object({
   page: wholeNumber({ min: 1, max: 100_000, default: 1 }),

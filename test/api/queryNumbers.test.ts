@@ -117,6 +117,22 @@ t.test("numbers in query strings are read in canonical decimal form only", async
     }
   });
 
+  await t.test("a deployment environment's config takes its numbers as JSON numbers or canonical digits", async (t) => {
+    const projectId = await buildProject(app.pool, user.id, { name: "Deploys" });
+    const ftp = { host: "ftp.example.com", username: "deploy", password: "Secret-Pass-123", remote_path: "/www" };
+    const ssh = { host: "ssh.example.com", username: "deploy", auth_method: "password", password: "Secret-Pass-123", remote_path: "/srv/app" };
+    for (const spelling of ["2e1", "0x15", " 21", "+21", "021", "21.0", ""]) {
+      refused(t, await api.post(`/api/projects/${projectId}/environments`, { name: "Live", type: "production", ftp_config: { ...ftp, port: spelling } }), "ftp_config.port", wholeMessage, `ftp port "${spelling}"`);
+      refused(t, await api.post(`/api/projects/${projectId}/environments`, { name: "Live", type: "production", ssh_config: { ...ssh, keep_releases: spelling } }), "ssh_config.keep_releases", wholeMessage, `keep_releases "${spelling}"`);
+    }
+    const asText = await api.post(`/api/projects/${projectId}/environments`, { name: "Text", type: "production", ftp_config: { ...ftp, port: "2121" } });
+    t.equal(asText.status, 201, asText.text);
+    t.equal(asText.body.environment.ftp_config.port, 2121, "canonical digits are the port");
+    const absent = await api.post(`/api/projects/${projectId}/environments`, { name: "Default", type: "staging", ssh_config: ssh });
+    t.equal(absent.status, 201, absent.text);
+    t.equal(absent.body.environment.ssh_config.port, 22, "an absent port is 22");
+  });
+
   await t.test("the OpenAPI document still shows integers and numbers with their bounds", async (t) => {
     const doc = await client(app.url).get("/api/openapi.json");
     t.equal(doc.status, 200);

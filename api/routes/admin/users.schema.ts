@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { roles } from "../../../shared/db/users.ts";
-import { idNumber } from "../../canonicalNumbers.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 export const userIdParams = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
 

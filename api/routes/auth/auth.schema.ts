@@ -2,7 +2,7 @@ import { z } from "zod";
 import { TOKEN_MAX_LIFETIME_DAYS } from "../../../shared/auth/personalTokens.ts";
 import { ABILITIES } from "../../../shared/auth/scopes.ts";
 import { userResource } from "../../presenters/user.ts";
-import { wholeNumber } from "../../canonicalNumbers.ts";
+import { wholeNumber } from "../../../shared/canonicalNumbers.ts";
 
 export const email = z.email().trim().max(254);
 export const password = z.string().min(8).max(1024);

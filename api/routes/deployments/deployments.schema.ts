@@ -4,7 +4,7 @@ import { logTypes } from "../../../shared/deployments/logs.ts";
 import { deploymentMethods } from "../../../shared/deployments/targetConfigs.ts";
 import { jobResource } from "../jobs/jobs.schema.ts";
 import { deploymentResource } from "../../presenters/deployment.ts";
-import { idNumber, wholeNumber } from "../../canonicalNumbers.ts";
+import { idNumber, wholeNumber } from "../../../shared/canonicalNumbers.ts";
 
 /**
  * Both request forms of the spec: `project_id`, `deployment_method` and

@@ -22,7 +22,7 @@ import { checkTargets } from "./environmentInput.ts";
 import { environmentForRead } from "./environments.router.ts";
 import { methodFor } from "./methods.ts";
 import { projectStateResponses } from "../projectStates.ts";
-import { idNumber } from "../../canonicalNumbers.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 /** How long a connection test may take. */
 const TEST_TIMEOUT_MS = 30_000;

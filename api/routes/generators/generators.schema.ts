@@ -5,7 +5,7 @@ import { z } from "zod";
 import { generatorStatuses } from "../../../shared/generators/store.ts";
 import { templateDescription, templateName } from "../../../shared/templates/input.ts";
 import { paginationQuery } from "../../pagination.ts";
-import { idNumber } from "../../canonicalNumbers.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 

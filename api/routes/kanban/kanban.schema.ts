@@ -7,7 +7,7 @@ import { calendarDate } from "../../../shared/calendarDate.ts";
 import { kanbanRoles } from "../../../shared/kanban/details.ts";
 import { priorities } from "../../../shared/kanban/cards.ts";
 import { projectParams } from "../projects/projects.schema.ts";
-import { idNumber } from "../../canonicalNumbers.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 export const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const bodyId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);

@@ -1,7 +1,7 @@
 /** Request schemas of the message routes (spec "Messages", DESIGN §11). */
 import { z } from "zod";
 import { paginationQuery } from "../../pagination.ts";
-import { wholeNumber } from "../../canonicalNumbers.ts";
+import { wholeNumber } from "../../../shared/canonicalNumbers.ts";
 
 const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const body = z.string().trim().min(1).max(20_000);

@@ -9,7 +9,7 @@ import { sqlSizeProblem } from "../../../shared/schemas/limits.ts";
 import { DIALECTS, normalizeDialect, type Dialect } from "../../../shared/sqlddl/index.ts";
 import { paginationQuery } from "../../pagination.ts";
 import { projectParams } from "../projects/projects.schema.ts";
-import { idNumber } from "../../canonicalNumbers.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 

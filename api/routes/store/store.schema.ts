@@ -3,7 +3,7 @@
  */
 import { z } from "zod";
 import { priceTypes, storeCategories } from "../../../shared/store/catalog.ts";
-import { decimalNumber, idNumber, wholeNumber } from "../../canonicalNumbers.ts";
+import { decimalNumber, idNumber, wholeNumber } from "../../../shared/canonicalNumbers.ts";
 
 const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 export const storeIdParams = z.object({ id });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { TICKET_CATEGORIES, TICKET_PRIORITIES, TICKET_STATUSES } from "../../../shared/support/store.ts";
 import { paginationQuery } from "../../pagination.ts";
 import { attachmentResource } from "../../presenters/attachment.ts";
-import { idNumber } from "../../canonicalNumbers.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 export const ticketParams = z.object({ id });

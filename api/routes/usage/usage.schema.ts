@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { calendarDate } from "../../../shared/calendarDate.ts";
-import { wholeNumber } from "../../canonicalNumbers.ts";
+import { wholeNumber } from "../../../shared/canonicalNumbers.ts";
 
 export const CLIENT_METRICS = ["LCP", "INP", "CLS", "TTFB", "FCP", "FID"] as const;
 export const DEVICE_CLASSES = ["mobile", "tablet", "desktop"] as const;

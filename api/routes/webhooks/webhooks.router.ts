@@ -34,7 +34,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { projectParams } from "../projects/projects.schema.ts";
 import { defineRoute } from "../route.ts";
 import { projectStateResponses } from "../projectStates.ts";
-import { idNumber } from "../../canonicalNumbers.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 const tags = ["Webhooks"];
 

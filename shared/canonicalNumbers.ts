@@ -16,13 +16,17 @@ const wholeDigits = /^(?:0|[1-9][0-9]*)$/;
 /** A whole number in digits, with an optional fraction after a point (`0.5`, `12.50`). */
 const decimalDigits = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/;
 
-/** The bounds of a number field, and the value an absent field takes. */
+/** The bounds of a number field. */
 export interface NumberBounds {
   min: number;
   /** Whole numbers are kept within the safe integer range without one. */
   max?: number;
+}
+
+/** Bounds with the value an absent field takes. */
+export interface DefaultedBounds extends NumberBounds {
   /** Given here, not by `.default()` on the result, so that the OpenAPI document shows it. */
-  default?: number;
+  default: number;
 }
 
 /**
@@ -41,21 +45,29 @@ const fromDigits = (pattern: RegExp, expected: string) => (value: unknown, ctx: 
   return Number.isFinite(number) ? number : Number.MAX_VALUE;
 };
 
-/** `base` with the bounds and default applied (a pipe's outer `.default()` is lost from the document). */
-function bounded(base: z.ZodNumber, bounds: NumberBounds): z.ZodType<number> {
-  let schema = base.min(bounds.min);
-  if (bounds.max !== undefined) schema = schema.max(bounds.max);
-  return bounds.default === undefined ? schema : schema.default(bounds.default);
-}
+const bounded = (base: z.ZodNumber, bounds: NumberBounds) => (bounds.max === undefined ? base.min(bounds.min) : base.min(bounds.min).max(bounds.max));
+
+const plain = (pattern: RegExp, expected: string, number: z.ZodNumber) => z.preprocess(fromDigits(pattern, expected), number);
+
+/**
+ * The outer default makes the field optional to zod (its types and its parse); the inner one
+ * is what the OpenAPI document shows, since zod's JSON Schema drops a default around a pipe.
+ */
+const defaulted = (pattern: RegExp, expected: string, number: z.ZodNumber, value: number) => z.preprocess(fromDigits(pattern, expected), number.default(value)).default(value);
 
 const wholeText = "a whole number written in digits (such as 2)";
 const decimalText = "a number written in digits, with an optional fraction after a point (such as 4.50)";
 
 /** A whole number, written `0` or as digits without a leading zero (not `1e2`, `0x10`, `+2`, `02`, ` 2` or ``). */
-export const wholeNumber = (bounds: NumberBounds) => z.preprocess(fromDigits(wholeDigits, wholeText), bounded(z.number().int(), bounds));
+export function wholeNumber(bounds: DefaultedBounds): ReturnType<typeof defaulted>;
+export function wholeNumber(bounds: NumberBounds): ReturnType<typeof plain>;
+export function wholeNumber(bounds: NumberBounds & { default?: number }) {
+  const number = bounded(z.number().int(), bounds);
+  return bounds.default === undefined ? plain(wholeDigits, wholeText, number) : defaulted(wholeDigits, wholeText, number, bounds.default);
+}
 
 /** An id: a whole number from 1 up. */
 export const idNumber = () => wholeNumber({ min: 1 });
 
 /** A number in digits with an optional fraction (`12`, `0.5`; not `.5`, `5.`, `1e3` or `012`). */
-export const decimalNumber = (bounds: NumberBounds & { max: number }) => z.preprocess(fromDigits(decimalDigits, decimalText), bounded(z.number(), bounds));
+export const decimalNumber = (bounds: NumberBounds & { max: number }) => plain(decimalDigits, decimalText, bounded(z.number(), bounds));
