@@ -1,13 +1,13 @@
 /**
- * Numbers that arrive as text (query parameters, and the id fields of JSON bodies that also
- * take an id as a string) are read in their canonical decimal form only. zod's coercion reads
- * `Number(text)`, which also takes "1e2" (100), "0x10" (16), " 2", "+2", "02" and "" (0), so a
- * malformed value passed as some other number. Anything else is a 422 on its field, as path
- * ids are 404 (routes/pathIds.ts). A JSON number is taken as it is.
+ * Numbers that arrive as text (query parameters, form fields, and the ids and config numbers a
+ * JSON body may also give as a string) are read in their canonical decimal form only. zod's
+ * coercion reads `Number(text)`, which also takes "1e2" (100), "0x10" (16), " 2", "+2", "02"
+ * and "" (0), so a malformed value passed as some other number. Anything else is a 422 on its
+ * field, as a malformed path id is a 404 (api/routes/pathIds.ts). A JSON number is taken as it is.
  *
  * The schemas are preprocessing pipes into `z.number()`, so the OpenAPI document still shows
- * each field as an integer or number with its bounds, and `.optional()` and `.default()` work
- * on them as on any schema.
+ * each field as an integer or number with its bounds; `.optional()` works on them as on any
+ * schema, and a default is given in the bounds.
  */
 import { z } from "zod";
 
