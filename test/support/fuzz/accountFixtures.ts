@@ -1,17 +1,41 @@
 /**
  * Fixtures of a world's owner as an account holder (`world.ts`): a support ticket they
  * opened, an invitation to another user's team addressed to their e-mail, another user's
- * project open to join requests, an invoice, and a Web Push subscription.
- * Made on first use, through the API where a client can make one, else by the services the
- * API's own paths call.
+ * project open to join requests, an invoice, a Web Push subscription, and what the sign-in
+ * routes need: the owner's credentials (every owner has `OWNER_PASSWORD`), two-factor
+ * authentication pending or on with a known secret and a login challenge with a current TOTP
+ * code, a password reset token, a pending e-mail change's cancel token and a signed
+ * verification link. Made on first use, through the API where a client can make one, else by
+ * the services the API's own paths call; the values a request must carry are noted for
+ * `World.notes` (`bodyHints.ts` puts them into the body or query).
  */
+import { Secret, TOTP } from "otpauth";
+import { z } from "zod";
+import { requestEmailChange } from "../../../shared/auth/emailChanges.ts";
+import { verificationLink } from "../../../shared/auth/emailVerification.ts";
+import { createChallenge } from "../../../shared/auth/loginChallenges.ts";
+import { hashPassword } from "../../../shared/auth/passwords.ts";
+import { createResetToken } from "../../../shared/auth/passwordResets.ts";
 import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
+import { sql } from "../../../shared/db/pool.ts";
 import { issueInvoice, listInvoices } from "../../../shared/billing/invoices.ts";
 import { insertTransaction } from "../../../shared/payments/store.ts";
 import { createInvitation, listOpenInvitations } from "../../../shared/teams/invitations.ts";
 import { buildTeam } from "../factories.ts";
 import { PUSH_SUBSCRIPTION } from "./sampleFiles.ts";
 import type { FixtureContext } from "./world.ts";
+
+/** The password of every world's owner. */
+export const OWNER_PASSWORD = "Fuzz-owner-password-7q2w";
+
+/** Its hash, made once per process (argon2 takes a while; every world's owner shares it). */
+let passwordHash: Promise<string> | undefined;
+export const ownerPasswordHash = () => (passwordHash ??= hashPassword(OWNER_PASSWORD));
+
+const STEP_S = 30;
+/** The TOTP code of `secret` for time step `step` (an authenticator app's code of that half minute). */
+const totpCode = (secret: string, step: number) => new TOTP({ secret: Secret.fromBase32(secret), period: STEP_S }).generate({ timestamp: step * STEP_S * 1000 });
+const stepNow = () => Math.floor(Date.now() / 1000 / STEP_S);
 
 /** World kinds of the `{id}` of account routes, by documented path. */
 export const ACCOUNT_ROUTE_KINDS: [RegExp, string][] = [
@@ -53,6 +77,61 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
         });
         return (await listInvoices(pool, owner.id, { limit: 1, offset: 0 })).rows[0]?.id;
       })();
+    case "signIn":
+      ctx.note(kind, { email: owner.email, password: OWNER_PASSWORD });
+      return Promise.resolve(owner.id);
+    case "oauthSignIn":
+      ctx.note(kind, { grant_type: "password", client_id: ctx.secrets.oauthClient.id, client_secret: ctx.secrets.oauthClient.secret, username: owner.email, password: OWNER_PASSWORD, scope: "*" });
+      return Promise.resolve(owner.id);
+    case "twoFactorPending":
+      // Enrollment started through the API: confirming needs a code of the pending secret.
+      return (async () => {
+        ctx.accountChanged();
+        let secret = "";
+        const id = await ctx.call(kind, "POST", "/api/auth/2fa/enable", { current_password: OWNER_PASSWORD }, (b) => ((secret = b.secret), owner.id));
+        ctx.note(kind, { code: totpCode(secret, stepNow()), current_password: OWNER_PASSWORD });
+        return id;
+      })();
+    case "twoFactorOn":
+      // Enrolled through the API; the secret and the step its confirmation used are noted for the next code.
+      return (async () => {
+        ctx.accountChanged();
+        let secret = "";
+        if ((await ctx.call(kind, "POST", "/api/auth/2fa/enable", { current_password: OWNER_PASSWORD }, (b) => ((secret = b.secret), owner.id))) === undefined) return undefined;
+        const step = stepNow();
+        const id = await ctx.call(kind, "POST", "/api/auth/2fa/confirm", { code: totpCode(secret, step), current_password: OWNER_PASSWORD }, () => owner.id);
+        ctx.note(kind, { secret, step: String(step) });
+        return id;
+      })();
+    case "twoFactorChallenge":
+      // What POST /auth/login answers an account with 2FA: a challenge; finished with the code of the step after the confirmation's (±1 step is accepted).
+      return (async () => {
+        await ctx.need("twoFactorOn");
+        const last = await pool.oneFirst(sql.type(z.object({ s: z.number().nullable() }))`select two_factor_last_step::int as s from users where id = ${owner.id}`);
+        const { secret } = (await ctx.notes("twoFactorOn"))!;
+        const token = await createChallenge(pool, owner.id, { deviceId: null, browser: null });
+        ctx.note(kind, { two_factor_token: token, code: totpCode(secret!, Math.max(stepNow(), (last ?? 0) + 1)) });
+        return owner.id;
+      })();
+    case "passwordReset":
+      // What POST /auth/forgot-password e-mails: a reset token for the owner's address.
+      return (async () => {
+        ctx.accountChanged();
+        ctx.note(kind, { token: await createResetToken(pool, owner.id), email: owner.email });
+        return owner.id;
+      })();
+    case "emailChange":
+      // A change of the owner's address waiting for confirmation; the old address got the cancel token.
+      return (async () => {
+        ctx.accountChanged();
+        const token = await pool.transaction((tx) => requestEmailChange(tx, owner, `new.${owner.email}`));
+        ctx.note(kind, { token });
+        return owner.id;
+      })();
+    case "verificationLink":
+      // The signed link of the owner's address, as the verification e-mail carries it (`{hash}` comes with the path).
+      ctx.note(kind, Object.fromEntries(new URL(verificationLink(ctx.secrets.frontendUrl, ctx.secrets.appKey, owner)).searchParams));
+      return Promise.resolve(owner.id);
     default:
       return null;
   }

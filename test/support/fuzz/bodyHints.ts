@@ -3,11 +3,13 @@
  * lookups into its work: body and query fields that name a resource are filled with the
  * fixture world's id of that kind (`BY_FIELD`, by field name, as `world.ts` fills path
  * parameters), and a few operations whose strings must mean something (SQL text, a file)
- * get a known-good fragment (`FRAGMENTS`). Only some valid requests carry these
+ * get a known-good fragment (`FRAGMENTS`), or values the world holds (`FROM_WORLD`: its owner's
+ * password, a signed link, a TOTP code). Only some valid requests carry these
  * (`operations.ts`); the others stay fully random, so that a wrong id's refusal stays covered.
  */
 import { buffer } from "node:stream/consumers";
 import { createZipStream } from "../../../shared/archive/zipWriter.ts";
+import { OWNER_PASSWORD } from "./accountFixtures.ts";
 import { PUSH_SUBSCRIPTION, png, textFile } from "./sampleFiles.ts";
 import type { FuzzRequest, Operation } from "./operations.ts";
 import type { JsonSchema, ResolveRef } from "./schemaArbitrary.ts";
@@ -63,15 +65,25 @@ const NEEDS: Record<string, { why: string; kinds: string[] }> = {
   postApiStoreTemplates: { why: "only a seller with a complete profile lists templates", kinds: ["seller"] },
   postApiPushUnsubscribe: { why: "a subscription of the owner's to remove", kinds: ["pushSubscription"] },
   postApiSellerPayouts: { why: "a seller's pending earnings, from another user's purchase of the owner's template", kinds: ["seller", "storeSale"] },
+  postApiAuth2faRecoveryCodes: { why: "recovery codes exist only with two-factor authentication on", kinds: ["twoFactorOn"] },
 };
 
 /**
  * Operations whose query or body carries values the API gave with a world's resource
- * (`World.notes`), by operation id, with why: generated ones never match.
+ * (`World.notes`), by operation id, with why: generated ones never match. Those `secret` are
+ * the owner's own (a password, a code, an e-mailed token or link): a stranger's requests do
+ * not carry them (`forStranger`), nor spend a single-use one before the owner's.
  */
-const FROM_WORLD: Record<string, { why: string; kind: string; into: "query" | "body" }> = {
+const FROM_WORLD: Record<string, { why: string; kind: string; into: "query" | "body"; secret?: true }> = {
   getApiAttachmentsIdDownload: { why: "the attachment's signed link (`expires`, `signature`) is the credential", kind: "attachment", into: "query" },
   postApiProjectsJoin: { why: "the join code of another user's project open to join requests", kind: "joinableProject", into: "body" },
+  postApiAuthLogin: { why: "the owner's e-mail and password", kind: "signIn", into: "body", secret: true },
+  postApiOauthToken: { why: "the password grant of the first-party client, with the owner's e-mail and password", kind: "oauthSignIn", into: "body", secret: true },
+  postApiAuthLogin2fa: { why: "a login challenge of the owner's (2FA on) and a current TOTP code", kind: "twoFactorChallenge", into: "body", secret: true },
+  postApiAuth2faConfirm: { why: "a current TOTP code of the pending secret, and the password", kind: "twoFactorPending", into: "body", secret: true },
+  postApiAuthResetPassword: { why: "the e-mailed reset token and its address", kind: "passwordReset", into: "body", secret: true },
+  postApiAuthEmailCancelChange: { why: "the cancel token e-mailed to the old address of a pending change", kind: "emailChange", into: "body", secret: true },
+  postApiAuthEmailVerifyIdHash: { why: "the link's signature and expiry (`{hash}` is the owner's, `world.ts`)", kind: "verificationLink", into: "query", secret: true },
 };
 
 /** Kinds that are people, not resources: naming one is no claim on the owner's things. */
@@ -93,9 +105,9 @@ async function templateZip(): Promise<File> {
 
 /**
  * Known-good body fragments by operation id, where a field must mean something that a value
- * generated from its schema almost never does; each with why. Left blind by design: the
- * OAuth and e-mail callbacks, logins and 2FA codes (secrets the fuzz does not hold), payment
- * webhooks (a signature), and what needs a live peer (deploying, testing a connection, git).
+ * generated from its schema almost never does; each with why. Left blind by design: the git
+ * providers' OAuth callback, payment webhooks (a signature), and what needs a live peer
+ * (deploying, testing a connection, git).
  */
 const FRAGMENTS: Record<string, { why: string; body: () => Record<string, unknown> | Promise<Record<string, unknown>> }> = {
   postApiSqlParse: { why: "a dialect the parser knows, and DDL", body: () => SQL },
@@ -129,6 +141,14 @@ const FRAGMENTS: Record<string, { why: string; body: () => Record<string, unknow
   postApiPushUnsubscribe: { why: "the endpoint of the world's subscription", body: () => ({ endpoint: PUSH_SUBSCRIPTION.endpoint }) },
   postApiBroadcastingAuth: { why: "a socket id and a private channel the owner (a site administrator) may join", body: () => ({ socket_id: "1234.5678", channel_name: "private-admin.jobs" }) },
   postApiAuthRegister: { why: "a password and its matching confirmation", body: () => ({ password: "Fuzz-password-8h3k", password_confirmation: "Fuzz-password-8h3k", invitation_token: undefined }) },
+  postApiAuthResetPassword: { why: "a new password and its matching confirmation", body: () => ({ password: "Fuzz-password-8h3k", password_confirmation: "Fuzz-password-8h3k" }) },
+  postApiAuth2faEnable: { why: "the owner's password", body: () => ({ current_password: OWNER_PASSWORD }) },
+  postApiAuth2faDisable: { why: "the owner's password", body: () => ({ password: OWNER_PASSWORD }) },
+  postApiAuth2faRecoveryCodes: { why: "the owner's password", body: () => ({ password: OWNER_PASSWORD }) },
+  putApiProfilePassword: { why: "the owner's password, and a new one with its confirmation (no 2FA code: 2FA is off)", body: () => ({ current_password: OWNER_PASSWORD, password: "Fuzz-password-8h3k", password_confirmation: "Fuzz-password-8h3k", two_factor_code: undefined }) },
+  putApiUser: { why: "the owner's password, which a new e-mail address needs (no 2FA code: 2FA is off)", body: () => ({ current_password: OWNER_PASSWORD, two_factor_code: undefined }) },
+  deleteApiUser: { why: "the owner's password", body: () => ({ password: OWNER_PASSWORD }) },
+  deleteApiProfile: { why: "the owner's password", body: () => ({ password: OWNER_PASSWORD }) },
 };
 
 /** Known-good query values by operation id, where a generated one is almost never valid; each with why. */
@@ -153,6 +173,16 @@ export interface Naming {
   resources: string[];
   /** The body fields that hold the world's ids. */
   idFields: string[];
+  /** The body and query fields that hold the owner's secrets (`FROM_WORLD`). */
+  secrets: string[];
+}
+
+/** `naming` as a stranger has it: without the owner's secrets. */
+export function forStranger(naming: Naming | undefined): Naming | undefined {
+  if (!naming?.secrets.length) return naming;
+  const without = (values: Record<string, any>) => Object.fromEntries(Object.entries(values).filter(([name]) => !naming.secrets.includes(name)));
+  const rest = { ...naming, body: without(naming.body), query: without(naming.query) };
+  return Object.keys(rest.body).length || Object.keys(rest.query).length ? rest : undefined;
 }
 
 /**
@@ -204,7 +234,7 @@ function propertiesOf(schema: JsonSchema | undefined, resolve: ResolveRef): Reco
  * are made now, before the operation's first write mark); undefined when it names none.
  */
 export async function namingOf(op: Operation, resolve: ResolveRef, world: World): Promise<Naming | undefined> {
-  const naming: Naming = { body: {}, query: {}, resources: [], idFields: [] };
+  const naming: Naming = { body: {}, query: {}, resources: [], idFields: [], secrets: [] };
   for (const kind of NEEDS[op.id]?.kinds ?? []) await world.id(kind);
   const idOf = async (name: string) => {
     const kind = BY_OPERATION_FIELD[op.id]?.fields[name] ?? BY_FIELD[name];
@@ -225,7 +255,11 @@ export async function namingOf(op: Operation, resolve: ResolveRef, world: World)
     if (id !== undefined) naming.query[q.name] = String(id);
   }
   const given = FROM_WORLD[op.id];
-  if (given) Object.assign(naming[given.into], await world.notes(given.kind));
+  if (given) {
+    const values = (await world.notes(given.kind)) ?? {};
+    Object.assign(naming[given.into], values);
+    if (given.secret) naming.secrets.push(...Object.keys(values));
+  }
   Object.assign(naming.query, QUERY_FRAGMENTS[op.id]?.query);
   Object.assign(naming.body, await fragmentOf(op.id));
   return Object.keys(naming.body).length || Object.keys(naming.query).length ? naming : undefined;

@@ -26,7 +26,7 @@ import type { Test } from "tap";
 import webpush from "web-push";
 import { startTestApp } from "../app.ts";
 import { request } from "../http.ts";
-import { carriesIds, namingOf, type Naming } from "./bodyHints.ts";
+import { carriesIds, forStranger, namingOf, type Naming } from "./bodyHints.ts";
 import { describe, problemsOf, send, urlOf, type Answer } from "./exchange.ts";
 import { invalidRequest, operationsOf, validRequest, type FuzzRequest, type Operation } from "./operations.ts";
 import { REFUSING_STATES, refusedFor, stateProblemsOf, type RefusingState } from "./projectStates.ts";
@@ -163,6 +163,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
     const operations = operationsOf(doc).filter((op) => mode.select(op) && (!ONLY || op.id.includes(ONLY)));
     t.ok(operations.length > 0 || ONLY, `${operations.length} operations to fuzz`);
     const log = await writeLog(app.pool);
+    const secrets = { appKey: app.config.appKey, frontendUrl: app.config.frontendUrl, oauthClient: { id: app.config.oauth.clientId!, secret: app.config.oauth.clientSecret! } };
 
     const started = Date.now();
     let sent = 0;
@@ -185,7 +186,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
       const share = Math.min(OPERATION_BUDGET_MS, (RUN_BUDGET_MS - spent) / (passes.length - passIndex));
       const opStarted = Date.now();
       if (!world) {
-        world = await World.create(app.pool, app.url);
+        world = await World.create(app.pool, app.url, secrets);
         worlds += 1;
       }
       // Its fixtures, those its path and its body name, exist before the first mark.
@@ -194,7 +195,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
       const sample = (arbitrary: fc.Arbitrary<FuzzRequest>, salt: number, numRuns: number) => (numRuns ? fc.sample(arbitrary, { seed: seedOf(op.id, salt + 8 * pass), numRuns }) : []);
       const cases = [
         ...sample(validRequest(op, resolve, "anonymous"), 3, op.bearer ? mode.runs.anonymous : 0),
-        ...sample(validRequest(op, resolve, "stranger", naming), 2, mode.runs.stranger),
+        ...sample(validRequest(op, resolve, "stranger", forStranger(naming)), 2, mode.runs.stranger),
         ...interleave(sample(invalidRequest(op, resolve, naming), 1, mode.runs.invalid), sample(validRequest(op, resolve, "owner", naming), 0, mode.runs.valid)),
       ];
       /** The requests always sent: up to the first valid one as the owner. */
@@ -228,7 +229,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
         for (const kind of world.missing.splice(0)) missingKinds.add(kind);
         if (problems.length) failures.push(`${describe(op, req, path, index, replay)}${prepared.note}: ${problems.join("; ")}; answered ${res.status} ${res.text.slice(0, 300)}`);
       }
-      if (wrote) world = undefined;
+      if (wrote || !world.reusable) world = undefined;
     }
     const seconds = (Date.now() - started) / 1000;
     t.comment(`${sent} requests to ${fuzzed.size} operations${runs > fuzzed.size ? ` (${runs} runs)` : ""} in ${worlds} worlds in ${seconds.toFixed(0)} s (seed ${SEED})`);

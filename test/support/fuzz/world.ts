@@ -25,7 +25,8 @@ import { buildProject, buildTeam, buildUser, makePatron, setProjectState, tokenF
 import { request } from "../http.ts";
 import { buildGenerator, buildSchema, buildTemplate } from "../templateFactories.ts";
 import { png, textFile, upload } from "./sampleFiles.ts";
-import { ACCOUNT_ROUTE_KINDS, makeAccountFixture } from "./accountFixtures.ts";
+import { emailHash } from "../../../shared/auth/emailVerification.ts";
+import { ACCOUNT_ROUTE_KINDS, makeAccountFixture, ownerPasswordHash } from "./accountFixtures.ts";
 import { STORE_OPEN_ROUTES, STORE_ROUTE_KINDS, StoreFixtures } from "./storeFixtures.ts";
 
 const idRow = z.object({ id: z.number() });
@@ -53,6 +54,19 @@ export interface FixtureContext {
   call(kind: string, method: string, path: string, body: unknown, pick: (b: any) => number, options?: { token?: string; expect?: number }): Promise<number | undefined>;
   /** Keeps values the API gave with a made resource (a signed link's query, a join code), for `World.notes`. */
   note(kind: string, values: Record<string, string>): void;
+  /** The values noted with the world's resource of `kind` (made on first use). */
+  notes(kind: string): Promise<Record<string, string> | undefined>;
+  /** What the service signs with and who its first-party OAuth client is: the fuzz signs links as the service's e-mails do. */
+  secrets: WorldSecrets;
+  /** Says a fixture changed the owner's account (2FA on, a pending change): the world serves this operation only. */
+  accountChanged(): void;
+}
+
+/** The service's secrets a world needs for its account fixtures (from the test app's configuration). */
+export interface WorldSecrets {
+  appKey: Buffer;
+  frontendUrl: string;
+  oauthClient: { id: string; secret: string };
 }
 
 /**
@@ -144,29 +158,51 @@ export class World {
   private projectState: ProjectStateName = "normal";
   private readonly store: StoreFixtures;
   private readonly context: FixtureContext;
+  /** Whether a fixture changed the owner's account (`FixtureContext.accountChanged`). */
+  private changedAccount = false;
 
-  private constructor(pool: DatabasePool, baseUrl: string, owner: Person & { email: string }, stranger: Person, victimId: number) {
+  private constructor(pool: DatabasePool, baseUrl: string, secrets: WorldSecrets, owner: Person & { email: string }, stranger: Person, victimId: number) {
     this.pool = pool;
     this.baseUrl = baseUrl;
     this.owner = owner;
     this.stranger = stranger;
     this.victimId = victimId;
-    this.context = { pool, owner, victimId, need: (kind) => this.need(kind), call: (...args) => this.call(...args), note: (kind, values) => this.noted.set(kind, values) };
+    this.context = {
+      pool,
+      owner,
+      victimId,
+      secrets,
+      need: (kind) => this.need(kind),
+      call: (...args) => this.call(...args),
+      note: (kind, values) => this.noted.set(kind, values),
+      notes: (kind) => this.notes(kind),
+      accountChanged: () => {
+        this.changedAccount = true;
+      },
+    };
     this.store = new StoreFixtures(this.context);
   }
 
-  /** A world with its three people. */
-  static async create(pool: DatabasePool, baseUrl: string): Promise<World> {
+  /**
+   * Whether the next operation may run in this world too when this one wrote nothing: not
+   * after a fixture changed the owner's account, which would change what the next one meets.
+   */
+  get reusable(): boolean {
+    return !this.changedAccount;
+  }
+
+  /** A world with its three people; the owner signs in with `OWNER_PASSWORD`. */
+  static async create(pool: DatabasePool, baseUrl: string, secrets: WorldSecrets): Promise<World> {
     // Global settings are shared by every world: a fuzzed PUT /admin/settings may have closed
     // registration or started maintenance; each operation starts from the defaults again.
     await pool.query(sql.type(z.object({}))`
       update global_settings set registration_open = true, maintenance_enabled = false, upload_limit_bytes = null
       where not registration_open or maintenance_enabled or upload_limit_bytes is not null`);
-    const owner = await buildUser(pool, { roles: ["admin", "developer"] });
+    const owner = await buildUser(pool, { roles: ["admin", "developer"], passwordHash: await ownerPasswordHash() });
     const stranger = await buildUser(pool);
     const victim = await buildUser(pool);
     await makePatron(pool, owner.id); // the form designer is a patron feature
-    return new World(pool, baseUrl, { id: owner.id, email: owner.email, token: await tokenFor(pool, owner) }, { id: stranger.id, token: await tokenFor(pool, stranger) }, victim.id);
+    return new World(pool, baseUrl, secrets, { id: owner.id, email: owner.email, token: await tokenFor(pool, owner) }, { id: stranger.id, token: await tokenFor(pool, stranger) }, victim.id);
   }
 
   /** The value of each path parameter of `path`, and whether each named a resource of the world (which a stranger must not reach). */
@@ -176,7 +212,8 @@ export class World {
     for (const [name, kind] of kindsOf(path, params)) {
       const id = kind ? await this.id(kind) : undefined;
       if (id === undefined) allKnown = false;
-      values[name] = id !== undefined ? String(id) : name === "hash" ? "0123456789abcdef" : "1";
+      // `{hash}` is the hash of the owner's e-mail address in a verification link (the only route with one).
+      values[name] = id !== undefined ? String(id) : name === "hash" ? emailHash(this.owner.email) : "1";
     }
     return { values, allKnown };
   }

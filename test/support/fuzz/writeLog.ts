@@ -7,14 +7,16 @@
  *
  * Left out, as by the table fingerprint (`fingerprint.ts`): tables whose rows change by design
  * on any request (rate-limit counters and login lockouts, worker heartbeats, the sampled
- * server request timings and their daily histograms); personal tokens log inserts and deletes
+ * server request timings and their daily histograms), and the addresses a right password came
+ * from (`login_sources`: recorded by the password check, as a wrong one is counted, also when
+ * the request it re-checked is refused after it); personal tokens log inserts and deletes
  * only (authentication records their last use). The log lives in a schema of its own, so the
  * service's tables are the same as without it.
  */
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 
-const LEFT_OUT = new Set(["rate_limit_counters", "worker_processes", "schema_migrations", "performance_measures", "performance_histograms"]);
+const LEFT_OUT = new Set(["rate_limit_counters", "login_sources", "worker_processes", "schema_migrations", "performance_measures", "performance_histograms"]);
 const INSERTS_AND_DELETES_ONLY = new Set(["personal_access_tokens"]);
 
 /** What was written since a mark, and the mark after it. */
