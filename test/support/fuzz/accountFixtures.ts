@@ -1,7 +1,8 @@
 /**
  * Fixtures of a world's owner as an account holder (`world.ts`): a support ticket they
  * opened, an invitation to another user's team addressed to their e-mail, another user's
- * project open to join requests, an invoice, a Web Push subscription, and what the sign-in
+ * project open to join requests, an invoice, a Web Push subscription, credits for the form
+ * designer's unlock, and what the sign-in
  * routes need: the owner's credentials (every owner has `OWNER_PASSWORD`), two-factor
  * authentication pending or on with a known secret and a login challenge with a current TOTP
  * code, a password reset token, a pending e-mail change's cancel token and a signed
@@ -9,6 +10,7 @@
  * the services the API's own paths call; the values a request must carry are noted for
  * `World.notes` (`bodyHints.ts` puts them into the body or query).
  */
+import { randomBytes } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
 import { z } from "zod";
 import { requestEmailChange } from "../../../shared/auth/emailChanges.ts";
@@ -17,6 +19,7 @@ import { createChallenge } from "../../../shared/auth/loginChallenges.ts";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
 import { createResetToken } from "../../../shared/auth/passwordResets.ts";
 import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
+import { grantCredits } from "../../../shared/credits/ledger.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import { issueInvoice, listInvoices } from "../../../shared/billing/invoices.ts";
 import { insertTransaction } from "../../../shared/payments/store.ts";
@@ -77,6 +80,12 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
         });
         return (await listInvoices(pool, owner.id, { limit: 1, offset: 0 })).rows[0]?.id;
       })();
+    case "unlockCredits":
+      // FORM_DESIGNER_UNLOCK_COST (500 by default) credits to spend on the unlock.
+      return (async () => {
+        await grantCredits(pool, { userId: owner.id, amount: 500, reason: "fuzz_world", referenceType: null, referenceId: null, idempotencyKey: `fuzz_world:${randomBytes(8).toString("hex")}` });
+        return owner.id;
+      })();
     case "signIn":
       ctx.note(kind, { email: owner.email, password: OWNER_PASSWORD });
       return Promise.resolve(owner.id);
@@ -86,7 +95,7 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
     case "twoFactorPending":
       // Enrollment started through the API: confirming needs a code of the pending secret.
       return (async () => {
-        ctx.accountChanged();
+        ctx.spoil();
         let secret = "";
         const id = await ctx.call(kind, "POST", "/api/auth/2fa/enable", { current_password: OWNER_PASSWORD }, (b) => ((secret = b.secret), owner.id));
         ctx.note(kind, { code: totpCode(secret, stepNow()), current_password: OWNER_PASSWORD });
@@ -95,7 +104,7 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
     case "twoFactorOn":
       // Enrolled through the API; the secret and the step its confirmation used are noted for the next code.
       return (async () => {
-        ctx.accountChanged();
+        ctx.spoil();
         let secret = "";
         if ((await ctx.call(kind, "POST", "/api/auth/2fa/enable", { current_password: OWNER_PASSWORD }, (b) => ((secret = b.secret), owner.id))) === undefined) return undefined;
         const step = stepNow();
@@ -116,14 +125,14 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
     case "passwordReset":
       // What POST /auth/forgot-password e-mails: a reset token for the owner's address.
       return (async () => {
-        ctx.accountChanged();
+        ctx.spoil();
         ctx.note(kind, { token: await createResetToken(pool, owner.id), email: owner.email });
         return owner.id;
       })();
     case "emailChange":
       // A change of the owner's address waiting for confirmation; the old address got the cancel token.
       return (async () => {
-        ctx.accountChanged();
+        ctx.spoil();
         const token = await pool.transaction((tx) => requestEmailChange(tx, owner, `new.${owner.email}`));
         ctx.note(kind, { token });
         return owner.id;

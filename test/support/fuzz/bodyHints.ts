@@ -54,6 +54,7 @@ const BY_FIELD: Record<string, string> = {
 const BY_OPERATION_FIELD: Record<string, { why: string; fields: Record<string, string> }> = {
   postApiStorePurchase: { why: "another seller's published template the owner has not bought and can afford", fields: { template_id: "storeForSale" } },
   postApiStorePlagiarismCheck: { why: "a store template with a published version", fields: { template_id: "storeTemplate" } },
+  postApiDeploymentsIdRollback: { why: "the earlier succeeded deployment to the same environment", fields: { rollback_to: "deployedEarlier" } },
   postApiTeamsTeamIdProjects: { why: "a project of the owner's outside the world's team (which holds the world's project)", fields: { project_id: "spareProject" } },
 };
 
@@ -66,6 +67,7 @@ const NEEDS: Record<string, { why: string; kinds: string[] }> = {
   postApiPushUnsubscribe: { why: "a subscription of the owner's to remove", kinds: ["pushSubscription"] },
   postApiSellerPayouts: { why: "a seller's pending earnings, from another user's purchase of the owner's template", kinds: ["seller", "storeSale"] },
   postApiAuth2faRecoveryCodes: { why: "recovery codes exist only with two-factor authentication on", kinds: ["twoFactorOn"] },
+  postApiFormDesignerUnlock: { why: "the credits the unlock costs (the owner, a patron, has access, so a trial is refused)", kinds: ["unlockCredits"] },
 };
 
 /**
@@ -232,10 +234,11 @@ function propertiesOf(schema: JsonSchema | undefined, resolve: ResolveRef): Reco
 /**
  * The world's ids for the fields of `op` that name a resource, and its fragment (the kinds
  * are made now, before the operation's first write mark); undefined when it names none.
+ * `idsOnly`: without what `NEEDS` and `FROM_WORLD` make, for a first look at what the body names.
  */
-export async function namingOf(op: Operation, resolve: ResolveRef, world: World): Promise<Naming | undefined> {
+export async function namingOf(op: Operation, resolve: ResolveRef, world: World, idsOnly = false): Promise<Naming | undefined> {
   const naming: Naming = { body: {}, query: {}, resources: [], idFields: [], secrets: [] };
-  for (const kind of NEEDS[op.id]?.kinds ?? []) await world.id(kind);
+  for (const kind of idsOnly ? [] : (NEEDS[op.id]?.kinds ?? [])) await world.id(kind);
   const idOf = async (name: string) => {
     const kind = BY_OPERATION_FIELD[op.id]?.fields[name] ?? BY_FIELD[name];
     const id = kind ? await world.id(kind) : undefined;
@@ -254,7 +257,7 @@ export async function namingOf(op: Operation, resolve: ResolveRef, world: World)
     const id = takesInteger(q.schema, resolve) || deref(q.schema, resolve).type === "number" ? await idOf(q.name) : undefined;
     if (id !== undefined) naming.query[q.name] = String(id);
   }
-  const given = FROM_WORLD[op.id];
+  const given = idsOnly ? undefined : FROM_WORLD[op.id];
   if (given) {
     const values = (await world.notes(given.kind)) ?? {};
     Object.assign(naming[given.into], values);

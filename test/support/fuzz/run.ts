@@ -110,10 +110,15 @@ interface Mode {
   /** How many times each operation runs, each pass with requests of its own (default 1). */
   passes?: number;
   /**
-   * Readies `world` for pass `pass` of `op` once the operation's fixtures exist (`naming`: what
-   * its body names, `bodyHints.ts`) and before its first write mark; null leaves the operation out.
+   * Whether the mode fuzzes `op` in `world`, seen from its path and the world's ids its body
+   * names (`naming`, without the other fixtures `bodyHints.ts` would make); default: all.
    */
-  prepare?: (op: Operation, world: World, pass: number, naming: Naming | undefined) => Promise<Prepared | null>;
+  takes?: (op: Operation, world: World, naming: Naming | undefined) => boolean;
+  /**
+   * Readies `world` for pass `pass` of `op` once the operation's fixtures exist (`naming`: what
+   * its body names, `bodyHints.ts`) and before its first write mark.
+   */
+  prepare?: (op: Operation, world: World, pass: number, naming: Naming | undefined) => Promise<Prepared>;
   /** A line on what the run covered, for its summary. */
   summary?: () => string;
 }
@@ -136,9 +141,9 @@ export function fuzzProjectStates(t: Test): void {
     select: (op) => op.pathParams.length > 0 || op.body !== undefined,
     runs: STATE_RUNS,
     passes: REFUSING_STATES.length,
+    takes: (op, world, naming) => world.inProject(op.path, op.pathParams) || (naming !== undefined && world.inProject(op.path, op.pathParams, naming.resources)),
     prepare: async (op, world, pass, naming) => {
       const inPath = world.inProject(op.path, op.pathParams);
-      if (!inPath && !(naming && world.inProject(op.path, op.pathParams, naming.resources))) return null;
       const state = REFUSING_STATES[((seedOf(op.id, 4) >>> 0) + pass) % REFUSING_STATES.length]!;
       await world.setProjectState(state);
       covered[state] += 1;
@@ -191,6 +196,10 @@ function fuzzOperations(t: Test, mode: Mode): void {
       }
       // Its fixtures, those its path and its body name, exist before the first mark.
       await world.pathParams(op.path, op.pathParams);
+      if (mode.takes && !mode.takes(op, world, await namingOf(op, resolve, world, true))) {
+        if (!world.reusable) world = undefined;
+        continue; // not an operation of this mode
+      }
       const naming = await namingOf(op, resolve, world);
       const sample = (arbitrary: fc.Arbitrary<FuzzRequest>, salt: number, numRuns: number) => (numRuns ? fc.sample(arbitrary, { seed: seedOf(op.id, salt + 8 * pass), numRuns }) : []);
       const cases = [
@@ -200,8 +209,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
       ];
       /** The requests always sent: up to the first valid one as the owner. */
       const always = cases.findIndex((req) => req.identity === "owner" && req.label.startsWith("valid")) + 1;
-      const prepared: Prepared | null = mode.prepare ? await mode.prepare(op, world, pass, naming) : { check: () => [], note: "" };
-      if (!prepared) continue; // not an operation of this mode
+      const prepared: Prepared = mode.prepare ? await mode.prepare(op, world, pass, naming) : { check: () => [], note: "" };
       runs += 1;
       fuzzed.add(op.id);
       let mark = await log.mark();

@@ -3,14 +3,20 @@
  * seller and a buyer would: the owner's seller profile, a draft, a published and a held
  * (submitted, a copy the plagiarism check stopped) store template of the owner's, another
  * seller with templates for sale and one the owner bought, that seller's purchase of the
- * owner's template (the owner's earnings) and review of it (for the owner's vote), and an
- * image of the owner's published template.
+ * owner's template (the owner's earnings) and review of it (for the owner's vote), an
+ * image of the owner's published template, and a payout of the earnings requested through
+ * the API and then processed and sent as the payouts job does (the fuzz runs no worker).
  *
  * Each packaged template has text of its own: every world publishes into one store, and a
  * package like another world's would be held by the plagiarism check instead of published.
  */
 import { randomBytes } from "node:crypto";
+import { z } from "zod";
 import { grantCredits } from "../../../shared/credits/ledger.ts";
+import { sql } from "../../../shared/db/pool.ts";
+import { PostgresStorage } from "../../../shared/storage/postgresStorage.ts";
+import { attachEarnings, lockPayout, markSent } from "../../../shared/store/payouts.ts";
+import { painXml } from "../../../shared/store/sepa.ts";
 import { buildTemplate } from "../templateFactories.ts";
 import { buildUser, tokenFor } from "../factories.ts";
 import { VALID_IBAN } from "../storeFactories.ts";
@@ -19,6 +25,9 @@ import type { FixtureContext, Person } from "./world.ts";
 
 /** Credits a published store template of the world costs: 300 × 10 cents × 70 % is 21 € of earnings, above the 20 € payout minimum. */
 const PRICE_CREDITS = 300;
+
+/** PAYOUT_HOLD_DAYS under tests (the default): earnings older than this go into a payout. */
+const PAYOUT_HOLD_DAYS = 14;
 
 /** World kinds of the `{id}` of store routes, by documented path (the first match wins). */
 export const STORE_ROUTE_KINDS: [RegExp, string][] = [
@@ -29,6 +38,8 @@ export const STORE_ROUTE_KINDS: [RegExp, string][] = [
   [/^\/api\/admin\/store\/purchases\/\{id\}/, "storePurchase"],
   [/^\/api\/store\/media\/\{id\}/, "storeMedia"],
   [/^\/api\/reviews\/\{id\}/, "storeReview"],
+  [/^\/api\/admin\/payouts\/\{id\}\/mark-paid$/, "payoutProcessed"],
+  [/^\/api\/admin\/payouts\/\{id\}\/transfer-file$/, "payoutSent"],
 ];
 
 /**
@@ -108,6 +119,33 @@ export class StoreFixtures {
       case "storeMedia":
         return (async () =>
           ctx.call(kind, "POST", `/api/store/templates/${await ctx.need("storeTemplate")}/media`, upload("file", png(), { media_type: "image", title: "Screen" }), (b) => b.store_template.images[0].id))();
+      case "payout":
+        // The owner's payout of the sale's earnings (all 21 €: a payout takes whole earnings that fit), requested once they are past the refund hold.
+        return (async () => {
+          await ctx.need("storeSale");
+          await ctx.pool.query(sql.type(z.object({}))`update seller_earnings set created_at = now() - make_interval(days => ${PAYOUT_HOLD_DAYS + 1}) where seller_id = ${owner.id}`);
+          return ctx.call(kind, "POST", "/api/seller/payouts", { amount: 21 }, (b) => b.payout.id);
+        })();
+      case "payoutProcessed":
+        // The job's first step: the earnings attached, the payout processing.
+        return (async () => {
+          const payout = await ctx.need("payout");
+          const row = await ctx.pool.transaction((tx) => attachEarnings(tx, payout, PAYOUT_HOLD_DAYS));
+          return row?.status === "processing" ? payout : undefined;
+        })();
+      case "payoutSent":
+        // The job's last steps: the transfer file stored, the payout sent.
+        return (async () => {
+          const payout = await ctx.need("payoutProcessed");
+          const key = `payouts/${payout}/pain.001.xml`;
+          const xml = painXml({ reference: `SF-PAYOUT-${payout}`, createdAt: new Date(), debtorName: "SchemaForge", debtorIban: VALID_IBAN, creditorName: "Fuzz GmbH", creditorIban: VALID_IBAN, amountCents: 2100, remittance: `Template store payout ${payout}` });
+          await new PostgresStorage(ctx.pool).put(key, Buffer.from(xml), { contentType: "application/xml" });
+          await ctx.pool.transaction(async (tx) => {
+            await lockPayout(tx, payout);
+            await markSent(tx, payout, key);
+          });
+          return payout;
+        })();
       default:
         return null;
     }

@@ -58,8 +58,11 @@ export interface FixtureContext {
   notes(kind: string): Promise<Record<string, string> | undefined>;
   /** What the service signs with and who its first-party OAuth client is: the fuzz signs links as the service's e-mails do. */
   secrets: WorldSecrets;
-  /** Says a fixture changed the owner's account (2FA on, a pending change): the world serves this operation only. */
-  accountChanged(): void;
+  /**
+   * Says a fixture changed what the next operation would meet (the owner's account: 2FA on, a
+   * pending change; a shared fixture's state): the world serves this operation only.
+   */
+  spoil(): void;
 }
 
 /** The service's secrets a world needs for its account fixtures (from the test app's configuration). */
@@ -110,6 +113,7 @@ const BY_SEGMENT: Record<string, string> = {
   "template-media": "templateMedia",
   environments: "environment",
   deployments: "deployment",
+  "deployment-logs": "deploymentLog",
   webhooks: "webhook",
   jobs: "job",
   "sql-parse": "sqlParse",
@@ -128,8 +132,18 @@ const BY_SEGMENT: Record<string, string> = {
   "form-elements": "formElement",
 };
 
+/**
+ * The `{id}` of routes that act on a job or a deployment in one state only: what the worker
+ * leaves behind (the fuzz runs none), set on fixtures made through the API.
+ */
+const STATE_ROUTE_KINDS: [RegExp, string][] = [
+  [/^\/api\/admin\/jobs\/\{id\}\/retry$/, "failedJob"],
+  [/^\/api\/deployments\/\{id\}\/retry$/, "failedDeployment"],
+  [/^\/api\/deployments\/\{id\}\/rollback$/, "deployedLatest"],
+];
+
 /** World kinds of an `{id}` by documented path, before `BY_SEGMENT`: where one segment (`templates`) names several kinds. */
-const BY_ROUTE: [RegExp, string][] = [...STORE_ROUTE_KINDS, ...ACCOUNT_ROUTE_KINDS];
+const BY_ROUTE: [RegExp, string][] = [...STORE_ROUTE_KINDS, ...ACCOUNT_ROUTE_KINDS, ...STATE_ROUTE_KINDS];
 
 /** The world kind of each path parameter of `path` (undefined: one the world does not know). */
 function kindsOf(path: string, params: string[]): [string, string | undefined][] {
@@ -158,8 +172,8 @@ export class World {
   private projectState: ProjectStateName = "normal";
   private readonly store: StoreFixtures;
   private readonly context: FixtureContext;
-  /** Whether a fixture changed the owner's account (`FixtureContext.accountChanged`). */
-  private changedAccount = false;
+  /** Whether a fixture changed what the next operation would meet (`FixtureContext.spoil`). */
+  private spoiled = false;
 
   private constructor(pool: DatabasePool, baseUrl: string, secrets: WorldSecrets, owner: Person & { email: string }, stranger: Person, victimId: number) {
     this.pool = pool;
@@ -176,8 +190,8 @@ export class World {
       call: (...args) => this.call(...args),
       note: (kind, values) => this.noted.set(kind, values),
       notes: (kind) => this.notes(kind),
-      accountChanged: () => {
-        this.changedAccount = true;
+      spoil: () => {
+        this.spoiled = true;
       },
     };
     this.store = new StoreFixtures(this.context);
@@ -185,19 +199,20 @@ export class World {
 
   /**
    * Whether the next operation may run in this world too when this one wrote nothing: not
-   * after a fixture changed the owner's account, which would change what the next one meets.
+   * after a fixture changed the owner's account or another kind's state (`FixtureContext.spoil`).
    */
   get reusable(): boolean {
-    return !this.changedAccount;
+    return !this.spoiled;
   }
 
   /** A world with its three people; the owner signs in with `OWNER_PASSWORD`. */
   static async create(pool: DatabasePool, baseUrl: string, secrets: WorldSecrets): Promise<World> {
     // Global settings are shared by every world: a fuzzed PUT /admin/settings may have closed
-    // registration or started maintenance; each operation starts from the defaults again.
+    // registration, started maintenance or raised the payout minimum beyond any seller's
+    // earnings; each operation starts from the defaults again.
     await pool.query(sql.type(z.object({}))`
-      update global_settings set registration_open = true, maintenance_enabled = false, upload_limit_bytes = null
-      where not registration_open or maintenance_enabled or upload_limit_bytes is not null`);
+      update global_settings set registration_open = true, maintenance_enabled = false, upload_limit_bytes = null, payout_minimum_cents = null
+      where not registration_open or maintenance_enabled or upload_limit_bytes is not null or payout_minimum_cents is not null`);
     const owner = await buildUser(pool, { roles: ["admin", "developer"], passwordHash: await ownerPasswordHash() });
     const stranger = await buildUser(pool);
     const victim = await buildUser(pool);
@@ -345,6 +360,26 @@ export class World {
         return this.viaApi(kind, `/api/projects/${await need("project")}/reports/${await need("projectReport")}/images`, upload("image", png()), (b) => b.image.id);
       case "job":
         return this.viaApi(kind, `/api/deployments/${await need("deployment")}/execute`, {}, (b) => b.job.id);
+      case "failedJob": {
+        // The world's job as a worker leaves one that gave up (which the next operation's job must not be).
+        const job = await need("job");
+        this.spoiled = true;
+        await pool.query(sql.type(z.object({}))`update jobs set status = 'failed', error = 'Connection refused', finished_at = now(), updated_at = now() where id = ${job}`);
+        return job;
+      }
+      case "deploymentLog":
+        return pool.oneFirst(sql.type(idRow)`insert into deployment_logs (deployment_id, type, message) values (${await need("deployment")}, 'info', 'Connected.') returning id`);
+      case "stagingEnvironment":
+        // The finished deployments' own environment: the world's job keeps the other one busy.
+        return this.viaApi(kind, `/api/projects/${await need("project")}/environments`, { name: "Stage", type: "staging", ftp_config: { host: "ftp.example.com", port: 21, username: "deployer", password: "pw-0123456789", remote_path: "/stage" } }, (b) => b.environment.id);
+      case "failedDeployment":
+        return this.finishedDeployment(kind, need, "failed");
+      case "deployedEarlier":
+        return this.finishedDeployment(kind, need, "succeeded");
+      case "deployedLatest":
+        // After the earlier one, which a rollback of it restores (POST …/rollback names it, bodyHints.ts).
+        await need("deployedEarlier");
+        return this.finishedDeployment(kind, need, "succeeded");
       case "board":
         return this.viaApi(kind, `/api/projects/${await need("project")}/kanban`, { name: "Board", columns: ["To do", "Done"] }, (b) => b.board.id);
       case "column":
@@ -370,6 +405,17 @@ export class World {
       default:
         return this.store.make(kind) ?? makeAccountFixture(this.context, kind) ?? undefined;
     }
+  }
+
+  /** A deployment to the staging environment made through the API, then finished as a worker leaves it. */
+  private async finishedDeployment(kind: string, need: (parent: string) => Promise<number>, status: "failed" | "succeeded"): Promise<number | undefined> {
+    await need("stagingEnvironment");
+    const body = { project_id: await need("project"), code_generation_id: await need("generation"), deployment_method: "ftp", target_environment: "staging" };
+    const id = await this.viaApi(kind, "/api/deployments", body, (b) => b.deployment.id);
+    if (id === undefined) return undefined;
+    const error = status === "failed" ? "Connection refused" : null;
+    await this.pool.query(sql.type(z.object({}))`update deployments set status = ${status}, error = ${error}, finished_at = now(), updated_at = now() where id = ${id}`);
+    return id;
   }
 
   private viaApi(kind: string, path: string, body: unknown, pick: (b: any) => number): Promise<number | undefined> {
