@@ -1,8 +1,8 @@
 /**
  * Fixtures of a world's owner as an account holder (`world.ts`): a support ticket they
  * opened, an invitation to another user's team addressed to their e-mail, another user's
- * project open to join requests, an invoice, a Web Push subscription, credits for the form
- * designer's unlock, and what the sign-in
+ * project open to join requests, an invoice, a Web Push subscription, credits to spend and a
+ * plan sold for them, and what the sign-in
  * routes need: the owner's credentials (every owner has `OWNER_PASSWORD`), two-factor
  * authentication pending or on with a known secret and a login challenge with a current TOTP
  * code, a password reset token, a pending e-mail change's cancel token and a signed
@@ -80,12 +80,16 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
         });
         return (await listInvoices(pool, owner.id, { limit: 1, offset: 0 })).rows[0]?.id;
       })();
-    case "unlockCredits":
-      // FORM_DESIGNER_UNLOCK_COST (500 by default) credits to spend on the unlock.
+    case "credits":
+      // Enough credits for what the owner buys with them: the form designer's unlock (500), a
+      // Pro plan's period (400), a Supporter patron month (300).
       return (async () => {
-        await grantCredits(pool, { userId: owner.id, amount: 500, reason: "fuzz_world", referenceType: null, referenceId: null, idempotencyKey: `fuzz_world:${randomBytes(8).toString("hex")}` });
+        await grantCredits(pool, { userId: owner.id, amount: 1_000, reason: "fuzz_world", referenceType: null, referenceId: null, idempotencyKey: `fuzz_world:${randomBytes(8).toString("hex")}` });
         return owner.id;
       })();
+    case "proPlan":
+      // A plan sold for credits (the free one is not sold, the Team plan costs more than `credits`).
+      return pool.oneFirst(sql.type(z.object({ id: z.number() }))`select id from plans where code = 'pro'`);
     case "signIn":
       ctx.note(kind, { email: owner.email, password: OWNER_PASSWORD });
       return Promise.resolve(owner.id);

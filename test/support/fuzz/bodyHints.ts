@@ -54,6 +54,8 @@ const BY_FIELD: Record<string, string> = {
 const BY_OPERATION_FIELD: Record<string, { why: string; fields: Record<string, string> }> = {
   postApiStorePurchase: { why: "another seller's published template the owner has not bought and can afford", fields: { template_id: "storeForSale" } },
   postApiStorePlagiarismCheck: { why: "a store template with a published version", fields: { template_id: "storeTemplate" } },
+  postApiSubscriptions: { why: "a plan sold for credits", fields: { plan_id: "proPlan" } },
+  postApiBillingSubscription: { why: "a plan sold for credits", fields: { plan_id: "proPlan" } },
   postApiDeploymentsIdRollback: { why: "the earlier succeeded deployment to the same environment", fields: { rollback_to: "deployedEarlier" } },
   postApiTeamsTeamIdProjects: { why: "a project of the owner's outside the world's team (which holds the world's project)", fields: { project_id: "spareProject" } },
 };
@@ -67,7 +69,10 @@ const NEEDS: Record<string, { why: string; kinds: string[] }> = {
   postApiPushUnsubscribe: { why: "a subscription of the owner's to remove", kinds: ["pushSubscription"] },
   postApiSellerPayouts: { why: "a seller's pending earnings, from another user's purchase of the owner's template", kinds: ["seller", "storeSale"] },
   postApiAuth2faRecoveryCodes: { why: "recovery codes exist only with two-factor authentication on", kinds: ["twoFactorOn"] },
-  postApiFormDesignerUnlock: { why: "the credits the unlock costs (the owner, a patron, has access, so a trial is refused)", kinds: ["unlockCredits"] },
+  postApiFormDesignerUnlock: { why: "the credits the unlock costs (the owner, a patron, has access, so a trial is refused)", kinds: ["credits"] },
+  postApiSubscriptions: { why: "the credits a period of the plan costs", kinds: ["credits"] },
+  postApiBillingSubscription: { why: "the credits a period of the plan costs", kinds: ["credits"] },
+  postApiPatronSubscribe: { why: "the credits a patron month costs", kinds: ["credits"] },
 };
 
 /**
@@ -88,8 +93,8 @@ const FROM_WORLD: Record<string, { why: string; kind: string; into: "query" | "b
   postApiAuthEmailVerifyIdHash: { why: "the link's signature and expiry (`{hash}` is the owner's, `world.ts`)", kind: "verificationLink", into: "query", secret: true },
 };
 
-/** Kinds that are people, not resources: naming one is no claim on the owner's things. */
-const PEOPLE = new Set(["owner", "victim"]);
+/** Kinds that are people or public, not resources: naming one is no claim on the owner's things. */
+const PEOPLE = new Set(["owner", "victim", "proPlan"]);
 
 /** Sizes a create/edit window accepts (shared/forms/windowSizes.ts). */
 const WINDOW = { window_type: "create_edit", min_width: 300, min_height: 250, default_width: 600, default_height: 500 };
@@ -142,6 +147,9 @@ const FRAGMENTS: Record<string, { why: string; body: () => Record<string, unknow
   postApiPushSubscribe: { why: "a browser's subscription: valid P-256 and auth keys", body: () => PUSH_SUBSCRIPTION },
   postApiPushUnsubscribe: { why: "the endpoint of the world's subscription", body: () => ({ endpoint: PUSH_SUBSCRIPTION.endpoint }) },
   postApiBroadcastingAuth: { why: "a socket id and a private channel the owner (a site administrator) may join", body: () => ({ socket_id: "1234.5678", channel_name: "private-admin.jobs" }) },
+  postApiSubscriptions: { why: "payment in credits: card and wallet payments are not configured under tests", body: () => ({ payment_method: "credits" }) },
+  postApiBillingSubscription: { why: "payment in credits: card and wallet payments are not configured under tests", body: () => ({ payment_method: "credits" }) },
+  postApiPatronSubscribe: { why: "a level that exists, paid in credits (card and wallet payments are not configured under tests)", body: () => ({ level: 1, payment_method: "credits" }) },
   postApiAuthRegister: { why: "a password and its matching confirmation", body: () => ({ password: "Fuzz-password-8h3k", password_confirmation: "Fuzz-password-8h3k", invitation_token: undefined }) },
   postApiAuthResetPassword: { why: "a new password and its matching confirmation", body: () => ({ password: "Fuzz-password-8h3k", password_confirmation: "Fuzz-password-8h3k" }) },
   postApiAuth2faEnable: { why: "the owner's password", body: () => ({ current_password: OWNER_PASSWORD }) },

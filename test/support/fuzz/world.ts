@@ -26,6 +26,7 @@ import { request } from "../http.ts";
 import { buildGenerator, buildSchema, buildTemplate } from "../templateFactories.ts";
 import { png, textFile, upload } from "./sampleFiles.ts";
 import { emailHash } from "../../../shared/auth/emailVerification.ts";
+import { parseDdl } from "../../../shared/sqlddl/parser.ts";
 import { ACCOUNT_ROUTE_KINDS, makeAccountFixture, ownerPasswordHash } from "./accountFixtures.ts";
 import { STORE_OPEN_ROUTES, STORE_ROUTE_KINDS, StoreFixtures } from "./storeFixtures.ts";
 
@@ -329,8 +330,14 @@ export class World {
         return this.viaApi(kind, `/api/projects/${await need("project")}/templates/${await need("template")}/media`, upload("file", png(), { media_type: "image" }), (b) => b.media.id);
       case "subscription":
         return pool.oneFirst(sql.type(idRow)`select id from subscriptions where project_id = ${await need("project")} order by started_at desc, id desc limit 1`);
-      case "sqlParse":
-        return pool.oneFirst(sql.type(idRow)`insert into sql_parses (user_id, database_type, sql_text) values (${owner}, 'PostgreSQL', 'create table a (id int)') returning id`);
+      case "sqlParse": {
+        // Parsed, as the parse job leaves it (GET …/schema reads parsed ones only).
+        const text = "create table a (id int)";
+        const { schema, warnings } = parseDdl(text, "PostgreSQL");
+        return pool.oneFirst(sql.type(idRow)`
+          insert into sql_parses (user_id, database_type, sql_text, parsed, warnings)
+          values (${owner}, 'PostgreSQL', ${text}, ${sql.jsonb(schema as never)}, ${sql.jsonb(warnings as never)}) returning id`);
+      }
       case "victimToken":
         return (await createPersonalToken(pool, owner, "victim")).token.id;
       // Through the API: what it returns is what a client would hold.
