@@ -2,7 +2,7 @@
  * Fixtures of a world's owner as an account holder (`world.ts`): a support ticket they
  * opened, an invitation to another user's team addressed to their e-mail, another user's
  * project open to join requests, an invoice, a Web Push subscription, credits to spend and a
- * plan sold for them, and what the sign-in
+ * plan sold for them, payment provider events signed as the providers sign them, and what the sign-in
  * routes need: the owner's credentials (every owner has `OWNER_PASSWORD`), two-factor
  * authentication pending or on with a known secret and a login challenge with a current TOTP
  * code, a password reset token, a pending e-mail change's cancel token and a signed
@@ -87,6 +87,18 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
         await grantCredits(pool, { userId: owner.id, amount: 1_000, reason: "fuzz_world", referenceType: null, referenceId: null, idempotencyKey: `fuzz_world:${randomBytes(8).toString("hex")}` });
         return owner.id;
       })();
+    case "cardEvent": {
+      // An event as the card processor sends one, signed with the webhook secret (a new id per world: a redelivery is a duplicate).
+      const { body, signature } = ctx.secrets.stripe.signed(ctx.secrets.stripe.event("payment_intent.payment_failed", { id: `pi_fuzz_${randomBytes(8).toString("hex")}`, object: "payment_intent", metadata: {} }));
+      ctx.note(kind, { body, "stripe-signature": signature });
+      return Promise.resolve(owner.id);
+    }
+    case "walletEvent": {
+      // An event as the wallet provider sends one, with the transmission headers its stand-in verifies.
+      const { body, headers } = ctx.secrets.paypal.signed(ctx.secrets.paypal.event("PAYMENT.CAPTURE.DENIED", { id: `fuzz-${randomBytes(8).toString("hex")}` }));
+      ctx.note(kind, { body, ...headers });
+      return Promise.resolve(owner.id);
+    }
     case "proPlan":
       // A plan sold for credits (the free one is not sold, the Team plan costs more than `credits`).
       return pool.oneFirst(sql.type(z.object({ id: z.number() }))`select id from plans where code = 'pro'`);

@@ -77,13 +77,17 @@ const NEEDS: Record<string, { why: string; kinds: string[] }> = {
 
 /**
  * Operations whose query or body carries values the API gave with a world's resource
- * (`World.notes`), by operation id, with why: generated ones never match. Those `secret` are
+ * (`World.notes`), by operation id, with why: generated ones never match. Into `signed`: the
+ * noted `body` is sent as it is, the other notes as headers (a webhook and its signature,
+ * which a mutation of the body breaks, as it should). Those `secret` are
  * the owner's own (a password, a code, an e-mailed token or link): a stranger's requests do
  * not carry them (`forStranger`), nor spend a single-use one before the owner's.
  */
-const FROM_WORLD: Record<string, { why: string; kind: string; into: "query" | "body"; secret?: true }> = {
+const FROM_WORLD: Record<string, { why: string; kind: string; into: "query" | "body" | "signed"; secret?: true }> = {
   getApiAttachmentsIdDownload: { why: "the attachment's signed link (`expires`, `signature`) is the credential", kind: "attachment", into: "query" },
   postApiProjectsJoin: { why: "the join code of another user's project open to join requests", kind: "joinableProject", into: "body" },
+  postApiCardprocessorWebhook: { why: "an event signed with the card processor's webhook secret (Stripe-Signature)", kind: "cardEvent", into: "signed", secret: true },
+  postApiWalletproviderWebhook: { why: "an event with the wallet provider's transmission headers, which its stand-in verifies", kind: "walletEvent", into: "signed", secret: true },
   postApiAuthLogin: { why: "the owner's e-mail and password", kind: "signIn", into: "body", secret: true },
   postApiOauthToken: { why: "the password grant of the first-party client, with the owner's e-mail and password", kind: "oauthSignIn", into: "body", secret: true },
   postApiAuthLogin2fa: { why: "a login challenge of the owner's (2FA on) and a current TOTP code", kind: "twoFactorChallenge", into: "body", secret: true },
@@ -185,14 +189,16 @@ export interface Naming {
   idFields: string[];
   /** The body and query fields that hold the owner's secrets (`FROM_WORLD`). */
   secrets: string[];
+  /** A body to send as it is, with its headers (`FROM_WORLD` into `signed`). */
+  signed?: { body: string; headers: Record<string, string>; secret: boolean };
 }
 
 /** `naming` as a stranger has it: without the owner's secrets. */
 export function forStranger(naming: Naming | undefined): Naming | undefined {
-  if (!naming?.secrets.length) return naming;
+  if (!naming?.secrets.length && !naming?.signed?.secret) return naming;
   const without = (values: Record<string, any>) => Object.fromEntries(Object.entries(values).filter(([name]) => !naming.secrets.includes(name)));
-  const rest = { ...naming, body: without(naming.body), query: without(naming.query) };
-  return Object.keys(rest.body).length || Object.keys(rest.query).length ? rest : undefined;
+  const rest = { ...naming, body: without(naming.body), query: without(naming.query), signed: naming.signed?.secret ? undefined : naming.signed };
+  return Object.keys(rest.body).length || Object.keys(rest.query).length || rest.signed ? rest : undefined;
 }
 
 /**
@@ -268,10 +274,15 @@ export async function namingOf(op: Operation, resolve: ResolveRef, world: World,
   const given = idsOnly ? undefined : FROM_WORLD[op.id];
   if (given) {
     const values = (await world.notes(given.kind)) ?? {};
-    Object.assign(naming[given.into], values);
-    if (given.secret) naming.secrets.push(...Object.keys(values));
+    if (given.into === "signed") {
+      const { body, ...headers } = values;
+      if (body !== undefined) naming.signed = { body, headers, secret: given.secret === true };
+    } else {
+      Object.assign(naming[given.into], values);
+      if (given.secret) naming.secrets.push(...Object.keys(values));
+    }
   }
   Object.assign(naming.query, QUERY_FRAGMENTS[op.id]?.query);
   Object.assign(naming.body, await fragmentOf(op.id));
-  return Object.keys(naming.body).length || Object.keys(naming.query).length ? naming : undefined;
+  return Object.keys(naming.body).length || Object.keys(naming.query).length || naming.signed ? naming : undefined;
 }

@@ -61,7 +61,7 @@ export async function send(baseUrl: string, op: Operation, req: FuzzRequest, pat
   const { body, contentType } = bodyOf(op, req);
   const person = NO_BEARER.has(op.id) ? undefined : req.identity;
   const token = person === "owner" ? world.owner.token : person === "stranger" ? world.stranger.token : undefined;
-  const headers: Record<string, string> = { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...(contentType ? { "content-type": contentType } : {}) };
+  const headers: Record<string, string> = { accept: "application/json", ...req.headers, ...(token ? { authorization: `Bearer ${token}` } : {}), ...(contentType ? { "content-type": contentType } : {}) };
   return readAnswer(await fetch(`${baseUrl}${path}`, { method: op.method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
 }
 

@@ -40,6 +40,8 @@ export interface FuzzRequest {
   /** Sent as it is instead of `body`, with `contentType`. */
   raw?: string;
   contentType?: string;
+  /** Headers besides the bearer token and the content type (a webhook's signature). */
+  headers?: Record<string, string>;
   /** The resource kinds of the world a valid request's body or query names (`bodyHints.ts`), if any. */
   names?: string[];
 }
@@ -92,11 +94,13 @@ function validParts(op: Operation, resolve: ResolveRef): fc.Arbitrary<{ query: R
   return op.body ? fc.record({ query, body: valueOf(op.body, resolve) }) : fc.record({ query });
 }
 
-/** `parts` with the fields `naming` fills (an object body only: another has no fields to name). */
-function named(parts: { query: Record<string, string>; body?: unknown }, naming: Naming): { query: Record<string, string>; body?: unknown } {
+/** `parts` with the fields `naming` fills (an object body only: another has no fields to name), or its signed body and headers. */
+function named(parts: { query: Record<string, string>; body?: unknown }, naming: Naming): Pick<FuzzRequest, "query" | "body" | "raw" | "contentType" | "headers"> {
+  const query = { ...parts.query, ...naming.query };
+  if (naming.signed) return { query, raw: naming.signed.body, contentType: "application/json", headers: naming.signed.headers };
   const body = parts.body;
   const isObject = body !== null && typeof body === "object" && !Array.isArray(body);
-  return { query: { ...parts.query, ...naming.query }, ...("body" in parts ? { body: isObject ? { ...body, ...naming.body } : body } : {}) };
+  return { query, ...("body" in parts ? { body: isObject ? { ...body, ...naming.body } : body } : {}) };
 }
 
 /**
@@ -107,7 +111,7 @@ export function validRequest(op: Operation, resolve: ResolveRef, identity: Ident
   const random = validParts(op, resolve);
   const plain = random.map((parts): FuzzRequest => ({ identity, label: "valid", pathParams: {}, ...parts }));
   if (!naming) return plain;
-  const label = `valid, ${[...Object.keys(naming.body), ...Object.keys(naming.query)].join(", ")} filled in`;
+  const label = `valid, ${[...Object.keys(naming.body), ...Object.keys(naming.query), ...(naming.signed ? ["signed body"] : [])].join(", ")} filled in`;
   const filled = random.map((parts): FuzzRequest => ({ identity, label, pathParams: {}, ...named(parts, naming), names: naming.resources }));
   return fc.oneof({ weight: 1, arbitrary: plain }, { weight: 3, arbitrary: filled });
 }

@@ -26,6 +26,8 @@ import type { Test } from "tap";
 import webpush from "web-push";
 import { startTestApp } from "../app.ts";
 import { request } from "../http.ts";
+import { startPaypalStandIn } from "../peers/paypalPeer.ts";
+import { startStripeStandIn } from "../peers/stripePeer.ts";
 import { carriesIds, forStranger, namingOf, type Naming } from "./bodyHints.ts";
 import { describe, problemsOf, send, urlOf, type Answer } from "./exchange.ts";
 import { invalidRequest, operationsOf, validRequest, type FuzzRequest, type Operation } from "./operations.ts";
@@ -162,13 +164,26 @@ function fuzzOperations(t: Test, mode: Mode): void {
     t.comment(`fuzz seed ${SEED} (${replay} replays this run; FUZZ_ONLY=<operationId> narrows it)`);
     // VAPID keys, so that Web Push is configured and its routes do their work (nothing is sent: no worker runs).
     const vapid = webpush.generateVAPIDKeys();
-    const app = await startTestApp(t, { env: { SYNC_WAIT_MS: "200", ALLOW_PRIVATE_NETWORK_TARGETS: "false", VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey } });
+    // Stand-ins of the payment providers, so that card and wallet payments and their webhooks do their work.
+    const stripe = await startStripeStandIn();
+    const paypal = await startPaypalStandIn();
+    t.teardown(() => Promise.all([stripe.close(), paypal.close()]));
+    const payments = {
+      STRIPE_SECRET_KEY: stripe.secretKey,
+      STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+      STRIPE_API_BASE: stripe.url,
+      PAYPAL_CLIENT_ID: paypal.clientId,
+      PAYPAL_CLIENT_SECRET: paypal.clientSecret,
+      PAYPAL_WEBHOOK_ID: paypal.webhookId,
+      PAYPAL_API_BASE: paypal.url,
+    };
+    const app = await startTestApp(t, { env: { SYNC_WAIT_MS: "200", ALLOW_PRIVATE_NETWORK_TARGETS: "false", VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey, ...payments } });
     const doc = (await request(app.url, "GET", "/api/openapi.json")).body as JsonSchema;
     const resolve = (ref: string) => (ref.startsWith("#/components/schemas/") ? (doc.components.schemas[ref.slice(21)] as JsonSchema) : undefined);
     const operations = operationsOf(doc).filter((op) => mode.select(op) && (!ONLY || op.id.includes(ONLY)));
     t.ok(operations.length > 0 || ONLY, `${operations.length} operations to fuzz`);
     const log = await writeLog(app.pool);
-    const secrets = { appKey: app.config.appKey, frontendUrl: app.config.frontendUrl, oauthClient: { id: app.config.oauth.clientId!, secret: app.config.oauth.clientSecret! } };
+    const secrets = { appKey: app.config.appKey, frontendUrl: app.config.frontendUrl, oauthClient: { id: app.config.oauth.clientId!, secret: app.config.oauth.clientSecret! }, stripe, paypal };
 
     const started = Date.now();
     let sent = 0;

@@ -27,6 +27,8 @@ import { buildGenerator, buildSchema, buildTemplate } from "../templateFactories
 import { png, textFile, upload } from "./sampleFiles.ts";
 import { emailHash } from "../../../shared/auth/emailVerification.ts";
 import { parseDdl } from "../../../shared/sqlddl/parser.ts";
+import type { PaypalStandIn } from "../peers/paypalPeer.ts";
+import type { StripeStandIn } from "../peers/stripePeer.ts";
 import { ACCOUNT_ROUTE_KINDS, makeAccountFixture, ownerPasswordHash } from "./accountFixtures.ts";
 import { STORE_OPEN_ROUTES, STORE_ROUTE_KINDS, StoreFixtures } from "./storeFixtures.ts";
 
@@ -66,11 +68,13 @@ export interface FixtureContext {
   spoil(): void;
 }
 
-/** The service's secrets a world needs for its account fixtures (from the test app's configuration). */
+/** The service's secrets a world needs for its account fixtures (from the test app's configuration), and its payment providers' stand-ins. */
 export interface WorldSecrets {
   appKey: Buffer;
   frontendUrl: string;
   oauthClient: { id: string; secret: string };
+  stripe: StripeStandIn;
+  paypal: PaypalStandIn;
 }
 
 /**
