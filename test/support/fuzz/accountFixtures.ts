@@ -2,7 +2,8 @@
  * Fixtures of a world's owner as an account holder (`world.ts`): a support ticket they
  * opened, an invitation to another user's team addressed to their e-mail, another user's
  * project open to join requests, an invoice, a Web Push subscription, credits to spend and a
- * plan sold for them, payment provider events signed as the providers sign them, and what the sign-in
+ * plan sold for them, payment provider events signed as the providers sign them, a git
+ * connection, and what the sign-in
  * routes need: the owner's credentials (every owner has `OWNER_PASSWORD`), two-factor
  * authentication pending or on with a known secret and a login challenge with a current TOTP
  * code, a password reset token, a pending e-mail change's cancel token and a signed
@@ -20,6 +21,7 @@ import { hashPassword } from "../../../shared/auth/passwords.ts";
 import { createResetToken } from "../../../shared/auth/passwordResets.ts";
 import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
 import { grantCredits } from "../../../shared/credits/ledger.ts";
+import { seal } from "../../../shared/crypto.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import { issueInvoice, listInvoices } from "../../../shared/billing/invoices.ts";
 import { insertTransaction } from "../../../shared/payments/store.ts";
@@ -45,6 +47,7 @@ export const ACCOUNT_ROUTE_KINDS: [RegExp, string][] = [
   [/^\/api\/(admin\/)?support-tickets\/\{id\}/, "supportTicket"],
   [/^\/api\/team-invitations\/\{id\}/, "invitation"],
   [/^\/api\/billing\/invoices\/\{id\}/, "invoice"],
+  [/^\/api\/git\/connections\/\{id\}/, "gitConnection"],
 ];
 
 /** The id of an account kind of `ctx`'s world, or null when `kind` is not one. */
@@ -99,6 +102,11 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
       ctx.note(kind, { body, ...headers });
       return Promise.resolve(owner.id);
     }
+    case "gitConnection":
+      // What signing in to GitHub leaves (GET /git/{provider}/callback, which needs the provider itself): a connection with sealed tokens.
+      return pool.oneFirst(sql.type(z.object({ id: z.number() }))`
+        insert into git_connections (user_id, provider, instance_url, account_id, account_login, access_token_sealed)
+        values (${owner.id}, 'github', 'https://github.com', ${`fuzz-${owner.id}`}, ${`fuzz_${owner.id}`}, ${sql.binary(seal(ctx.secrets.appKey, "gho_fuzz"))}) returning id`);
     case "proPlan":
       // A plan sold for credits (the free one is not sold, the Team plan costs more than `credits`).
       return pool.oneFirst(sql.type(z.object({ id: z.number() }))`select id from plans where code = 'pro'`);
