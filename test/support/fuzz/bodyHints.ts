@@ -151,6 +151,7 @@ const FRAGMENTS: Record<string, { why: string; body: () => Record<string, unknow
   postApiPushSubscribe: { why: "a browser's subscription: valid P-256 and auth keys", body: () => PUSH_SUBSCRIPTION },
   postApiPushUnsubscribe: { why: "the endpoint of the world's subscription", body: () => ({ endpoint: PUSH_SUBSCRIPTION.endpoint }) },
   postApiBroadcastingAuth: { why: "a socket id and a private channel the owner (a site administrator) may join", body: () => ({ socket_id: "1234.5678", channel_name: "private-admin.jobs" }) },
+  postApiDeploymentsUpload: { why: "an FTP target and a file (the job that would connect does not run here)", body: () => ({ deployment_method: "ftp", ftp_host: "ftp.example.com", ftp_port: "21", ftp_username: "deployer", ftp_password: "pw-0123456789", ftp_path: "/www", "files[0]": textFile() }) },
   postApiSubscriptions: { why: "payment in credits: card and wallet payments are not configured under tests", body: () => ({ payment_method: "credits" }) },
   postApiBillingSubscription: { why: "payment in credits: card and wallet payments are not configured under tests", body: () => ({ payment_method: "credits" }) },
   postApiPatronSubscribe: { why: "a level that exists, paid in credits (card and wallet payments are not configured under tests)", body: () => ({ level: 1, payment_method: "credits" }) },
