@@ -179,7 +179,9 @@ function fuzzOperations(t: Test, mode: Mode): void {
     };
     // A translation API, so that automatic translation queues its job (which no worker runs here: nothing is sent).
     const translation = { TRANSLATION_API_URL: "https://translate.example.com", TRANSLATION_API_KEY: "fuzz-key" };
-    const app = await startTestApp(t, { env: { SYNC_WAIT_MS: "200", ALLOW_PRIVATE_NETWORK_TARGETS: "false", VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey, ...payments, ...translation } });
+    // No worker runs, so a route that waits for its job answers 202 once SYNC_WAIT_MS is over: a short wait
+    // lets every request of an upload, a parse or a generator run into its operation's time.
+    const app = await startTestApp(t, { env: { SYNC_WAIT_MS: "50", ALLOW_PRIVATE_NETWORK_TARGETS: "false", VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey, ...payments, ...translation } });
     const doc = (await request(app.url, "GET", "/api/openapi.json")).body as JsonSchema;
     const resolve = (ref: string) => (ref.startsWith("#/components/schemas/") ? (doc.components.schemas[ref.slice(21)] as JsonSchema) : undefined);
     const operations = operationsOf(doc).filter((op) => mode.select(op) && (!ONLY || op.id.includes(ONLY)));
