@@ -10,14 +10,15 @@
  * server request timings and their daily histograms), and the addresses a right password came
  * from (`login_sources`: recorded by the password check, as a wrong one is counted, also when
  * the request it re-checked is refused after it); personal tokens log inserts and deletes
- * only (authentication records their last use). The log lives in a schema of its own, so the
+ * only (authentication records their last use), as do two-factor login challenges (a wrong
+ * code is counted on the challenge, refused and kept, so that guessing ends after five). The log lives in a schema of its own, so the
  * service's tables are the same as without it.
  */
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../../shared/db/pool.ts";
 
 const LEFT_OUT = new Set(["rate_limit_counters", "login_sources", "worker_processes", "schema_migrations", "performance_measures", "performance_histograms"]);
-const INSERTS_AND_DELETES_ONLY = new Set(["personal_access_tokens"]);
+const INSERTS_AND_DELETES_ONLY = new Set(["personal_access_tokens", "two_factor_challenges"]);
 
 /** What was written since a mark, and the mark after it. */
 export interface Writes {
