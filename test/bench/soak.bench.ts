@@ -1,0 +1,211 @@
+/**
+ * Soak benchmark: the service as deployed (one `web` and one `worker` process of the CLI, in
+ * production mode, configured through the environment) under minutes of a mixed load of
+ * virtual users (support/soakMix.ts: projects, schemas, templates and generations, lists,
+ * kanban boards watched over pusher-js, message threads, store search, project deletes),
+ * watched every 5 s for what a team running it would page on. Figures:
+ * - server errors: 5xx answers and requests without an answer (target 0); other statuses the
+ *   mix did not expect (target 0: it sends only valid input); error lines the two processes
+ *   logged (target 0);
+ * - RSS growth of the web and the worker process from the end of the first third of the load
+ *   to its end (mean of the last three samples of each; target < 32 MB each). The first third
+ *   is warm-up (V8 compiles and sizes its heap, pools fill, caches load); after it a process
+ *   doing the same work again and again should hold its size. 32 MB is a few percent of the
+ *   ~230 MB a web process takes at rest, well above the noise of garbage collection between
+ *   samples, and what a leak of ~1 KB per request reaches within a 2-minute run at this rate;
+ * - database connections of the bench database (pg_stat_activity) in the last third against
+ *   the first third (most seen in each; target: not more);
+ * - jobs still queued or running after the load stopped and a drain of up to 30 s (target 0),
+ *   and jobs that failed (target 0);
+ * - realtime events received on the boards' channels against the creates and moves made
+ *   (target all), and WebSocket connections the web process still counts once every client
+ *   disconnected (target 0);
+ * - p99 latency of the whole mix (a generous limit: a schema parse and a generation wait for
+ *   their jobs), and requests per second (context);
+ * - exit codes of the two processes on SIGTERM (target: both 0).
+ * Env: SOAK_SECONDS (default 120), SOAK_USERS (virtual users, default 6), SOAK_THINK_MS
+ * (pause between a user's requests, default 150). Tokens come from `POST /api/auth/login` and
+ * live an hour, so a run is capped below that.
+ */
+import pg from "pg";
+import { hashPassword } from "../../shared/auth/passwords.ts";
+import { createPool } from "../../shared/db/pool.ts";
+import { buildUser } from "../support/factories.ts";
+import { catalogue } from "../support/storeCatalogue.ts";
+import { seedCatalogue } from "../support/storeFactories.ts";
+import { procMemory } from "./support/benchProcesses.ts";
+import { benchDatabase, percentile } from "./support/db.ts";
+import { startService } from "./support/serviceProcesses.ts";
+import { newTally, runVirtualUser } from "./support/soakMix.ts";
+import { floorFigure, limitFigure, ratioFigure, report, type Figure } from "./report.ts";
+
+const SECONDS = Math.min(3000, Number(process.env.SOAK_SECONDS ?? 120));
+const USERS = Number(process.env.SOAK_USERS ?? 6);
+const THINK_MS = Number(process.env.SOAK_THINK_MS ?? 150);
+const SAMPLE_MS = 5000;
+const DRAIN_MS = 30_000;
+const RSS_GROWTH_LIMIT_MB = 32;
+const MB = 1024 * 1024;
+
+interface Sample {
+  t: number;
+  webRss: number;
+  workerRss: number;
+  webHeap: number | null;
+  connections: number;
+  webConnections: number;
+  workerConnections: number;
+  queued: number;
+  running: number;
+  sockets: number | null;
+  requests: number;
+  serverErrors: number;
+}
+
+const db = await benchDatabase();
+const password = "soak password 123";
+const emails: string[] = [];
+{
+  const pool = await createPool(db.url);
+  const passwordHash = await hashPassword(password);
+  for (let i = 0; i < USERS; i += 1) emails.push((await buildUser(pool, { passwordHash })).email);
+  const seller = await buildUser(pool);
+  await seedCatalogue(pool, seller.id, catalogue(2000));
+  await pool.end();
+}
+
+// The mix sends ~10 requests per user per second at most; the default budget (1,000 an hour)
+// is for people, not for a load generator, so it is raised as an operator would for one.
+const service = await startService(db.url, { RATE_LIMIT_USER_PER_HOUR: "10000000" });
+const monitor = new pg.Client({ connectionString: db.url, application_name: "soak-monitor" });
+let stopped = false;
+try {
+  await monitor.connect();
+  const tokens = await Promise.all(
+    emails.map(async (email) => {
+      const res = await fetch(`${service.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+      if (res.status !== 200) throw new Error(`login of ${email}: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { access_token: string }).access_token;
+    }),
+  );
+
+  const tally = newTally();
+  const samples: Sample[] = [];
+  const started = Date.now();
+  const until = started + SECONDS * 1000;
+
+  const sample = async (): Promise<Sample> => {
+    const { rows } = await monitor.query<{ connections: number; web: number; worker: number; queued: number; running: number }>(`
+      select (select count(*)::int from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()) as connections,
+        (select count(*)::int from pg_stat_activity where datname = current_database() and application_name like 'schemaforge-web%') as web,
+        (select count(*)::int from pg_stat_activity where datname = current_database() and application_name like 'schemaforge-worker%') as worker,
+        (select count(*)::int from jobs where status = 'queued') as queued,
+        (select count(*)::int from jobs where status = 'running') as running`);
+    const row = rows[0]!;
+    const health = (await fetch(`${service.url}/api/health`).then((r) => r.json()).catch(() => null)) as { realtime?: { connections: number } } | null;
+    const metrics = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${service.metricsToken}` } })
+      .then((r) => r.text())
+      .catch(() => "");
+    const heap = /^nodejs_heap_size_used_bytes (\d+(?:\.\d+)?)/m.exec(metrics);
+    return {
+      t: (Date.now() - started) / 1000,
+      webRss: procMemory(service.web.pid!).rss,
+      workerRss: procMemory(service.worker.pid!).rss,
+      webHeap: heap ? Number(heap[1]) : null,
+      connections: row.connections,
+      webConnections: row.web,
+      workerConnections: row.worker,
+      queued: row.queued,
+      running: row.running,
+      sockets: health?.realtime?.connections ?? null,
+      requests: tally.requests,
+      serverErrors: tally.serverErrors,
+    };
+  };
+  const print = (s: Sample, previous: Sample | undefined) => {
+    const rate = previous ? (s.requests - previous.requests) / (s.t - previous.t) : 0;
+    process.stderr.write(
+      `soak t=${s.t.toFixed(0)}s web ${(s.webRss / MB).toFixed(1)} MB (heap ${s.webHeap === null ? "?" : (s.webHeap / MB).toFixed(1)}) worker ${(s.workerRss / MB).toFixed(1)} MB` +
+        ` db ${s.connections} (web ${s.webConnections}, worker ${s.workerConnections}) jobs ${s.queued} queued ${s.running} running` +
+        ` ws ${s.sockets ?? "?"} req ${s.requests} (${rate.toFixed(1)}/s) server errors ${s.serverErrors} unexpected ${tally.unexpected}\n`,
+    );
+  };
+
+  const sampler = (async () => {
+    while (Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(SAMPLE_MS, Math.max(0, until - Date.now()))));
+      const s = await sample();
+      print(s, samples.at(-1));
+      samples.push(s);
+    }
+  })();
+  // Users start a little apart, as people do, instead of all in the same millisecond.
+  await Promise.all(
+    tokens.map(async (token, index) => {
+      await new Promise((resolve) => setTimeout(resolve, index * 400));
+      await runVirtualUser({ url: service.url, realtimeKey: service.realtimeKey, token, index, until, tally, thinkMs: THINK_MS, keepProjects: 2, reconnectEvery: 4 });
+    }),
+  );
+  await sampler;
+  const loadSeconds = (Date.now() - started) / 1000;
+
+  // Drain: the work the last requests enqueued finishes; nothing should be left behind.
+  const drainStarted = Date.now();
+  let end = await sample();
+  while (end.queued + end.running > 0 && Date.now() - drainStarted < DRAIN_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    end = await sample();
+  }
+  const drainSeconds = (Date.now() - drainStarted) / 1000;
+  // Every pusher-js client has disconnected; the server sees the close within moments.
+  for (let i = 0; i < 20 && (end.sockets ?? 1) > 0; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    end = await sample();
+  }
+  print(end, samples.at(-1));
+  const failedJobs = (await monitor.query<{ n: number; kinds: string | null }>(`select count(*)::int as n, string_agg(distinct kind, ', ') as kinds from jobs where status = 'failed'`)).rows[0]!;
+  const jobKinds = (await monitor.query<{ kind: string; n: number }>(`select kind, count(*)::int as n from jobs group by kind order by n desc`)).rows;
+
+  stopped = true;
+  const exits = await service.stop();
+  await monitor.end();
+
+  const third = SECONDS / 3;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const warm = samples.filter((s) => s.t <= third + 1).slice(-3);
+  const last = samples.slice(-3);
+  if (warm.length === 0 || last.length === 0) throw new Error(`too few samples (${samples.length}) for a run of ${SECONDS} s`);
+  const growth = (pick: (s: Sample) => number) => (mean(last.map(pick)) - mean(warm.map(pick))) / MB;
+  const warmConnections = Math.max(...samples.filter((s) => s.t <= third + 1).map((s) => s.connections));
+  const lateConnections = Math.max(...samples.filter((s) => s.t >= 2 * third - 1).map((s) => s.connections));
+  const peak = (pick: (s: Sample) => number) => Math.max(...samples.map(pick)) / MB;
+  const latencies = [...tally.latencies].sort((a, b) => a - b);
+  const logErrors = service.logs.web.errors + service.logs.worker.errors;
+  const logWarnings = service.logs.web.warnings + service.logs.worker.warnings;
+  const badExits = [exits.web, exits.worker].filter((code) => code !== 0).length;
+
+  for (const failure of tally.failures) process.stderr.write(`soak failure: ${failure}\n`);
+  for (const [name, logs] of Object.entries(service.logs)) for (const line of logs.samples) process.stderr.write(`soak ${name} log: ${line}\n`);
+  process.stderr.write(`soak jobs by kind: ${jobKinds.map((k) => `${k.kind} ${k.n}`).join(", ")}\n`);
+
+  const figures: Figure[] = [
+    limitFigure("soak.server_errors", tally.serverErrors, "errors", 1, null, `5xx or no answer, of ${tally.requests} requests by ${USERS} users over ${Math.round(loadSeconds)} s (${tally.rounds} rounds)`),
+    limitFigure("soak.unexpected_statuses", tally.unexpected, "answers", 1, null, "other statuses to the mix's valid requests"),
+    limitFigure("soak.logged_errors", logErrors, "lines", 1, null, `error lines in the web and worker logs; ${logWarnings} warnings`),
+    limitFigure("soak.web_rss_growth", growth((s) => s.webRss), "MB", RSS_GROWTH_LIMIT_MB, null, `end of first third to end; peak ${Math.round(peak((s) => s.webRss))} MB, heap used ${Math.round(growth((s) => s.webHeap ?? 0))} MB more`),
+    limitFigure("soak.worker_rss_growth", growth((s) => s.workerRss), "MB", RSS_GROWTH_LIMIT_MB, null, `end of first third to end; peak ${Math.round(peak((s) => s.workerRss))} MB`),
+    limitFigure("soak.db_connections", lateConnections, "connections", warmConnections + 1, warmConnections, "most in the last third vs most in the first third"),
+    limitFigure("soak.jobs_left", end.queued + end.running, "jobs", 1, null, `queued or running after the load and ${drainSeconds.toFixed(1)} s of drain`),
+    limitFigure("soak.jobs_failed", failedJobs.n, "jobs", 1, null, failedJobs.kinds ?? "none"),
+    ratioFigure("soak.realtime_events", tally.eventsReceived, tally.eventsExpected, "events", 1, "CardCreated and CardMoved received on the boards' channels vs made"),
+    limitFigure("soak.realtime_connections_left", end.sockets ?? NaN, "sockets", 1, null, `counted by the web process after ${tally.socketsOpened} pusher-js clients came and went`),
+    limitFigure("soak.p99", percentile(latencies, 99), "ms", 2000, null, `p50 ${Math.round(percentile(latencies, 50))} ms, p90 ${Math.round(percentile(latencies, 90))} ms, max ${Math.round(latencies.at(-1) ?? 0)} ms`),
+    { ...floorFigure("soak.requests_per_s", tally.requests / loadSeconds, "req/s", 0, null, `${tally.projectsDeleted} projects deleted again`), target: "context" },
+    limitFigure("soak.shutdown_exits", badExits, "processes", 1, null, `exit codes on SIGTERM: web ${exits.web}, worker ${exits.worker}`),
+  ];
+  report(`Soak: web + worker under ${USERS} users' mixed load for ${SECONDS} s`, figures);
+} finally {
+  if (!stopped) await service.stop(5000);
+  await monitor.end().catch(() => {});
+  await db.drop();
+}

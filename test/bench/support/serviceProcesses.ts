@@ -1,0 +1,142 @@
+/**
+ * The service as deployed, for the soak benchmark: one `web` and one `worker` process of the
+ * project's own CLI (shared/cli/bin.ts, what the Procfile's `npm run web` / `npm run worker`
+ * start), configured only through the environment the README documents, in production mode.
+ * Their JSON log lines are read for warnings and errors (the log level is `warn`), so a fault
+ * the service only logs still shows in the benchmark's figures.
+ */
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { profileFlags } from "./profile.ts";
+
+type Child = ChildProcessByStdio<null, Readable, null>;
+
+/** Warnings and errors one process logged. */
+export interface LogTally {
+  warnings: number;
+  errors: number;
+  /** The first few of them (level and message), for the report. */
+  samples: string[];
+}
+
+export interface ServiceProcesses {
+  url: string;
+  web: Child;
+  worker: Child;
+  /** The realtime app key clients connect with. */
+  realtimeKey: string;
+  /** Bearer token of `/metrics` (required in production). */
+  metricsToken: string;
+  logs: { web: LogTally; worker: LogTally };
+  /** Stops both with SIGTERM (as a platform does), SIGKILL after `graceMs`; resolves with their exit codes. */
+  stop(graceMs?: number): Promise<{ web: number | null; worker: number | null }>;
+}
+
+const cli = new URL("../../../shared/cli/bin.ts", import.meta.url).pathname;
+
+/** A free TCP port on the loopback interface. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Counts the warn (40) and error-or-worse (50+) lines of a process's JSON log. */
+function tallyLogs(child: Child): LogTally {
+  const tally: LogTally = { warnings: 0, errors: 0, samples: [] };
+  let rest = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    const lines = (rest + chunk.toString("utf8")).split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) {
+      if (!line.startsWith("{")) continue;
+      let entry: { level?: number; msg?: string; err?: { message?: string } };
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        continue;
+      }
+      if ((entry.level ?? 0) < 40) continue;
+      if ((entry.level ?? 0) >= 50) tally.errors += 1;
+      else tally.warnings += 1;
+      if (tally.samples.length < 8) tally.samples.push(`${entry.level! >= 50 ? "error" : "warn"}: ${entry.msg ?? ""}${entry.err?.message ? ` (${entry.err.message})` : ""}`);
+    }
+  });
+  return tally;
+}
+
+function exited(child: Child): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}
+
+/**
+ * Starts `web` and `worker` on `databaseUrl` (already migrated) and resolves once the web
+ * process answers /api/health with a live worker. `env` adds or overrides variables.
+ */
+export async function startService(databaseUrl: string, env: Record<string, string> = {}, timeoutMs = 120_000): Promise<ServiceProcesses> {
+  const port = await freePort();
+  const dataDir = await mkdtemp(path.join(tmpdir(), "soak-data-"));
+  const realtimeKey = randomBytes(10).toString("hex");
+  const metricsToken = randomBytes(16).toString("hex");
+  const serviceEnv: Record<string, string> = {
+    NODE_ENV: "production",
+    DATABASE_URL: databaseUrl,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    APP_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: dataDir,
+    APP_KEY: randomBytes(32).toString("hex"),
+    OAUTH_CLIENT_ID: "soak-client",
+    OAUTH_CLIENT_SECRET: randomBytes(24).toString("base64url"),
+    REALTIME_APP_ID: "soak",
+    REALTIME_APP_KEY: realtimeKey,
+    REALTIME_APP_SECRET: randomBytes(24).toString("hex"),
+    METRICS_TOKEN: metricsToken,
+    LOG_LEVEL: "warn",
+    ...env,
+  };
+  const start = (command: "web" | "worker"): Child =>
+    spawn(process.execPath, [...profileFlags(), cli, command], { env: { ...process.env, ...serviceEnv }, stdio: ["ignore", "pipe", "inherit"] });
+  const web = start("web");
+  const worker = start("worker");
+  const logs = { web: tallyLogs(web), worker: tallyLogs(worker) };
+  const stop = async (graceMs = 30_000) => {
+    const codes = Promise.all([exited(web), exited(worker)]);
+    for (const child of [web, worker]) if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    const timer = setTimeout(() => [web, worker].forEach((child) => child.kill("SIGKILL")), graceMs);
+    const [webCode, workerCode] = await codes;
+    clearTimeout(timer);
+    await rm(dataDir, { recursive: true, force: true });
+    return { web: webCode, worker: workerCode };
+  };
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    for (;;) {
+      if (web.exitCode !== null || worker.exitCode !== null) throw new Error(`a service process exited while starting (web ${web.exitCode}, worker ${worker.exitCode})`);
+      if (Date.now() > deadline) throw new Error(`the service was not ready within ${timeoutMs} ms (${last})`);
+      try {
+        const res = await fetch(`${url}/api/health`);
+        const body = (await res.json()) as { queue?: { workers?: number | null } };
+        last = `health ${res.status}, ${body.queue?.workers ?? 0} workers`;
+        if (res.status === 200 && (body.queue?.workers ?? 0) > 0) break;
+      } catch (error) {
+        last = (error as Error).message;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } catch (error) {
+    await stop(1000);
+    throw error;
+  }
+  return { url, web, worker, realtimeKey, metricsToken, logs, stop };
+}
