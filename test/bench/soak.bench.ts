@@ -35,7 +35,7 @@ import { catalogue } from "../support/storeCatalogue.ts";
 import { seedCatalogue } from "../support/storeFactories.ts";
 import { procMemory } from "./support/benchProcesses.ts";
 import { benchDatabase, percentile } from "./support/db.ts";
-import { startService } from "./support/serviceProcesses.ts";
+import { collectedMemory, startService } from "./support/serviceProcesses.ts";
 import { newTally, runVirtualUser } from "./support/soakMix.ts";
 import { floorFigure, limitFigure, ratioFigure, report, type Figure } from "./report.ts";
 
@@ -44,17 +44,23 @@ const USERS = Number(process.env.SOAK_USERS ?? 6);
 const THINK_MS = Number(process.env.SOAK_THINK_MS ?? 150);
 const SAMPLE_MS = 5000;
 const DRAIN_MS = 30_000;
+const REST_MS = 5000;
 const RSS_GROWTH_LIMIT_MB = 32;
+const HEAP_GROWTH_LIMIT_MB = 16;
 const MB = 1024 * 1024;
 
 interface Sample {
   t: number;
+  /** Whether the users were at work or the load paused (`rest`). */
+  phase: "load" | "rest";
   webRss: number;
   workerRss: number;
   webHeap: number | null;
   connections: number;
   webConnections: number;
   workerConnections: number;
+  /** The LISTEN connections of both processes. */
+  listenConnections: number;
   queued: number;
   running: number;
   sockets: number | null;
@@ -92,13 +98,14 @@ try {
   const tally = newTally();
   const samples: Sample[] = [];
   const started = Date.now();
-  const until = started + SECONDS * 1000;
+  let phase: Sample["phase"] = "load";
 
   const sample = async (): Promise<Sample> => {
-    const { rows } = await monitor.query<{ connections: number; web: number; worker: number; queued: number; running: number }>(`
+    const { rows } = await monitor.query<{ connections: number; web: number; worker: number; listen: number; queued: number; running: number }>(`
       select (select count(*)::int from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()) as connections,
         (select count(*)::int from pg_stat_activity where datname = current_database() and application_name like 'schemaforge-web%') as web,
         (select count(*)::int from pg_stat_activity where datname = current_database() and application_name like 'schemaforge-worker%') as worker,
+        (select count(*)::int from pg_stat_activity where datname = current_database() and application_name = 'schemaforge-listener') as listen,
         (select count(*)::int from jobs where status = 'queued') as queued,
         (select count(*)::int from jobs where status = 'running') as running`);
     const row = rows[0]!;
@@ -109,12 +116,14 @@ try {
     const heap = /^nodejs_heap_size_used_bytes (\d+(?:\.\d+)?)/m.exec(metrics);
     return {
       t: (Date.now() - started) / 1000,
+      phase,
       webRss: procMemory(service.web.pid!).rss,
       workerRss: procMemory(service.worker.pid!).rss,
       webHeap: heap ? Number(heap[1]) : null,
       connections: row.connections,
       webConnections: row.web,
       workerConnections: row.worker,
+      listenConnections: row.listen,
       queued: row.queued,
       running: row.running,
       sockets: health?.realtime?.connections ?? null,
@@ -122,47 +131,75 @@ try {
       serverErrors: tally.serverErrors,
     };
   };
-  const print = (s: Sample, previous: Sample | undefined) => {
-    const rate = previous ? (s.requests - previous.requests) / (s.t - previous.t) : 0;
+  let printed: Sample | undefined;
+  const print = (s: Sample) => {
+    const rate = printed ? (s.requests - printed.requests) / Math.max(0.1, s.t - printed.t) : 0;
+    printed = s;
     process.stderr.write(
-      `soak t=${s.t.toFixed(0)}s web ${(s.webRss / MB).toFixed(1)} MB (heap ${s.webHeap === null ? "?" : (s.webHeap / MB).toFixed(1)}) worker ${(s.workerRss / MB).toFixed(1)} MB` +
-        ` db ${s.connections} (web ${s.webConnections}, worker ${s.workerConnections}) jobs ${s.queued} queued ${s.running} running` +
+      `soak t=${s.t.toFixed(0)}s ${s.phase} web ${(s.webRss / MB).toFixed(1)} MB (heap ${s.webHeap === null ? "?" : (s.webHeap / MB).toFixed(1)}) worker ${(s.workerRss / MB).toFixed(1)} MB` +
+        ` db ${s.connections} (pools: web ${s.webConnections}, worker ${s.workerConnections}; listen ${s.listenConnections}; other ${s.connections - s.webConnections - s.workerConnections - s.listenConnections}) jobs ${s.queued} queued ${s.running} running` +
         ` ws ${s.sockets ?? "?"} req ${s.requests} (${rate.toFixed(1)}/s) server errors ${s.serverErrors} unexpected ${tally.unexpected}\n`,
     );
   };
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+  let sampling = true;
   const sampler = (async () => {
-    while (Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(SAMPLE_MS, Math.max(0, until - Date.now()))));
+    while (sampling) {
+      await pause(SAMPLE_MS);
+      if (!sampling) break;
       const s = await sample();
-      print(s, samples.at(-1));
+      print(s);
       samples.push(s);
     }
   })();
-  // Users start a little apart, as people do, instead of all in the same millisecond.
-  await Promise.all(
-    tokens.map(async (token, index) => {
-      await new Promise((resolve) => setTimeout(resolve, index * 400));
-      await runVirtualUser({ url: service.url, realtimeKey: service.realtimeKey, token, index, until, tally, thinkMs: THINK_MS, keepProjects: 2, reconnectEvery: 4 });
-    }),
-  );
-  await sampler;
-  const loadSeconds = (Date.now() - started) / 1000;
 
-  // Drain: the work the last requests enqueued finishes; nothing should be left behind.
-  const drainStarted = Date.now();
-  let end = await sample();
-  while (end.queued + end.running > 0 && Date.now() - drainStarted < DRAIN_MS) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    end = await sample();
-  }
-  const drainSeconds = (Date.now() - drainStarted) / 1000;
-  // Every pusher-js client has disconnected; the server sees the close within moments.
-  for (let i = 0; i < 20 && (end.sockets ?? 1) > 0; i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    end = await sample();
-  }
-  print(end, samples.at(-1));
+  let loadSeconds = 0;
+  /** Runs every virtual user for `seconds`. */
+  const load = async (seconds: number, stagger: boolean) => {
+    phase = "load";
+    const from = Date.now();
+    const until = from + seconds * 1000;
+    await Promise.all(
+      tokens.map(async (token, index) => {
+        // Users start a little apart, as people do, instead of all in the same millisecond.
+        if (stagger) await pause(index * 400);
+        await runVirtualUser({ url: service.url, realtimeKey: service.realtimeKey, token, index, until, tally, thinkMs: THINK_MS, keepProjects: 2, reconnectEvery: 4 });
+      }),
+    );
+    loadSeconds += (Date.now() - from) / 1000;
+  };
+  /**
+   * A pause in the load: the jobs its last requests enqueued drain (up to DRAIN_MS), the
+   * clients' sockets close, and each process is collected in full before what it holds is
+   * read, so that the state after one phase compares with the state after another.
+   */
+  const rest = async () => {
+    phase = "rest";
+    const from = Date.now();
+    let drained = await sample();
+    while (drained.queued + drained.running > 0 && Date.now() - from < DRAIN_MS) {
+      await pause(500);
+      drained = await sample();
+    }
+    const drainSeconds = (Date.now() - from) / 1000;
+    await pause(REST_MS);
+    const memory = { web: await collectedMemory(service.web), worker: await collectedMemory(service.worker) };
+    const after = await sample();
+    print(after);
+    process.stderr.write(
+      `soak at rest after a full collection: web ${(memory.web.rss / MB).toFixed(1)} MB (heap ${(memory.web.heapUsed / MB).toFixed(1)}), worker ${(memory.worker.rss / MB).toFixed(1)} MB (heap ${(memory.worker.heapUsed / MB).toFixed(1)})\n`,
+    );
+    return { drained, drainSeconds, memory, after };
+  };
+
+  const third = SECONDS / 3;
+  await load(third, true);
+  const warm = await rest();
+  await load(SECONDS - third, false);
+  const end = await rest();
+  sampling = false;
+  await sampler;
   const failedJobs = (await monitor.query<{ n: number; kinds: string | null }>(`select count(*)::int as n, string_agg(distinct kind, ', ') as kinds from jobs where status = 'failed'`)).rows[0]!;
   const jobKinds = (await monitor.query<{ kind: string; n: number }>(`select kind, count(*)::int as n from jobs group by kind order by n desc`)).rows;
 
@@ -170,15 +207,17 @@ try {
   const exits = await service.stop();
   await monitor.end();
 
-  const third = SECONDS / 3;
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const warm = samples.filter((s) => s.t <= third + 1).slice(-3);
-  const last = samples.slice(-3);
-  if (warm.length === 0 || last.length === 0) throw new Error(`too few samples (${samples.length}) for a run of ${SECONDS} s`);
-  const growth = (pick: (s: Sample) => number) => (mean(last.map(pick)) - mean(warm.map(pick))) / MB;
-  const warmConnections = Math.max(...samples.filter((s) => s.t <= third + 1).map((s) => s.connections));
-  const lateConnections = Math.max(...samples.filter((s) => s.t >= 2 * third - 1).map((s) => s.connections));
-  const peak = (pick: (s: Sample) => number) => Math.max(...samples.map(pick)) / MB;
+  const loadSamples = samples.filter((s) => s.phase === "load");
+  const loadEnd = end.drained.t;
+  const firstThird = loadSamples.filter((s) => s.t <= third + 1);
+  const lastThird = loadSamples.filter((s) => s.t >= loadEnd - third - 1);
+  const middleThird = loadSamples.filter((s) => s.t > third + 1 && s.t < loadEnd - third - 1);
+  if (firstThird.length === 0 || middleThird.length === 0 || lastThird.length === 0) throw new Error(`too few samples (${samples.length}) for a run of ${SECONDS} s`);
+  const most = (of: Sample[], pick: (s: Sample) => number) => Math.max(...of.map(pick));
+  const growth = (pick: (m: typeof end.memory) => number) => (pick(end.memory) - pick(warm.memory)) / MB;
+  const mb = (bytes: number) => Math.round(bytes / MB);
+  const memoryNote = (name: "web" | "worker") =>
+    `at rest after the first third ${mb(warm.memory[name].rss)} MB, at the end ${mb(end.memory[name].rss)} MB (heap ${mb(warm.memory[name].heapUsed)} → ${mb(end.memory[name].heapUsed)} MB); peak under load ${mb(most(loadSamples, (s) => (name === "web" ? s.webRss : s.workerRss)))} MB`;
   const latencies = [...tally.latencies].sort((a, b) => a - b);
   const logErrors = service.logs.web.errors + service.logs.worker.errors;
   const logWarnings = service.logs.web.warnings + service.logs.worker.warnings;
@@ -192,13 +231,22 @@ try {
     limitFigure("soak.server_errors", tally.serverErrors, "errors", 1, null, `5xx or no answer, of ${tally.requests} requests by ${USERS} users over ${Math.round(loadSeconds)} s (${tally.rounds} rounds)`),
     limitFigure("soak.unexpected_statuses", tally.unexpected, "answers", 1, null, "other statuses to the mix's valid requests"),
     limitFigure("soak.logged_errors", logErrors, "lines", 1, null, `error lines in the web and worker logs; ${logWarnings} warnings`),
-    limitFigure("soak.web_rss_growth", growth((s) => s.webRss), "MB", RSS_GROWTH_LIMIT_MB, null, `end of first third to end; peak ${Math.round(peak((s) => s.webRss))} MB, heap used ${Math.round(growth((s) => s.webHeap ?? 0))} MB more`),
-    limitFigure("soak.worker_rss_growth", growth((s) => s.workerRss), "MB", RSS_GROWTH_LIMIT_MB, null, `end of first third to end; peak ${Math.round(peak((s) => s.workerRss))} MB`),
-    limitFigure("soak.db_connections", lateConnections, "connections", warmConnections + 1, warmConnections, "most in the last third vs most in the first third"),
-    limitFigure("soak.jobs_left", end.queued + end.running, "jobs", 1, null, `queued or running after the load and ${drainSeconds.toFixed(1)} s of drain`),
+    limitFigure("soak.web_rss_growth", growth((m) => m.web.rss), "MB", RSS_GROWTH_LIMIT_MB, null, memoryNote("web")),
+    limitFigure("soak.worker_rss_growth", growth((m) => m.worker.rss), "MB", RSS_GROWTH_LIMIT_MB, null, memoryNote("worker")),
+    limitFigure("soak.web_heap_growth", growth((m) => m.web.heapUsed), "MB", HEAP_GROWTH_LIMIT_MB, null, "heap used after a full collection, same two points"),
+    limitFigure("soak.worker_heap_growth", growth((m) => m.worker.heapUsed), "MB", HEAP_GROWTH_LIMIT_MB, null, "heap used after a full collection, same two points"),
+    limitFigure(
+      "soak.db_connections",
+      most(lastThird, (s) => s.connections),
+      "connections",
+      most(middleThird, (s) => s.connections) + 1,
+      most(middleThird, (s) => s.connections),
+      `most under load in the last third vs in the second (after the warm-up); ${most(firstThird, (s) => s.connections)} in the first, ${end.after.connections} at rest at the end`,
+    ),
+    limitFigure("soak.jobs_left", end.drained.queued + end.drained.running, "jobs", 1, null, `queued or running after the load and ${end.drainSeconds.toFixed(1)} s of drain (after the first third: ${warm.drained.queued + warm.drained.running} after ${warm.drainSeconds.toFixed(1)} s)`),
     limitFigure("soak.jobs_failed", failedJobs.n, "jobs", 1, null, failedJobs.kinds ?? "none"),
     ratioFigure("soak.realtime_events", tally.eventsReceived, tally.eventsExpected, "events", 1, "CardCreated and CardMoved received on the boards' channels vs made"),
-    limitFigure("soak.realtime_connections_left", end.sockets ?? NaN, "sockets", 1, null, `counted by the web process after ${tally.socketsOpened} pusher-js clients came and went`),
+    limitFigure("soak.realtime_connections_left", end.after.sockets ?? NaN, "sockets", 1, null, `counted by the web process at the end (${warm.after.sockets ?? "?"} in the rest after the first third) after ${tally.socketsOpened} pusher-js clients came and went`),
     limitFigure("soak.p99", percentile(latencies, 99), "ms", 2000, null, `p50 ${Math.round(percentile(latencies, 50))} ms, p90 ${Math.round(percentile(latencies, 90))} ms, max ${Math.round(latencies.at(-1) ?? 0)} ms`),
     { ...floorFigure("soak.requests_per_s", tally.requests / loadSeconds, "req/s", 0, null, `${tally.projectsDeleted} projects deleted again`), target: "context" },
     limitFigure("soak.shutdown_exits", badExits, "processes", 1, null, `exit codes on SIGTERM: web ${exits.web}, worker ${exits.worker}`),

@@ -3,7 +3,11 @@
  * project's own CLI (shared/cli/bin.ts, what the Procfile's `npm run web` / `npm run worker`
  * start), configured only through the environment the README documents, in production mode.
  * Their JSON log lines are read for warnings and errors (the log level is `warn`), so a fault
- * the service only logs still shows in the benchmark's figures.
+ * the service only logs still shows in the benchmark's figures. Each runs with Node's inspector
+ * on a loopback port (idle until a session attaches), through which the benchmark forces a full
+ * garbage collection before it reads what a process holds: without it, a process's RSS under
+ * a steady load is a saw-tooth of 100 MB and more, and a comparison of two points measures
+ * where in it they fell.
  */
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -12,9 +16,16 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
+import { WebSocket } from "ws";
 import { profileFlags } from "./profile.ts";
 
-type Child = ChildProcessByStdio<null, Readable, null>;
+type Child = ChildProcessByStdio<null, Readable, Readable> & { inspector: Promise<string> };
+
+/** What a process holds after a full garbage collection, bytes. */
+export interface CollectedMemory {
+  rss: number;
+  heapUsed: number;
+}
 
 /** Warnings and errors one process logged. */
 export interface LogTally {
@@ -72,6 +83,57 @@ function tallyLogs(child: Child): LogTally {
   return tally;
 }
 
+/** Reads the inspector's address from the process's stderr, and passes every other line on. */
+function withInspector(child: ChildProcessByStdio<null, Readable, Readable>): Child {
+  let rest = "";
+  const inspector = new Promise<string>((resolve, reject) => {
+    child.once("exit", () => reject(new Error("the process exited before its inspector listened")));
+    child.stderr.on("data", (chunk: Buffer) => {
+      const lines = (rest + chunk.toString("utf8")).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) {
+        const match = /^Debugger listening on (ws:\/\/\S+)/.exec(line);
+        if (match) resolve(match[1]!);
+        else if (!/^(Debugger (attached|ending)|For help, see: )/.test(line)) process.stderr.write(`${line}\n`);
+      }
+    });
+  });
+  inspector.catch(() => {}); // a start that fails is reported by the readiness check
+  return Object.assign(child, { inspector });
+}
+
+/**
+ * Forces full garbage collections in `child` through its inspector and answers what it holds
+ * then (two collections: objects kept only by finalizers or weak maps go in the second).
+ */
+export async function collectedMemory(child: Child): Promise<CollectedMemory> {
+  const ws = new WebSocket(await child.inspector);
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  let id = 0;
+  const send = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<{ result?: { result?: { value?: unknown } } }>((resolve, reject) => {
+      const mine = (id += 1);
+      const onMessage = (data: Buffer) => {
+        const message = JSON.parse(data.toString("utf8")) as { id?: number; error?: { message: string }; result?: { result?: { value?: unknown } } };
+        if (message.id !== mine) return;
+        ws.off("message", onMessage);
+        if (message.error) reject(new Error(`${method}: ${message.error.message}`));
+        else resolve(message);
+      };
+      ws.on("message", onMessage);
+      ws.send(JSON.stringify({ id: mine, method, params }));
+    });
+  try {
+    await send("HeapProfiler.collectGarbage");
+    await send("HeapProfiler.collectGarbage");
+    const answer = await send("Runtime.evaluate", { expression: "JSON.stringify(process.memoryUsage())", returnByValue: true });
+    const usage = JSON.parse(String(answer.result?.result?.value)) as { rss: number; heapUsed: number };
+    return { rss: usage.rss, heapUsed: usage.heapUsed };
+  } finally {
+    ws.close();
+  }
+}
+
 function exited(child: Child): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
@@ -104,7 +166,7 @@ export async function startService(databaseUrl: string, env: Record<string, stri
     ...env,
   };
   const start = (command: "web" | "worker"): Child =>
-    spawn(process.execPath, [...profileFlags(), cli, command], { env: { ...process.env, ...serviceEnv }, stdio: ["ignore", "pipe", "inherit"] });
+    withInspector(spawn(process.execPath, ["--inspect=127.0.0.1:0", ...profileFlags(), cli, command], { env: { ...process.env, ...serviceEnv }, stdio: ["ignore", "pipe", "pipe"] }));
   const web = start("web");
   const worker = start("worker");
   const logs = { web: tallyLogs(web), worker: tallyLogs(worker) };
