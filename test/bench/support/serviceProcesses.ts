@@ -11,6 +11,7 @@
  */
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -25,6 +26,12 @@ type Child = ChildProcessByStdio<null, Readable, Readable> & { inspector: Promis
 export interface CollectedMemory {
   rss: number;
   heapUsed: number;
+  /** Memory of ArrayBuffers, Buffers and WebAssembly memories of the main thread, and V8's external allocations. */
+  external: number;
+  /** Threads of the process (Node's own, libuv's pool and every worker thread). */
+  threads: number;
+  /** The process's worker threads (by script name): heap used and external memory of each. */
+  workerThreads: { name: string; heapUsed: number; external: number }[];
 }
 
 /** Warnings and errors one process logged. */
@@ -83,6 +90,11 @@ function tallyLogs(child: Child): LogTally {
   return tally;
 }
 
+/** A process's thread count, from /proc. */
+export function procThreads(pid: number): number {
+  return Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);
+}
+
 /** Reads the inspector's address from the process's stderr, and passes every other line on. */
 function withInspector(child: ChildProcessByStdio<null, Readable, Readable>): Child {
   let rest = "";
@@ -103,32 +115,62 @@ function withInspector(child: ChildProcessByStdio<null, Readable, Readable>): Ch
 }
 
 /**
- * Forces full garbage collections in `child` through its inspector and answers what it holds
- * then (two collections: objects kept only by finalizers or weak maps go in the second).
+ * Forces full garbage collections in `child` and in each of its worker threads (the template
+ * sandbox, SQL parse and deflate threads each have a V8 heap of their own) through its
+ * inspector, and answers what the process holds then. Two collections each: objects kept only
+ * by finalizers or weak maps go in the second.
  */
 export async function collectedMemory(child: Child): Promise<CollectedMemory> {
   const ws = new WebSocket(await child.inspector);
   await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  type Message = { id?: number; method?: string; params?: { sessionId?: string; message?: string; workerInfo?: { url: string } }; error?: { message: string }; result?: { result?: { value?: unknown } } };
   let id = 0;
-  const send = (method: string, params: Record<string, unknown> = {}) =>
-    new Promise<{ result?: { result?: { value?: unknown } } }>((resolve, reject) => {
+  const workers: { sessionId: string; url: string }[] = [];
+  const pending = new Map<string, (message: Message) => void>();
+  ws.on("message", (data: Buffer) => {
+    const message = JSON.parse(data.toString("utf8")) as Message;
+    if (message.method === "NodeWorker.attachedToWorker") workers.push({ sessionId: message.params!.sessionId!, url: message.params!.workerInfo!.url });
+    else if (message.method === "NodeWorker.receivedMessageFromWorker") {
+      const inner = JSON.parse(message.params!.message!) as Message;
+      pending.get(`${message.params!.sessionId}:${inner.id}`)?.(inner);
+    } else if (message.id !== undefined) pending.get(`:${message.id}`)?.(message);
+  });
+  /** Sends a protocol command to the main thread, or through NodeWorker to a worker thread's session. */
+  const send = (method: string, params: Record<string, unknown> = {}, sessionId = "") =>
+    new Promise<Message>((resolve, reject) => {
       const mine = (id += 1);
-      const onMessage = (data: Buffer) => {
-        const message = JSON.parse(data.toString("utf8")) as { id?: number; error?: { message: string }; result?: { result?: { value?: unknown } } };
-        if (message.id !== mine) return;
-        ws.off("message", onMessage);
+      const key = `${sessionId}:${mine}`;
+      const timer = setTimeout(() => done({ error: { message: "no answer within 30 s" } }), 30_000);
+      const done = (message: Message) => {
+        clearTimeout(timer);
+        pending.delete(key);
         if (message.error) reject(new Error(`${method}: ${message.error.message}`));
         else resolve(message);
       };
-      ws.on("message", onMessage);
-      ws.send(JSON.stringify({ id: mine, method, params }));
+      pending.set(key, done);
+      const command = JSON.stringify({ id: mine, method, params });
+      ws.send(sessionId ? JSON.stringify({ id: (id += 1), method: "NodeWorker.sendMessageToWorker", params: { sessionId, message: command } }) : command);
     });
+  const usage = async (sessionId = "") => {
+    await send("HeapProfiler.collectGarbage", {}, sessionId);
+    await send("HeapProfiler.collectGarbage", {}, sessionId);
+    const answer = await send("Runtime.evaluate", { expression: "JSON.stringify(process.memoryUsage())", returnByValue: true }, sessionId);
+    return JSON.parse(String(answer.result?.result?.value)) as { rss: number; heapUsed: number; external: number };
+  };
   try {
-    await send("HeapProfiler.collectGarbage");
-    await send("HeapProfiler.collectGarbage");
-    const answer = await send("Runtime.evaluate", { expression: "JSON.stringify(process.memoryUsage())", returnByValue: true });
-    const usage = JSON.parse(String(answer.result?.result?.value)) as { rss: number; heapUsed: number };
-    return { rss: usage.rss, heapUsed: usage.heapUsed };
+    await send("NodeWorker.enable", { waitForDebuggerOnStart: false });
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the threads' sessions attach
+    const threads = [];
+    for (const worker of workers) threads.push({ url: worker.url, ...(await usage(worker.sessionId)) });
+    const main = await usage();
+    await send("NodeWorker.disable");
+    return {
+      rss: main.rss,
+      heapUsed: main.heapUsed,
+      external: main.external,
+      threads: procThreads(child.pid!),
+      workerThreads: threads.map((t) => ({ name: path.basename(t.url), heapUsed: t.heapUsed, external: t.external })),
+    };
   } finally {
     ws.close();
   }

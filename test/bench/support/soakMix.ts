@@ -142,26 +142,23 @@ function errorText(error: unknown): string {
 /** Thrown by a request of the round that failed; the round ends there and the next begins. */
 class RoundFailed extends Error {}
 
-/** One virtual user's loop; resolves when `until` has passed. */
-export async function runVirtualUser(o: VirtualUserOptions): Promise<void> {
-  const { tally } = o;
-  let seed = 1 + o.index * 7919;
-  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
-  const think = () => new Promise((resolve) => setTimeout(resolve, o.thinkMs * (0.5 + random())));
+/** A function making one request as a user; answers the body, or throws RoundFailed after tallying a failure. */
+type Call = <T = Record<string, unknown>>(method: string, path: string, body?: unknown, expect?: number[]) => Promise<T>;
 
+/** Requests to `url` with `token`, each tallied in `tally`, each after `before()` (a user's pause). */
+function requester(url: string, token: string, tally: Tally, before: () => Promise<unknown>): { call: Call; fail: (what: string) => void } {
   const fail = (what: string) => {
     if (tally.failures.length < 12) tally.failures.push(what);
   };
-  /** One request; answers the body, or throws RoundFailed after tallying a failure. */
-  const call = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown, expect: number[] = [200, 201]): Promise<T> => {
-    await think();
+  const call: Call = async <T>(method: string, path: string, body?: unknown, expect: number[] = [200, 201]): Promise<T> => {
+    await before();
     tally.requests += 1;
     const started = performance.now();
     let res: Response;
     try {
-      res = await fetch(`${o.url}${path}`, {
+      res = await fetch(`${url}${path}`, {
         method,
-        headers: { authorization: `Bearer ${o.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (error) {
@@ -177,6 +174,42 @@ export async function runVirtualUser(o: VirtualUserOptions): Promise<void> {
     fail(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
     throw new RoundFailed();
   };
+  return { call, fail };
+}
+
+/**
+ * A burst at the start of the warm-up: every user runs `chains` schema parses and generations
+ * at once, without pauses, so that the worker process's thread pools (SQL parse, template
+ * sandbox, deflate), which grow only when all their threads are busy together, reach their
+ * size before the memory baseline is taken instead of somewhere later in the run.
+ */
+export async function warmUpBurst(url: string, tokens: string[], tally: Tally, chains = 3): Promise<void> {
+  await Promise.all(
+    tokens.flatMap((token, user) =>
+      Array.from({ length: chains }, async (_, chain) => {
+        const { call } = requester(url, token, tally, async () => {});
+        try {
+          const project = (await call<{ project: { id: number } }>("POST", "/api/projects", { name: `Warm-up ${user}.${chain}` })).project.id;
+          const schema = (await call<{ schema: { id: number } }>("POST", `/api/projects/${project}/schemas`, { name: "shop", database_type: "PostgreSQL", sql_text: ddl })).schema.id;
+          const created = await call<{ template: { id: number } }>("POST", `/api/projects/${project}/templates`, template(chain));
+          await call("POST", `/api/projects/${project}/templates/${created.template.id}/execute`, { schema, namespace: "Warm Up" });
+          await call("DELETE", `/api/projects/${project}`);
+          tally.projectsDeleted += 1;
+        } catch (error) {
+          if (!(error instanceof RoundFailed)) throw error;
+        }
+      }),
+    ),
+  );
+}
+
+/** One virtual user's loop; resolves when `until` has passed. */
+export async function runVirtualUser(o: VirtualUserOptions): Promise<void> {
+  const { tally } = o;
+  let seed = 1 + o.index * 7919;
+  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const think = () => new Promise((resolve) => setTimeout(resolve, o.thinkMs * (0.5 + random())));
+  const { call, fail } = requester(o.url, o.token, tally, think);
 
   const projects: number[] = [];
   let pusher: Pusher | undefined;
