@@ -4,10 +4,11 @@
  */
 import { z } from "zod";
 import { sql } from "../shared/db/pool.ts";
+import { wholeNumber } from "../shared/canonicalNumbers.ts";
 
 export const paginationQuery = z.object({
-  page: z.coerce.number().int().min(1).max(100_000).default(1),
-  per_page: z.coerce.number().int().min(1).max(100).default(15),
+  page: wholeNumber({ min: 1, max: 100_000, default: 1 }),
+  per_page: wholeNumber({ min: 1, max: 100, default: 15 }),
 });
 export type PaginationQuery = z.infer<typeof paginationQuery>;
 

@@ -56,6 +56,9 @@ function message(issue: Issue): string | undefined {
       return `The selected ${label(issue.path)} is invalid; allowed: ${issue.values.map((v) => String(v)).join(", ")}.`;
     case "not_multiple_of":
       return `${field} must be a multiple of ${String(issue.divisor)}.`;
+    case "custom":
+      // A schema that knows what the field must be and leaves the wording with the field's name here (shared/canonicalNumbers.ts).
+      return typeof issue.params?.mustBe === "string" ? `${field} must be ${issue.params.mustBe}.` : undefined;
     case "unrecognized_keys":
       return `Unknown field${issue.keys.length === 1 ? "" : "s"}: ${issue.keys.join(", ")}.`;
     default:

@@ -5,11 +5,12 @@
  * with them again, since a stored config may predate a rule.
  */
 import { z } from "zod";
+import { idNumber, wholeNumber } from "../canonicalNumbers.ts";
 import { DeployError } from "./errors.ts";
 import { hasControlCharacter } from "./files.ts";
 
 const host = z.string().trim().min(1).max(255);
-const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
+const port = (fallback: number) => wholeNumber({ min: 1, max: 65535, default: fallback });
 const remotePath = z
   .string()
   .trim()
@@ -38,7 +39,7 @@ export const ftpConfigSchema = z.object({
   /** Not in the spec: FTPS, explicit (`true`, AUTH TLS) or `"implicit"`. */
   secure: z.union([z.boolean(), z.literal("implicit")]).optional(),
   /** Not in the spec: parallel connections of the upload pool (default 4). */
-  connections: z.coerce.number().int().min(1).max(10).optional(),
+  connections: wholeNumber({ min: 1, max: 10 }).optional(),
 });
 export type FtpConfig = z.input<typeof ftpConfigSchema>;
 
@@ -55,7 +56,7 @@ export const sshConfigSchema = z
     /** Not in the spec: the host key pinned on the first successful connection (`SHA256:…`). */
     host_key_fingerprint: z.string().max(200).optional().nullable(),
     /** Not in the spec: release folders kept, the current one included (default 5). */
-    keep_releases: z.coerce.number().int().min(1).max(100).optional(),
+    keep_releases: wholeNumber({ min: 1, max: 100 }).optional(),
   })
   .superRefine((config, ctx) => {
     if (config.auth_method === "password" && !config.password) ctx.addIssue({ code: "custom", path: ["password"], message: "is required when auth_method is password" });
@@ -88,7 +89,7 @@ const tokenType = z.enum(["personal", "oauth"]).optional();
 /** Project-id based host (GitLab). */
 export const gitlabConfigSchema = z.object({
   provider: z.literal("gitlab").optional(),
-  project_id: z.coerce.number().int().positive(),
+  project_id: idNumber(),
   branch: branchName,
   access_token: secret.min(1),
   /** Self-hosted instance address; gitlab.com when absent. */
@@ -128,7 +129,7 @@ export type BitbucketConfig = z.input<typeof bitbucketConfigSchema>;
  */
 export const gitConnectionConfigSchemas = {
   github: z.object({ provider: z.literal("github").optional(), owner: name, repo: name, branch: branchName }),
-  gitlab: z.object({ provider: z.literal("gitlab").optional(), project_id: z.coerce.number().int().positive(), branch: branchName }),
+  gitlab: z.object({ provider: z.literal("gitlab").optional(), project_id: idNumber(), branch: branchName }),
   bitbucket: z.object({ provider: z.literal("bitbucket").optional(), workspace: name, repo: name, branch: branchName }),
 } as const;
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { roles } from "../../../shared/db/users.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 export const userIdParams = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
 
@@ -14,8 +15,8 @@ export const updateAdminUserBody = z.object({
 export type UpdateAdminUserInput = z.infer<typeof updateAdminUserBody>;
 
 export const auditLogQuery = z.object({
-  actor_id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  actor_id: idNumber().optional(),
   subject_type: z.string().trim().min(1).max(64).optional(),
-  subject_id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  subject_id: idNumber().optional(),
   action: z.string().trim().min(1).max(64).optional(),
 });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { TOKEN_MAX_LIFETIME_DAYS } from "../../../shared/auth/personalTokens.ts";
 import { ABILITIES } from "../../../shared/auth/scopes.ts";
 import { userResource } from "../../presenters/user.ts";
+import { wholeNumber } from "../../../shared/canonicalNumbers.ts";
 
 export const email = z.email().trim().max(254);
 export const password = z.string().min(8).max(1024);
@@ -67,7 +68,7 @@ export const verifyEmailParams = z.object({
   hash: z.string().regex(/^[0-9a-f]{40}$/),
 });
 export const verifyEmailQuery = z.object({
-  expires: z.coerce.number().int().positive(),
+  expires: wholeNumber({ min: 1 }),
   signature: z.string().regex(/^[0-9a-f]{64}$/, { error: "The signature is invalid." }),
 });
 

@@ -4,8 +4,7 @@ import { logTypes } from "../../../shared/deployments/logs.ts";
 import { deploymentMethods } from "../../../shared/deployments/targetConfigs.ts";
 import { jobResource } from "../jobs/jobs.schema.ts";
 import { deploymentResource } from "../../presenters/deployment.ts";
-
-const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+import { idNumber, wholeNumber } from "../../../shared/canonicalNumbers.ts";
 
 /**
  * Both request forms of the spec: `project_id`, `deployment_method` and
@@ -15,9 +14,9 @@ const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
  */
 export const createDeploymentBody = z
   .object({
-    code_generation_id: id,
-    project_id: id.optional(),
-    environment_id: id.optional(),
+    code_generation_id: idNumber(),
+    project_id: idNumber().optional(),
+    environment_id: idNumber().optional(),
     deployment_method: z.enum(deploymentMethods).optional(),
     target_environment: z.enum(environmentTypes).optional(),
   })
@@ -31,7 +30,7 @@ export const createDeploymentBody = z
     if (!body.target_environment) ctx.addIssue({ code: "custom", path: ["target_environment"], message: "The target environment field is required with project id." });
   });
 
-export const rollbackBody = z.object({ rollback_to: id });
+export const rollbackBody = z.object({ rollback_to: idNumber() });
 
 /** `type=warning,error` or `type=error&type=warning`: one or more log types. */
 const logTypeFilter = z
@@ -41,7 +40,7 @@ const logTypeFilter = z
 
 export const logsQuery = z.object({
   /** Only rows after this id (to poll for what is new, or resume a live view after reconnecting). */
-  after_id: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  after_id: wholeNumber({ min: 0 }).optional(),
   /** Only rows of these types (comma-separated or repeated). */
   type: logTypeFilter.optional(),
 });

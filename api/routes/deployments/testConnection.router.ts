@@ -22,6 +22,7 @@ import { checkTargets } from "./environmentInput.ts";
 import { environmentForRead } from "./environments.router.ts";
 import { methodFor } from "./methods.ts";
 import { projectStateResponses } from "../projectStates.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 /** How long a connection test may take. */
 const TEST_TIMEOUT_MS = 30_000;
@@ -29,7 +30,7 @@ const TEST_TIMEOUT_MS = 30_000;
 const configInput = z.record(z.string(), z.unknown()).optional();
 
 const body = z.object({
-  environment_id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  environment_id: idNumber().optional(),
   deployment_method: z.enum(deploymentMethods).optional(),
   ftp_config: configInput,
   ssh_config: configInput,

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { generatorStatuses } from "../../../shared/generators/store.ts";
 import { templateDescription, templateName } from "../../../shared/templates/input.ts";
 import { paginationQuery } from "../../pagination.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
@@ -40,6 +41,6 @@ export const updateGeneratorBody = z
   .refine((v) => Object.keys(v).length > 0, { message: "Send at least one field to change." });
 
 export const listGeneratorsQuery = paginationQuery.extend({
-  project_id: z.coerce.number().int().positive().optional(),
+  project_id: idNumber().optional(),
   status: z.enum(generatorStatuses).optional(),
 });

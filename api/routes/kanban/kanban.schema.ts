@@ -7,6 +7,7 @@ import { calendarDate } from "../../../shared/calendarDate.ts";
 import { kanbanRoles } from "../../../shared/kanban/details.ts";
 import { priorities } from "../../../shared/kanban/cards.ts";
 import { projectParams } from "../projects/projects.schema.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 export const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const bodyId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
@@ -30,7 +31,7 @@ export const updateColumnBody = z
   .object({ name: name.optional(), wip_limit: wipLimit.optional(), position: order.optional() })
   .refine((v) => Object.keys(v).length > 0, { message: "Send at least one field to change." });
 
-export const deleteColumnQuery = z.object({ target_column_id: id.optional() });
+export const deleteColumnQuery = z.object({ target_column_id: idNumber().optional() });
 
 const date = calendarDate("The due date must be an ISO date (YYYY-MM-DD).");
 const idList = z.array(bodyId).max(100).refine((list) => new Set(list).size === list.length, { error: "Each id may be given once." });

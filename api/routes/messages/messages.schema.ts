@@ -1,6 +1,7 @@
 /** Request schemas of the message routes (spec "Messages", DESIGN §11). */
 import { z } from "zod";
 import { paginationQuery } from "../../pagination.ts";
+import { wholeNumber } from "../../../shared/canonicalNumbers.ts";
 
 const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const body = z.string().trim().min(1).max(20_000);
@@ -20,6 +21,6 @@ export const postMessageBody = z.object({ body });
 export const attachmentForm = z.object({ file: z.unknown().optional() }).loose();
 
 export const downloadQuery = z.object({
-  expires: z.coerce.number().int().min(0).max(100_000_000_000),
+  expires: wholeNumber({ min: 0, max: 100_000_000_000 }),
   signature: z.string().max(128),
 });

@@ -9,6 +9,7 @@ import { sqlSizeProblem } from "../../../shared/schemas/limits.ts";
 import { DIALECTS, normalizeDialect, type Dialect } from "../../../shared/sqlddl/index.ts";
 import { paginationQuery } from "../../pagination.ts";
 import { projectParams } from "../projects/projects.schema.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
@@ -45,7 +46,7 @@ export const exportQuery = z.object({
   database_type: databaseType.optional(),
 });
 
-export const compareBody = z.object({ schema_id_1: id, schema_id_2: id });
+export const compareBody = z.object({ schema_id_1: idNumber(), schema_id_2: idNumber() });
 
 /** JSON body limit of routes that carry SQL text: the text limit plus room for JSON escaping. */
 export const sqlBodyLimit = (config: Config) => Math.ceil(config.schemas.sqlMaxBytes * 1.1) + 64 * 1024;

@@ -3,6 +3,7 @@
  */
 import { z } from "zod";
 import { priceTypes, storeCategories } from "../../../shared/store/catalog.ts";
+import { decimalNumber, idNumber, wholeNumber } from "../../../shared/canonicalNumbers.ts";
 
 const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 export const storeIdParams = z.object({ id });
@@ -17,7 +18,7 @@ const fields = {
   price_type: z.enum(priceTypes),
   price_credits: z.number().int().min(0).max(10_000_000),
   price_euros: euros,
-  template_ids: z.array(id).min(1).max(50),
+  template_ids: z.array(idNumber()).min(1).max(50),
 };
 
 /** Checks that the price fits the price type (credits > 0 for credits, euros > 0 for euros). */
@@ -66,11 +67,11 @@ export const browseQuery = z
     q: z.string().trim().max(200).optional(),
     category: z.enum(storeCategories).optional(),
     language: z.string().trim().min(1).max(64).optional(),
-    price_min: z.coerce.number().min(0).max(10_000_000).optional(),
-    price_max: z.coerce.number().min(0).max(10_000_000).optional(),
+    price_min: decimalNumber({ min: 0, max: 10_000_000 }).optional(),
+    price_max: decimalNumber({ min: 0, max: 10_000_000 }).optional(),
     sort: z.enum(["sales_count", "rating", "newest"]).optional(),
-    page: z.coerce.number().int().min(1).max(100_000).default(1),
-    rows: z.coerce.number().int().min(1).max(100).default(12),
+    page: wholeNumber({ min: 1, max: 100_000, default: 1 }),
+    rows: wholeNumber({ min: 1, max: 100, default: 12 }),
   })
   .refine((q) => q.price_min === undefined || q.price_max === undefined || q.price_min <= q.price_max, {
     path: ["price_max"],
@@ -80,8 +81,8 @@ export type BrowseQuery = z.infer<typeof browseQuery>;
 
 /** Store pagination (spec Limits: `page` default 1, `rows` default 12). */
 export const storePageQuery = z.object({
-  page: z.coerce.number().int().min(1).max(100_000).default(1),
-  rows: z.coerce.number().int().min(1).max(100).default(12),
+  page: wholeNumber({ min: 1, max: 100_000, default: 1 }),
+  rows: wholeNumber({ min: 1, max: 100, default: 12 }),
 });
 
 const creator = z.object({ id: z.number(), username: z.string(), name: z.string() });

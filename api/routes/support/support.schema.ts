@@ -2,6 +2,7 @@ import { z } from "zod";
 import { TICKET_CATEGORIES, TICKET_PRIORITIES, TICKET_STATUSES } from "../../../shared/support/store.ts";
 import { paginationQuery } from "../../pagination.ts";
 import { attachmentResource } from "../../presenters/attachment.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 export const ticketParams = z.object({ id });
@@ -21,10 +22,10 @@ export const replyBody = z.object({ body: z.string().trim().min(1).max(10_000) }
 /** `is_internal` as a JSON boolean or, in a multipart form, `"true"`/`"false"`. */
 export const staffReplyBody = replyBody.extend({ is_internal: z.union([z.boolean(), z.enum(["true", "false"])]).default(false) }).loose();
 
-export const updateTicketBody = z.object({ status: z.enum(TICKET_STATUSES).optional(), assigned_to: id.nullable().optional() });
+export const updateTicketBody = z.object({ status: z.enum(TICKET_STATUSES).optional(), assigned_to: idNumber().nullable().optional() });
 
 export const ticketListQuery = paginationQuery.extend({ status: z.enum(TICKET_STATUSES).optional() });
-export const adminTicketListQuery = ticketListQuery.extend({ assigned_to: id.optional() });
+export const adminTicketListQuery = ticketListQuery.extend({ assigned_to: idNumber().optional() });
 
 export const ticketMessageResource = z.object({
   id: z.number(),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { calendarDate } from "../../../shared/calendarDate.ts";
+import { wholeNumber } from "../../../shared/canonicalNumbers.ts";
 
 export const CLIENT_METRICS = ["LCP", "INP", "CLS", "TTFB", "FCP", "FID"] as const;
 export const DEVICE_CLASSES = ["mobile", "tablet", "desktop"] as const;
@@ -37,4 +38,4 @@ export const visitBody = z.object({
   referrer: z.string().max(2000).nullable().optional(),
 });
 
-export const visitsQuery = z.object({ from: isoDay.optional(), to: isoDay.optional(), top: z.coerce.number().int().min(1).max(50).default(10) });
+export const visitsQuery = z.object({ from: isoDay.optional(), to: isoDay.optional(), top: wholeNumber({ min: 1, max: 50, default: 10 }) });

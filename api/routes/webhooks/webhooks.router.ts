@@ -34,6 +34,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { projectParams } from "../projects/projects.schema.ts";
 import { defineRoute } from "../route.ts";
 import { projectStateResponses } from "../projectStates.ts";
+import { idNumber } from "../../../shared/canonicalNumbers.ts";
 
 const tags = ["Webhooks"];
 
@@ -71,7 +72,7 @@ const updateBody = z.object({
   timezone: z.string().trim().min(1).max(64).optional(),
 });
 
-const triggerBody = z.object({ code_generation_id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional() });
+const triggerBody = z.object({ code_generation_id: idNumber().optional() });
 
 /** Checks the schedule fields of the webhook as it will be. */
 function scheduleErrors(eventType: WebhookRow["event_type"], cron: string | null, timezone: string): FieldErrors {

@@ -68,8 +68,20 @@ export function operationsOf(doc: JsonSchema): Operation[] {
   return out;
 }
 
+/**
+ * A number as a client writes it in a query string: in digits. JSON (and String) would write a
+ * tiny or huge one as `5e-324` or `1e+21`, which the service reads in plain decimal form only
+ * (shared/canonicalNumbers.ts); the fuzz's odd values send such forms on purpose.
+ */
+function digits(value: number): string {
+  const text = String(value);
+  if (!/e/i.test(text)) return text;
+  if (Number.isInteger(value)) return BigInt(value).toString();
+  return value.toFixed(20).replace(/0+$/, "").replace(/\.$/, "");
+}
+
 /** A query string value as a client would write it. */
-const queryText = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
+const queryText = (value: unknown) => (typeof value === "string" ? value : typeof value === "number" ? digits(value) : JSON.stringify(value));
 
 /** Valid query parameters and body of `op`. */
 function validParts(op: Operation, resolve: ResolveRef): fc.Arbitrary<{ query: Record<string, string>; body?: unknown }> {
