@@ -6,7 +6,11 @@
  * theirs writes anything (the fuzz reads its write log), then the next operation gets a new
  * one, so no request of one operation (a delete, a logout, a lock) can break another's
  * fixtures; resources are made on first use, with what they depend on, so a world costs only
- * what its operations name.
+ * what its operations name. A fixture that changes what the next operation would meet (the
+ * owner's 2FA turned on, the world's job failed) makes the world serve its operation alone
+ * (`spoil`). What only a job would make (a failed or finished deployment, a failed job, a
+ * parsed SQL text) is made through the API where it can be, then set as the job leaves it:
+ * the fuzz's server runs no worker.
  *
  * For the project-state fuzz the world puts its project into a state that refuses changes
  * (`setProjectState`) once an operation's fixtures exist; a fixture made through the API
