@@ -183,13 +183,13 @@ function oauthPaths(components: Components): Record<string, Record<string, JsonS
         operationId: "postApiOauthToken",
         summary: "Issue tokens: password grant, or refresh grant (the refresh token rotates)",
         description:
-          "OAuth 2.0 token endpoint. The body may be JSON, as the spec shows it, or the standard form encoding. Errors keep the OAuth format (`error`, `error_description`), not `{message, code}`: wrong client credentials, grant, password or refresh token answer 400. Requests count against the caller's IP budget.",
+          "OAuth 2.0 token endpoint. The body may be JSON, as the spec shows it, or the standard form encoding. Errors keep the OAuth format (`error`, `error_description`), not `{message, code}`: wrong client credentials, grant, password or refresh token, or a parameter with a NUL character, answer 400. Requests count against the caller's IP budget.",
         tags: ["Authentication"],
         security: [],
         requestBody: { required: true, content: { "application/json": { schema: requestSchema }, "application/x-www-form-urlencoded": { schema: requestSchema } } },
         responses: {
           "200": { description: "The token pair", content: json(tokenResponse) },
-          "400": { description: "OAuth error: wrong client credentials, unsupported grant, wrong password, unknown or reused refresh token, scope beyond the user", content: json(oauthError) },
+          "400": { description: "OAuth error: wrong client credentials, unsupported grant, wrong password, unknown or reused refresh token, scope beyond the user, a parameter with a NUL character (`invalid_request`)", content: json(oauthError) },
           "413": { description: "The body is larger than 64 KiB (`payload_too_large`).", content: { "application/json": { schema: errorBody } } },
           "429": { description: "Rate limit exceeded; see Retry-After.", content: { "application/json": { schema: errorBody } } },
         },

@@ -2,8 +2,9 @@
  * Mounts oidc-provider at /api/oauth (token, revocation, JWKS, discovery). The spec sends
  * token requests as JSON, which oidc-provider does not read, so a JSON body is turned into
  * the form encoding it expects before the request is handed over. The client's `scope=*`
- * is dropped (no scope means every scope the user may hold; on refresh, the token's own). Requests count against the
- * caller's IP budget like every public route.
+ * is dropped (no scope means every scope the user may hold; on refresh, the token's own). A
+ * parameter with a NUL character is a 400 `invalid_request` (PostgreSQL's text cannot hold
+ * one). Requests count against the caller's IP budget like every public route.
  */
 import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
@@ -77,6 +78,14 @@ export async function oauthMount(ctx: AppContext, next: Next): Promise<void> {
       }
     } else {
       form = new URLSearchParams(raw.toString("utf8"));
+    }
+    // PostgreSQL's text holds no NUL, and the provider and the password grant look parameters up
+    // in it (a client, a refresh token, a login's attempt counter): refused here as malformed.
+    const nul = [...form].find(([key, value]) => key.includes("\u0000") || value.includes("\u0000"));
+    if (nul) {
+      ctx.status = 400;
+      ctx.body = { error: "invalid_request", error_description: `parameter ${JSON.stringify(nul[0].replaceAll("\u0000", "\\0"))} contains a NUL character` };
+      return;
     }
     if (form.get("scope")?.trim() === "*") form.delete("scope"); // "everything allowed" is the default
     req = withFormBody(ctx.req, form, innerUrl);

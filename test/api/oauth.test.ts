@@ -90,4 +90,31 @@ t.test("OAuth token endpoint", async (t) => {
       t.equal(res.body?.error, error, `${name}: ${error}`);
     }
   });
+
+  t.test("a NUL character in a parameter answers 400 invalid_request, not a 500, and counts no attempt", async (t) => {
+    const base = { grant_type: "password", client_id: CLIENT_ID, client_secret: CLIENT_SECRET, username: user.email, password, scope: "*" };
+    const refresh = { grant_type: "refresh_token", client_id: CLIENT_ID, client_secret: CLIENT_SECRET, refresh_token: "garbage" };
+    const cases: [string, Record<string, string>][] = [
+      ["username", { ...base, username: "a\u0000b" }],
+      ["username after the address", { ...base, username: `${user.email}\u0000` }],
+      ["password", { ...base, password: `${password}\u0000` }],
+      ["scope", { ...base, scope: "read\u0000" }],
+      ["otp", { ...base, otp: "123456\u0000" }],
+      ["client_id", { ...base, client_id: "test\u0000client" }],
+      ["client_secret", { ...base, client_secret: `${CLIENT_SECRET}\u0000` }],
+      ["refresh_token", { ...refresh, refresh_token: "garbage\u0000token" }],
+    ];
+    for (const [name, body] of cases) {
+      for (const form of [false, true]) {
+        const res = form
+          ? await request(app.url, "POST", "/api/oauth/token", { body: new URLSearchParams(body).toString(), raw: true, headers: { "content-type": "application/x-www-form-urlencoded" } })
+          : await request(app.url, "POST", "/api/oauth/token", { body });
+        t.equal(res.status, 400, `${name} (${form ? "form" : "JSON"}): 400 (${res.text})`);
+        t.equal(res.body?.error, "invalid_request", `${name} (${form ? "form" : "JSON"}): invalid_request`);
+      }
+    }
+    // None of them was a failed login: the right password still signs in at once.
+    const res = await request(app.url, "POST", "/api/oauth/token", { body: base });
+    t.equal(res.status, 200, res.text);
+  });
 });
