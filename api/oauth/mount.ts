@@ -81,6 +81,8 @@ export async function oauthMount(ctx: AppContext, next: Next): Promise<void> {
     }
     // PostgreSQL's text holds no NUL, and the provider and the password grant look parameters up
     // in it (a client, a refresh token, a login's attempt counter): refused here as malformed.
+    // It also keeps a client secret followed by NULs from passing: the provider's constant-time
+    // comparison pads both strings with zero bytes to the longer one's length.
     const nul = [...form].find(([key, value]) => key.includes("\u0000") || value.includes("\u0000"));
     if (nul) {
       ctx.status = 400;
