@@ -12,7 +12,7 @@ import { WebSocket } from "ws";
 // eslint-disable-next-line @typescript-eslint/consistent-type-imports -- the class type is only reachable this way
 type PusherClass = typeof import("pusher-js").default;
 const Pusher = PusherModule as unknown as PusherClass;
-type Pusher = InstanceType<PusherClass>;
+export type Pusher = InstanceType<PusherClass>;
 
 export interface PusherClient {
   pusher: Pusher;
@@ -23,8 +23,11 @@ export interface PusherClient {
   next<T = any>(channel: Channel, event: string, timeoutMs?: number): Promise<T>;
 }
 
-/** Connects pusher-js to the test server, authenticating channels with `token`. */
-export async function connectPusher(t: Test, baseUrl: string, key: string, token: string): Promise<PusherClient> {
+/**
+ * Connects pusher-js to the server at `baseUrl`, authenticating channels with `token`; resolves
+ * once connected (a client that does not connect within 30 s is disconnected and rejected).
+ */
+export async function openPusher(baseUrl: string, key: string, token: string): Promise<Pusher> {
   const url = new URL(baseUrl);
   const pusher = new Pusher(key, {
     cluster: "local",
@@ -35,14 +38,23 @@ export async function connectPusher(t: Test, baseUrl: string, key: string, token
     disableStats: true,
     channelAuthorization: { endpoint: `${baseUrl}/api/broadcasting/auth`, transport: "ajax", headers: { Authorization: `Bearer ${token}` } },
   });
-  t.teardown(() => pusher.disconnect());
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("pusher-js did not connect")), 30_000);
+    const timer = setTimeout(() => {
+      pusher.disconnect();
+      reject(new Error("pusher-js did not connect within 30 s"));
+    }, 30_000);
     pusher.connection.bind("connected", () => {
       clearTimeout(timer);
       resolve();
     });
   });
+  return pusher;
+}
+
+/** Connects pusher-js to the test server, authenticating channels with `token`; disconnected at the test's end. */
+export async function connectPusher(t: Test, baseUrl: string, key: string, token: string): Promise<PusherClient> {
+  const pusher = await openPusher(baseUrl, key, token);
+  t.teardown(() => pusher.disconnect());
   return {
     pusher,
     socketId: pusher.connection.socket_id,

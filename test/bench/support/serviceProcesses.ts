@@ -13,11 +13,11 @@ import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { WebSocket } from "ws";
+import { freePort } from "../../../shared/db/embedded.ts";
 import { profileFlags } from "./profile.ts";
 
 type Child = ChildProcessByStdio<null, Readable, Readable> & { inspector: Promise<string> };
@@ -56,15 +56,6 @@ export interface ServiceProcesses {
 }
 
 const cli = new URL("../../../shared/cli/bin.ts", import.meta.url).pathname;
-
-/** A free TCP port on the loopback interface. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Counts the warn (40) and error-or-worse (50+) lines of a process's JSON log. */
 function tallyLogs(child: Child): LogTally {

@@ -10,15 +10,8 @@
  * Every request is tallied: latency, and whether it failed as a server error (5xx or no
  * answer) or with any other status the round did not expect (the mix sends only valid input).
  */
-import PusherModule from "pusher-js";
 import type { Channel } from "pusher-js";
-
-// pusher-js is CommonJS whose typings declare an ES default export; at run time the default
-// import is the class itself.
-// eslint-disable-next-line @typescript-eslint/consistent-type-imports -- the class type is only reachable this way
-type PusherClass = typeof import("pusher-js").default;
-const Pusher = PusherModule as unknown as PusherClass;
-type Pusher = InstanceType<PusherClass>;
+import { openPusher, type Pusher } from "../../support/pusher.ts";
 
 export interface Tally {
   requests: number;
@@ -95,28 +88,6 @@ const template = (round: number) => ({
 });
 
 const searches = ["crm dashbord", "invoce generator", "kanbn tracker", "newsleter portal", "inventroy api"];
-
-/** Connects pusher-js with the user's token for channel authorization; resolves once connected. */
-async function connectPusher(url: string, key: string, token: string): Promise<Pusher> {
-  const base = new URL(url);
-  const pusher = new Pusher(key, {
-    cluster: "local",
-    wsHost: base.hostname,
-    wsPort: Number(base.port),
-    forceTLS: false,
-    enabledTransports: ["ws"],
-    disableStats: true,
-    channelAuthorization: { endpoint: `${url}/api/broadcasting/auth`, transport: "ajax", headers: { Authorization: `Bearer ${token}` } },
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("pusher-js did not connect within 30 s")), 30_000);
-    pusher.connection.bind("connected", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-  return pusher;
-}
 
 function subscribe(pusher: Pusher, name: string): Promise<Channel> {
   return new Promise((resolve, reject) => {
@@ -219,7 +190,7 @@ export async function runVirtualUser(o: VirtualUserOptions): Promise<void> {
         if (!pusher || round % o.reconnectEvery === 0) {
           pusher?.disconnect();
           pusher = undefined;
-          pusher = await connectPusher(o.url, o.realtimeKey, o.token).catch((error: unknown) => {
+          pusher = await openPusher(o.url, o.realtimeKey, o.token).catch((error: unknown) => {
             tally.serverErrors += 1;
             fail(`pusher-js: ${(error as Error).message}`);
             throw new RoundFailed();
