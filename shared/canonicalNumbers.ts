@@ -11,8 +11,8 @@
  */
 import { z } from "zod";
 
-/** `0` or digits without a leading zero. */
-const wholeDigits = /^(?:0|[1-9][0-9]*)$/;
+/** `0` or digits without a leading zero: a whole number's one written form (path ids use it too). */
+export const wholeDigits = /^(?:0|[1-9][0-9]*)$/;
 /** A whole number in digits, with an optional fraction after a point (`0.5`, `12.50`). */
 const decimalDigits = /^(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/;
 

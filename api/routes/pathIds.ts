@@ -5,8 +5,7 @@
  * other form is a malformed id, answered 404 like every malformed id (docs/decisions.md).
  */
 import { z, type ZodType } from "zod";
-
-const canonical = /^(?:0|[1-9][0-9]*)$/;
+import { wholeDigits } from "../../shared/canonicalNumbers.ts";
 
 /** The names of the numeric parameters of a route's params schema. */
 export function numericParamNames(schema: ZodType | undefined): string[] {
@@ -20,7 +19,7 @@ export function numericParamNames(schema: ZodType | undefined): string[] {
 export function canonicalIds(names: readonly string[], raw: Readonly<Record<string, string | undefined>>): boolean {
   for (const name of names) {
     const value = raw[name];
-    if (value !== undefined && !canonical.test(value)) return false;
+    if (value !== undefined && !wholeDigits.test(value)) return false;
   }
   return true;
 }
