@@ -13,7 +13,7 @@ t.test("invoices, plan and patron payments by card, saved cards, admin report an
   t.teardown(() => stripe.close());
   const app = await startTestApp(t, {
     worker: true,
-    env: { STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret, STRIPE_API_BASE: stripe.url },
+    env: stripe.env,
   });
   const { user, token } = await buildUserWithToken(app.pool);
   await app.pool.query(sql.type(z.object({}))`update users set company_name = 'Acme GmbH', company_country = 'DE', vat_id = 'DE123456789' where id = ${user.id}`);

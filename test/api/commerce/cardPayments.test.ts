@@ -13,7 +13,7 @@ t.test("card payments through the Stripe stand-in, with signed webhooks", async 
   t.teardown(() => stripe.close());
   const app = await startTestApp(t, {
     worker: true,
-    env: { STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret, STRIPE_API_BASE: stripe.url },
+    env: stripe.env,
   });
   const { user, token } = await buildUserWithToken(app.pool);
   const me = client(app.url, token);

@@ -13,7 +13,7 @@ t.test("wallet payments through the PayPal stand-in: order, approval, capture, c
   t.teardown(() => paypal.close());
   const app = await startTestApp(t, {
     worker: true,
-    env: { PAYPAL_CLIENT_ID: paypal.clientId, PAYPAL_CLIENT_SECRET: paypal.clientSecret, PAYPAL_WEBHOOK_ID: paypal.webhookId, PAYPAL_API_BASE: paypal.url },
+    env: paypal.env,
   });
   const { user, token } = await buildUserWithToken(app.pool);
   const me = client(app.url, token);

@@ -19,7 +19,7 @@ t.test("euro purchases by card", async (t) => {
   t.teardown(() => stripe.close());
   const app = await startTestApp(t, {
     worker: true,
-    env: { STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_WEBHOOK_SECRET: stripe.webhookSecret, STRIPE_API_BASE: stripe.url, STORE_SELLER_SHARE_PERCENT: "70" },
+    env: { ...stripe.env, STORE_SELLER_SHARE_PERCENT: "70" },
   });
   const seller = await buildSeller(app);
   const buyer = await buildUserWithToken(app.pool);

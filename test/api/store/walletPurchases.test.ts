@@ -21,13 +21,7 @@ t.test("euro purchases through the wallet provider", async (t) => {
   t.teardown(() => paypal.close());
   const app = await startTestApp(t, {
     worker: true,
-    env: {
-      PAYPAL_CLIENT_ID: paypal.clientId,
-      PAYPAL_CLIENT_SECRET: paypal.clientSecret,
-      PAYPAL_WEBHOOK_ID: paypal.webhookId,
-      PAYPAL_API_BASE: paypal.url,
-      STORE_SELLER_SHARE_PERCENT: "70",
-    },
+    env: { ...paypal.env, STORE_SELLER_SHARE_PERCENT: "70" },
   });
   const seller = await buildSeller(app);
   const buyer = await buildUserWithToken(app.pool);

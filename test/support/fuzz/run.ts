@@ -168,15 +168,7 @@ function fuzzOperations(t: Test, mode: Mode): void {
     const stripe = await startStripeStandIn();
     const paypal = await startPaypalStandIn();
     t.teardown(() => Promise.all([stripe.close(), paypal.close()]));
-    const payments = {
-      STRIPE_SECRET_KEY: stripe.secretKey,
-      STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
-      STRIPE_API_BASE: stripe.url,
-      PAYPAL_CLIENT_ID: paypal.clientId,
-      PAYPAL_CLIENT_SECRET: paypal.clientSecret,
-      PAYPAL_WEBHOOK_ID: paypal.webhookId,
-      PAYPAL_API_BASE: paypal.url,
-    };
+    const payments = { ...stripe.env, ...paypal.env };
     // A translation API, so that automatic translation queues its job (which no worker runs here: nothing is sent).
     const translation = { TRANSLATION_API_URL: "https://translate.example.com", TRANSLATION_API_KEY: "fuzz-key" };
     // No worker runs, so a route that waits for its job answers 202 once SYNC_WAIT_MS is over: a short wait

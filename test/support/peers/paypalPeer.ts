@@ -21,6 +21,8 @@ export interface PaypalStandIn extends HttpPeer {
   clientId: string;
   clientSecret: string;
   webhookId: string;
+  /** The service's settings that point it at this stand-in (PAYPAL_CLIENT_ID, PAYPAL_CLIENT_SECRET, PAYPAL_WEBHOOK_ID, PAYPAL_API_BASE). */
+  env: Record<string, string>;
   orders: Map<string, StandInOrder>;
   /** Captures performed (order id per capture call that did the work). */
   captures: string[];
@@ -130,6 +132,7 @@ export async function startPaypalStandIn(): Promise<PaypalStandIn> {
     clientId,
     clientSecret,
     webhookId,
+    env: { PAYPAL_CLIENT_ID: clientId, PAYPAL_CLIENT_SECRET: clientSecret, PAYPAL_WEBHOOK_ID: webhookId, PAYPAL_API_BASE: peer.url },
     orders,
     captures,
     event: (eventType, resource) => ({ id: `WH-${randomUUID()}`, event_type: eventType, resource_type: "capture", create_time: new Date().toISOString(), resource }),

@@ -24,6 +24,8 @@ export interface StandInIntent {
 export interface StripeStandIn extends HttpPeer {
   secretKey: string;
   webhookSecret: string;
+  /** The service's settings that point it at this stand-in (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, STRIPE_API_BASE). */
+  env: Record<string, string>;
   intents: Map<string, StandInIntent>;
   setupIntents: Map<string, { id: string; client_secret: string; customer: string | null; usage: string }>;
   customers: Map<string, { id: string; email: string | null }>;
@@ -130,6 +132,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     ...peer,
     secretKey,
     webhookSecret,
+    env: { STRIPE_SECRET_KEY: secretKey, STRIPE_WEBHOOK_SECRET: webhookSecret, STRIPE_API_BASE: peer.url },
     intents,
     setupIntents,
     customers,
