@@ -2,7 +2,7 @@
  * SQL of project subscriptions and plans.
  */
 import { z } from "zod";
-import { sql, type CommonQueryMethods } from "../db/pool.ts";
+import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 
 export const planRow = z.object({
   id: z.number(),
@@ -71,9 +71,23 @@ export async function listDueSubscriptions(conn: CommonQueryMethods, at: Date, l
     order by s.expires_at, s.id limit ${limit}`);
 }
 
-/** Inserts a subscription period of `plan` for a project, starting now. */
-export async function insertSubscription(conn: CommonQueryMethods, projectId: number, plan: PlanRow): Promise<number> {
+/** Inserts a subscription period of `plan` for a project, starting now; `transactionId` names the payment that bought it, if one did. */
+export async function insertSubscription(conn: CommonQueryMethods, projectId: number, plan: PlanRow, transactionId: number | null = null): Promise<number> {
   return conn.oneFirst(sql.type(z.object({ id: z.number() }))`
-    insert into subscriptions (project_id, plan_id, expires_at, credits_allocated)
-    values (${projectId}, ${plan.id}, now() + make_interval(days => ${plan.duration_days}), ${plan.credits}) returning id`);
+    insert into subscriptions (project_id, plan_id, expires_at, credits_allocated, transaction_id)
+    values (${projectId}, ${plan.id}, now() + make_interval(days => ${plan.duration_days}), ${plan.credits}, ${transactionId}) returning id`);
+}
+
+/**
+ * Takes back the period that refunded payment `transactionId` bought: the subscription it
+ * started loses one plan duration (renewals paid since in credits stay); when nothing is
+ * left it is expired now, as the renewal job expires a lapsed period (the soft lock).
+ */
+export async function withdrawRefundedSubscription(conn: CommonQueryMethods, transactionId: number): Promise<void> {
+  await conn.query(sql.type(ignoredRow)`
+    update subscriptions s set
+      expires_at = case when s.expires_at - make_interval(days => pl.duration_days) <= now() then least(s.expires_at, now()) else s.expires_at - make_interval(days => pl.duration_days) end,
+      expired_at = case when s.expires_at - make_interval(days => pl.duration_days) <= now() then now() end
+    from plans pl
+    where pl.id = s.plan_id and s.transaction_id = ${transactionId} and s.expired_at is null`);
 }
