@@ -8,7 +8,9 @@
  * payment_intent.payment_failed fails the transaction, charge.refunded reverses the credits.
  * Wallet provider (PayPal): CHECKOUT.ORDER.APPROVED captures the order,
  * PAYMENT.CAPTURE.COMPLETED credits, PAYMENT.CAPTURE.DENIED fails, PAYMENT.CAPTURE.REFUNDED
- * reverses. Other types are recorded as ignored.
+ * reverses. Other types are recorded as ignored. Providers do not promise the order of their
+ * events: a refund that comes before its payment's success ends the payment refunded, and the
+ * success then changes nothing.
  */
 import { z } from "zod";
 import type { Config } from "../config.ts";
@@ -145,7 +147,15 @@ async function fail(tx: CommonQueryMethods, transaction: TransactionRow, reason:
 }
 
 async function refund(tx: CommonQueryMethods, transaction: TransactionRow): Promise<Effect> {
-  if (transaction.status !== "succeeded") return "no_change";
+  if (transaction.status === "refunded") return "no_change";
+  if (transaction.status !== "succeeded") {
+    // Providers do not promise order: the refund came before the success it follows. The
+    // payment ends refunded with nothing granted, and the late success finds nothing to do.
+    await tx.query(sql.type(ignoredRow)`
+      update credit_transactions set status = 'refunded', succeeded_at = coalesce(succeeded_at, now()), refunded_at = now(), failure_reason = null, updated_at = now()
+      where id = ${transaction.id}`);
+    return "refunded";
+  }
   let shortfall = 0;
   if (transaction.credits > 0) {
     const reversal = await reverseCredits(tx, {

@@ -6,7 +6,7 @@ import { currentPatronPeriod } from "../../../shared/patrons/membership.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
-import { eventsSettled } from "../../support/payments.ts";
+import { creditState, eventsSettled } from "../../support/payments.ts";
 import { startStripeStandIn } from "../../support/peers/stripePeer.ts";
 
 t.test("a refunded card payment takes back what it bought", async (t) => {
@@ -67,5 +67,14 @@ t.test("a refunded card payment takes back what it bought", async (t) => {
     const queued = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from patron_memberships where transaction_id = ${next.body.transaction.id}`);
     t.equal(queued, 0, "the refunded period that was to follow it is gone");
+  });
+
+  await t.test("a refund that arrives before the success credits nothing", async (t) => {
+    const bought = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "cardprocessor" });
+    const before = await creditState(app.pool, user.id);
+    await refunded(bought.body.transaction);
+    await succeeded(bought.body.transaction);
+    t.equal(await transactionStatus(bought.body.transaction.id), "refunded", "the payment ends refunded");
+    t.same(await creditState(app.pool, user.id), before, "no credits for a refunded payment");
   });
 });
