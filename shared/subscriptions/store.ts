@@ -57,6 +57,11 @@ export async function findSubscription(conn: CommonQueryMethods, id: number, loc
   return conn.maybeOne(sql.type(subscriptionRow)`${subscriptionSelect} where s.id = ${id} and p.deleted_at is null ${lock ? sql.fragment`for update of s` : sql.fragment``}`);
 }
 
+/** The latest period of live project `projectId` (the one that decides its state), or null. */
+export async function findLatestSubscription(conn: CommonQueryMethods, projectId: number): Promise<SubscriptionRow | null> {
+  return conn.maybeOne(sql.type(subscriptionRow)`${subscriptionSelect} where s.project_id = ${projectId} and p.deleted_at is null order by s.started_at desc, s.id desc limit 1`);
+}
+
 /** Subscriptions of the live projects `userId` owns, newest first. */
 export async function listOwnedSubscriptions(conn: CommonQueryMethods, userId: number): Promise<readonly SubscriptionRow[]> {
   return conn.any(sql.type(subscriptionRow)`${subscriptionSelect} where p.owner_id = ${userId} and p.deleted_at is null order by s.started_at desc, s.id desc`);
