@@ -46,8 +46,16 @@ const paypalResource = z
     custom_id: z.string().nullish(),
     supplementary_data: z.object({ related_ids: z.object({ order_id: z.string().optional() }).loose() }).loose().nullish(),
     purchase_units: z.array(z.object({ custom_id: z.string().nullish() }).loose()).nullish(),
+    links: z.array(z.object({ rel: z.string(), href: z.string() }).loose()).nullish(),
   })
   .loose();
+
+/** The capture a PayPal refund belongs to: the id at the end of its `up` link, when it has one. */
+function refundedCaptureId(refund: z.infer<typeof paypalResource>): string | null {
+  const up = refund.links?.find((link) => link.rel === "up")?.href;
+  const id = up?.match(/\/captures\/([^/?#]+)/)?.[1];
+  return id ? decodeURIComponent(id) : null;
+}
 
 type Effect = "credited" | "failed" | "refunded" | "captured" | "ignored" | "no_transaction" | "no_change";
 
@@ -61,7 +69,11 @@ export async function processPaymentEvent(pool: DatabasePool, config: Config, ev
   const data = event.payload as { data?: { object?: unknown }; resource?: unknown };
   if (event.provider === "walletprovider" && event.event_type === "CHECKOUT.ORDER.APPROVED") {
     // Capturing is idempotent at PayPal (PayPal-Request-Id per order); a retry of this job captures once.
+    // Only our own pending orders are captured: the account's webhook also reports orders of
+    // other integrations, which are theirs to capture.
     const order = paypalResource.parse(data.resource);
+    const ours = await findTransactionForEvent(pool, { orderId: order.id }, false);
+    if (!ours || ours.status !== "pending") return finish(pool, event.id, async () => (ours ? "no_change" : "no_transaction"));
     const capture = await captureOrder(config, order.id);
     return finish(pool, event.id, async (tx) => {
       const transaction = await findTransactionForEvent(tx, { orderId: order.id });
@@ -91,7 +103,11 @@ export async function processPaymentEvent(pool: DatabasePool, config: Config, ev
     }
     const resource = paypalResource.parse(data.resource);
     const customId = resource.custom_id ?? resource.purchase_units?.[0]?.custom_id ?? null;
-    const transaction = await findTransactionForEvent(tx, { id: Number(customId) || null, orderId: resource.supplementary_data?.related_ids.order_id ?? null });
+    const transaction = await findTransactionForEvent(tx, {
+      id: Number(customId) || null,
+      orderId: resource.supplementary_data?.related_ids.order_id ?? null,
+      captureId: event.event_type === "PAYMENT.CAPTURE.REFUNDED" ? refundedCaptureId(resource) : null,
+    });
     switch (event.event_type) {
       case "PAYMENT.CAPTURE.COMPLETED":
         return transaction ? succeed(tx, transaction, resource.id) : "no_transaction";

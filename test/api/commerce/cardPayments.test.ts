@@ -55,6 +55,17 @@ t.test("card payments through the Stripe stand-in, with signed webhooks", async 
     t.equal((await creditState(app.pool, user.id)).balance, 0);
   });
 
+  await t.test("events about another integration's payment on the same account change nothing, even when its metadata names our transaction", async (t) => {
+    const before = await paymentCounts(app.pool);
+    const foreign = { ...intent, id: "pi_of_another_shop", client_secret: "pi_of_another_shop_secret", amount: 99, status: "succeeded" };
+    t.equal((await deliver(stripe.event("payment_intent.succeeded", foreign))).status, 200, "recorded");
+    t.equal((await deliver(stripe.event("charge.refunded", { id: "ch_of_another_shop", object: "charge", amount: 99, amount_refunded: 99, refunded: true, payment_intent: foreign.id, metadata: intent.metadata }))).status, 200);
+    await eventsSettled(app.pool);
+    t.equal((await transactionStatus(transaction.id)).status, "pending", "our transaction is still waiting for its own payment");
+    t.same(await creditState(app.pool, user.id), { balance: 0, shortfall: 0, entries: 0, sum: 0 }, "nothing credited");
+    t.equal((await paymentCounts(app.pool)).entries, before.entries);
+  });
+
   await t.test("payment_intent.succeeded delivered five times, three at once, credits once", async (t) => {
     const event = stripe.event("payment_intent.succeeded", { ...intent, status: "succeeded" });
     const first = await deliver(event);
