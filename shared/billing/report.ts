@@ -27,7 +27,7 @@ export async function billingReport(conn: CommonQueryMethods, input: { group: "d
       select date_trunc(${unit}, succeeded_at at time zone 'UTC') as period, payment_method, amount_cents, credits from credit_transactions
       where succeeded_at >= ${input.from}::date and succeeded_at < ${input.to}::date and status in ('succeeded', 'refunded')
     ), refunded as (
-      select date_trunc(${unit}, refunded_at at time zone 'UTC') as period, amount_cents from credit_transactions
+      select date_trunc(${unit}, refunded_at at time zone 'UTC') as period, refunded_cents as amount_cents from credit_transactions
       where refunded_at >= ${input.from}::date and refunded_at < ${input.to}::date
     ), spent as (
       select date_trunc(${unit}, created_at at time zone 'UTC') as period, -amount as credits from credit_ledger

@@ -5,7 +5,8 @@
  * marks the row processed in one transaction, so an event has its effect exactly once.
  *
  * Card processor (Stripe): payment_intent.succeeded credits the package,
- * payment_intent.payment_failed fails the transaction, charge.refunded reverses the credits.
+ * payment_intent.payment_failed fails the transaction, charge.refunded reverses the credits
+ * (partial refunds in proportion, shared/payments/refunds.ts).
  * Wallet provider (PayPal): CHECKOUT.ORDER.APPROVED captures the order,
  * PAYMENT.CAPTURE.COMPLETED credits, PAYMENT.CAPTURE.DENIED fails, PAYMENT.CAPTURE.REFUNDED
  * reverses. Other types are recorded as ignored. Providers do not promise the order of their
@@ -14,7 +15,7 @@
  */
 import { z } from "zod";
 import type { Config } from "../config.ts";
-import { grantCredits, reverseCredits } from "../credits/ledger.ts";
+import { grantCredits } from "../credits/ledger.ts";
 import { ignoredRow, sql, type CommonQueryMethods, type DatabasePool } from "../db/pool.ts";
 import { enqueue } from "../jobs/enqueue.ts";
 import { paymentsProcess } from "../jobs/kinds.ts";
@@ -22,7 +23,8 @@ import type { Logger } from "../logger.ts";
 import { captureOrder } from "./paypal.ts";
 import type { PaymentMethod } from "./providers.ts";
 import { findTransactionForEvent, type TransactionRow } from "./store.ts";
-import { afterPaymentRefunded, afterPaymentSucceeded } from "./succeeded.ts";
+import { refundPayment, type RefundEffect } from "./refunds.ts";
+import { afterPaymentSucceeded } from "./succeeded.ts";
 
 /** Records a verified event and enqueues its processing; false when it was seen before. */
 export async function recordPaymentEvent(pool: DatabasePool, provider: PaymentMethod, event: { id: string; type: string; payload: unknown }): Promise<boolean> {
@@ -39,7 +41,16 @@ export async function recordPaymentEvent(pool: DatabasePool, provider: PaymentMe
 
 const eventRow = z.object({ id: z.number(), provider: z.enum(["cardprocessor", "walletprovider"]), event_type: z.string(), payload: z.unknown(), status: z.string() });
 
-const stripeObject = z.object({ id: z.string(), metadata: z.record(z.string(), z.string()).nullish(), payment_intent: z.string().nullish(), last_payment_error: z.object({ message: z.string().optional() }).nullish() }).loose();
+const stripeObject = z
+  .object({
+    id: z.string(),
+    metadata: z.record(z.string(), z.string()).nullish(),
+    payment_intent: z.string().nullish(),
+    last_payment_error: z.object({ message: z.string().optional() }).nullish(),
+    /** A charge's refunded cents so far (charge.refunded also reports partial refunds). */
+    amount_refunded: z.number().int().nonnegative().nullish(),
+  })
+  .loose();
 const paypalResource = z
   .object({
     id: z.string(),
@@ -47,8 +58,16 @@ const paypalResource = z
     supplementary_data: z.object({ related_ids: z.object({ order_id: z.string().optional() }).loose() }).loose().nullish(),
     purchase_units: z.array(z.object({ custom_id: z.string().nullish() }).loose()).nullish(),
     links: z.array(z.object({ rel: z.string(), href: z.string() }).loose()).nullish(),
+    /** A refund's running total of the capture refunded so far. */
+    seller_payable_breakdown: z.object({ total_refunded_amount: z.object({ value: z.string() }).loose().nullish() }).loose().nullish(),
   })
   .loose();
+
+/** Cents of a PayPal amount value ("12.34"), or null when it is not one. */
+function paypalCents(value: string | undefined): number | null {
+  if (value === undefined || !/^\d{1,12}(\.\d{1,2})?$/.test(value)) return null;
+  return Math.round(Number(value) * 100);
+}
 
 /** The capture a PayPal refund belongs to: the id at the end of its `up` link, when it has one. */
 function refundedCaptureId(refund: z.infer<typeof paypalResource>): string | null {
@@ -57,7 +76,7 @@ function refundedCaptureId(refund: z.infer<typeof paypalResource>): string | nul
   return id ? decodeURIComponent(id) : null;
 }
 
-type Effect = "credited" | "failed" | "refunded" | "captured" | "ignored" | "no_transaction" | "no_change";
+type Effect = "credited" | "failed" | "captured" | "ignored" | "no_transaction" | RefundEffect;
 
 /**
  * Applies recorded event `eventId` once (the job's work). Network calls (capturing an
@@ -95,7 +114,7 @@ export async function processPaymentEvent(pool: DatabasePool, config: Config, ev
         case "payment_intent.payment_failed":
           return transaction ? fail(tx, transaction, object.last_payment_error?.message ?? "The card payment failed.") : "no_transaction";
         case "charge.refunded":
-          return transaction ? refund(tx, transaction) : "no_transaction";
+          return transaction ? refundPayment(tx, transaction, object.amount_refunded ?? null) : "no_transaction";
         default:
           log.info({ event_type: event.event_type }, "card processor event type not handled");
           return "ignored";
@@ -114,7 +133,7 @@ export async function processPaymentEvent(pool: DatabasePool, config: Config, ev
       case "PAYMENT.CAPTURE.DENIED":
         return transaction ? fail(tx, transaction, "The wallet payment was denied.") : "no_transaction";
       case "PAYMENT.CAPTURE.REFUNDED":
-        return transaction ? refund(tx, transaction) : "no_transaction";
+        return transaction ? refundPayment(tx, transaction, paypalCents(resource.seller_payable_breakdown?.total_refunded_amount?.value)) : "no_transaction";
       default:
         log.info({ event_type: event.event_type }, "wallet provider event type not handled");
         return "ignored";
@@ -160,32 +179,4 @@ async function fail(tx: CommonQueryMethods, transaction: TransactionRow, reason:
   await tx.query(sql.type(ignoredRow)`
     update credit_transactions set status = 'failed', failure_reason = ${reason.slice(0, 1000)}, updated_at = now() where id = ${transaction.id}`);
   return "failed";
-}
-
-async function refund(tx: CommonQueryMethods, transaction: TransactionRow): Promise<Effect> {
-  if (transaction.status === "refunded") return "no_change";
-  if (transaction.status !== "succeeded") {
-    // Providers do not promise order: the refund came before the success it follows. The
-    // payment ends refunded with nothing granted, and the late success finds nothing to do.
-    await tx.query(sql.type(ignoredRow)`
-      update credit_transactions set status = 'refunded', succeeded_at = coalesce(succeeded_at, now()), refunded_at = now(), failure_reason = null, updated_at = now()
-      where id = ${transaction.id}`);
-    return "refunded";
-  }
-  let shortfall = 0;
-  if (transaction.credits > 0) {
-    const reversal = await reverseCredits(tx, {
-      userId: transaction.user_id,
-      amount: transaction.credits,
-      reason: "payment_refunded",
-      referenceType: "credit_transaction",
-      referenceId: String(transaction.id),
-      idempotencyKey: `credit-transaction-refund:${transaction.id}`,
-    });
-    shortfall = reversal.notTaken;
-  }
-  await tx.query(sql.type(ignoredRow)`
-    update credit_transactions set status = 'refunded', refunded_at = now(), refund_shortfall = ${shortfall}, updated_at = now() where id = ${transaction.id}`);
-  await afterPaymentRefunded(tx, transaction);
-  return "refunded";
 }

@@ -86,6 +86,7 @@ export const transactionRow = z.object({
   provider_order_id: z.string().nullable(),
   provider_capture_id: z.string().nullable(),
   refund_shortfall: z.number(),
+  refunded_cents: z.number(),
   failure_reason: z.string().nullable(),
   succeeded_at: z.date().nullable(),
   refunded_at: z.date().nullable(),
@@ -95,7 +96,7 @@ export const transactionRow = z.object({
 export type TransactionRow = z.infer<typeof transactionRow>;
 export const transactionColumns = sql.fragment`
   id, user_id, kind, package_id, item_id, project_id, payment_method, status, credits, amount_cents, currency,
-  provider_payment_id, provider_order_id, provider_capture_id, refund_shortfall, failure_reason, succeeded_at, refunded_at, created_at, updated_at`;
+  provider_payment_id, provider_order_id, provider_capture_id, refund_shortfall, refunded_cents, failure_reason, succeeded_at, refunded_at, created_at, updated_at`;
 
 /** A new pending transaction. */
 export async function insertTransaction(

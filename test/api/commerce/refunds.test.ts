@@ -69,6 +69,33 @@ t.test("a refunded card payment takes back what it bought", async (t) => {
     t.equal(queued, 0, "the refunded period that was to follow it is gone");
   });
 
+  await t.test("a partial refund takes back the same share of the credits; the payment is refunded once all of it is back", async (t) => {
+    const bought = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "cardprocessor" });
+    const { id, credits, amount_cents: amount, provider_payment_id: intentId } = bought.body.transaction as { id: number; credits: number; amount_cents: number; provider_payment_id: string };
+    t.same([credits, amount], [100, 500], "the seeded starter package: 100 credits for 5 euros");
+    const start = (await creditState(app.pool, user.id)).balance;
+    await succeeded(bought.body.transaction);
+    const refundedSoFar = (cents: number) =>
+      deliver(stripe.event("charge.refunded", { ...stripe.refundedCharge(intentId), amount_refunded: cents, refunded: cents === amount }));
+    const state = async () => ({
+      balance: (await creditState(app.pool, user.id)).balance - start,
+      ...(await app.pool.one(sql.type(z.object({ status: z.string(), refunded_cents: z.number() }))`select status, refunded_cents from credit_transactions where id = ${id}`)),
+    });
+
+    await refundedSoFar(100);
+    t.same(await state(), { balance: 80, status: "succeeded", refunded_cents: 100 }, "1 euro of 5 back: 20 of the 100 credits taken, the payment still counts");
+    await refundedSoFar(100);
+    t.same(await state(), { balance: 80, status: "succeeded", refunded_cents: 100 }, "the same total again (another event id) changes nothing");
+    await refundedSoFar(250);
+    t.same(await state(), { balance: 50, status: "succeeded", refunded_cents: 250 }, "half back: half the credits taken");
+    await refundedSoFar(100);
+    t.same(await state(), { balance: 50, status: "succeeded", refunded_cents: 250 }, "an older, smaller total arriving late changes nothing");
+    await refundedSoFar(500);
+    t.same(await state(), { balance: 0, status: "refunded", refunded_cents: 500 }, "all back: every credit taken, the payment refunded");
+    const ledger = await creditState(app.pool, user.id);
+    t.equal(ledger.sum, ledger.balance, "the ledger still sums to the balance");
+  });
+
   await t.test("a refund that arrives before the success credits nothing", async (t) => {
     const bought = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "cardprocessor" });
     const before = await creditState(app.pool, user.id);

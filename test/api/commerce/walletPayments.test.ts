@@ -79,10 +79,16 @@ t.test("wallet payments through the PayPal stand-in: order, approval, capture, c
     t.equal((await deliver(paypal.event("PAYMENT.CAPTURE.REFUNDED", foreignRefund))).status, 200, "a refund of another shop's capture carrying our custom_id");
     await eventsSettled(app.pool);
     t.equal(await status(transaction.id), "succeeded", "changes nothing");
+    t.same([transaction.credits, transaction.amount_cents], [550, 2500], "the seeded standard package");
+    const partial = { ...paypal.refundResource(order.id), seller_payable_breakdown: { total_refunded_amount: { currency_code: "EUR", value: "5.00" } } };
+    t.equal((await deliver(paypal.event("PAYMENT.CAPTURE.REFUNDED", partial))).status, 200, "5 of 25 euros refunded");
+    await eventsSettled(app.pool);
+    t.same(await creditState(app.pool, user.id), { balance: 440, shortfall: 0, entries: 2, sum: 440 }, "a fifth of the credits taken back");
+    t.equal(await status(transaction.id), "succeeded", "the payment still counts");
     const refunded = paypal.event("PAYMENT.CAPTURE.REFUNDED", paypal.refundResource(order.id));
     t.equal((await deliver(refunded)).status, 200);
     await eventsSettled(app.pool);
-    t.same(await creditState(app.pool, user.id), { balance: 0, shortfall: 0, entries: 2, sum: 0 });
+    t.same(await creditState(app.pool, user.id), { balance: 0, shortfall: 0, entries: 3, sum: 0 }, "the whole refund takes the rest");
     t.equal(await status(transaction.id), "refunded");
 
     const second = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "walletprovider" });
