@@ -76,6 +76,12 @@ function refundedCaptureId(refund: z.infer<typeof paypalResource>): string | nul
   return id ? decodeURIComponent(id) : null;
 }
 
+/** The event types that have an effect, per provider. */
+const handledTypes: Record<PaymentMethod, readonly string[]> = {
+  cardprocessor: ["payment_intent.succeeded", "payment_intent.payment_failed", "charge.refunded"],
+  walletprovider: ["PAYMENT.CAPTURE.COMPLETED", "PAYMENT.CAPTURE.DENIED", "PAYMENT.CAPTURE.REFUNDED"],
+};
+
 type Effect = "credited" | "failed" | "captured" | "ignored" | "no_transaction" | RefundEffect;
 
 /**
@@ -104,6 +110,11 @@ export async function processPaymentEvent(pool: DatabasePool, config: Config, ev
     });
   }
   return finish(pool, event.id, async (tx) => {
+    // Only the handled types are read: others (balance.available has no id) are ignored unread.
+    if (!handledTypes[event.provider].includes(event.event_type)) {
+      log.info({ provider: event.provider, event_type: event.event_type }, "payment event type not handled");
+      return "ignored";
+    }
     if (event.provider === "cardprocessor") {
       const object = stripeObject.parse(data.data?.object);
       const byIntent = event.event_type === "charge.refunded" ? object.payment_intent ?? null : object.id;
@@ -116,7 +127,6 @@ export async function processPaymentEvent(pool: DatabasePool, config: Config, ev
         case "charge.refunded":
           return transaction ? refundPayment(tx, transaction, object.amount_refunded ?? null) : "no_transaction";
         default:
-          log.info({ event_type: event.event_type }, "card processor event type not handled");
           return "ignored";
       }
     }
@@ -135,7 +145,6 @@ export async function processPaymentEvent(pool: DatabasePool, config: Config, ev
       case "PAYMENT.CAPTURE.REFUNDED":
         return transaction ? refundPayment(tx, transaction, paypalCents(resource.seller_payable_breakdown?.total_refunded_amount?.value)) : "no_transaction";
       default:
-        log.info({ event_type: event.event_type }, "wallet provider event type not handled");
         return "ignored";
     }
   });
