@@ -110,5 +110,13 @@ t.test("invoices, plan and patron payments by card, saved cards, admin report an
     t.equal((await me.get("/api/credits")).body.data[0].reason, "admin_adjustment: bigger", "the refused grant wrote nothing");
     const ledger = (await me.get("/api/credits")).body.data;
     t.match(ledger[2], { amount: -20, reason: "admin_adjustment: correction", reference_type: "admin_user" });
+
+    // Each balance fits its integer column; a month's sums of them need not.
+    for (const amount of [-1_000_000_000, -1_000_000_000, 1_000_000_000, -1_000_000_000]) {
+      t.equal((await admin.post(`/api/admin/users/${user.id}/credits`, { amount, reason: "churn" })).status, 200);
+    }
+    const big = await admin.get("/api/admin/billing-report?group=month");
+    t.equal(big.status, 200, big.text);
+    t.equal(big.body.data.at(-1).credits_spent, 3_000_000_020, "three billion credits spent in a month are reported, not a 500");
   });
 });
