@@ -6,7 +6,8 @@
  *
  * Card processor (Stripe): payment_intent.succeeded credits the package,
  * payment_intent.payment_failed fails the transaction, charge.refunded reverses the credits
- * (partial refunds in proportion, shared/payments/refunds.ts).
+ * (partial refunds in proportion, shared/payments/refunds.ts), setup_intent.succeeded records
+ * a saved card.
  * Wallet provider (PayPal): CHECKOUT.ORDER.APPROVED captures the order,
  * PAYMENT.CAPTURE.COMPLETED credits, PAYMENT.CAPTURE.DENIED fails, PAYMENT.CAPTURE.REFUNDED
  * reverses. Other types are recorded as ignored. Providers do not promise the order of their
@@ -47,6 +48,8 @@ const stripeObject = z
     metadata: z.record(z.string(), z.string()).nullish(),
     payment_intent: z.string().nullish(),
     last_payment_error: z.object({ message: z.string().optional() }).nullish(),
+    /** The customer of a SetupIntent (setup_intent.succeeded: a card saved). */
+    customer: z.string().nullish(),
     /** A charge's refunded cents so far (charge.refunded also reports partial refunds). */
     amount_refunded: z.number().int().nonnegative().nullish(),
   })
@@ -78,11 +81,11 @@ function refundedCaptureId(refund: z.infer<typeof paypalResource>): string | nul
 
 /** The event types that have an effect, per provider. */
 const handledTypes: Record<PaymentMethod, readonly string[]> = {
-  cardprocessor: ["payment_intent.succeeded", "payment_intent.payment_failed", "charge.refunded"],
+  cardprocessor: ["payment_intent.succeeded", "payment_intent.payment_failed", "charge.refunded", "setup_intent.succeeded"],
   walletprovider: ["PAYMENT.CAPTURE.COMPLETED", "PAYMENT.CAPTURE.DENIED", "PAYMENT.CAPTURE.REFUNDED"],
 };
 
-type Effect = "credited" | "failed" | "captured" | "ignored" | "no_transaction" | RefundEffect;
+type Effect = "credited" | "failed" | "captured" | "card_saved" | "ignored" | "no_transaction" | RefundEffect;
 
 /**
  * Applies recorded event `eventId` once (the job's work). Network calls (capturing an
@@ -117,6 +120,7 @@ export async function processPaymentEvent(pool: DatabasePool, config: Config, ev
     }
     if (event.provider === "cardprocessor") {
       const object = stripeObject.parse(data.data?.object);
+      if (event.event_type === "setup_intent.succeeded") return cardSaved(tx, object.customer ?? null);
       const byIntent = event.event_type === "charge.refunded" ? object.payment_intent ?? null : object.id;
       const transaction = await findTransactionForEvent(tx, { id: Number(object.metadata?.transaction_id) || null, paymentId: byIntent });
       switch (event.event_type) {
@@ -181,6 +185,14 @@ async function succeed(tx: CommonQueryMethods, transaction: TransactionRow, capt
   }
   await afterPaymentSucceeded(tx, transaction);
   return "credited";
+}
+
+/** Records that the user whose card processor customer is `customerId` saved a card. */
+async function cardSaved(tx: CommonQueryMethods, customerId: string | null): Promise<Effect> {
+  if (!customerId) return "no_change";
+  const saved = await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
+    update users set payment_method_saved_at = now() where stripe_customer_id = ${customerId} returning id`);
+  return saved.length ? "card_saved" : "no_change";
 }
 
 async function fail(tx: CommonQueryMethods, transaction: TransactionRow, reason: string): Promise<Effect> {

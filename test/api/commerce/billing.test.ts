@@ -76,7 +76,13 @@ t.test("invoices, plan and patron payments by card, saved cards, admin report an
     const second = await me.post("/api/billing/payment-method");
     t.equal(stripe.setupIntents.get(second.body.setup_intent_id)!.customer, stripe.setupIntents.get(first.body.setup_intent_id)!.customer, "same customer");
     t.equal(stripe.customers.size, 1);
-    t.equal((await me.get("/api/billing/subscription")).body.has_payment_method, true);
+    t.equal((await me.get("/api/billing/subscription")).body.has_payment_method, false, "no card yet: the SetupIntents were not confirmed");
+    const setup = stripe.setupIntents.get(second.body.setup_intent_id)!;
+    const { body, signature } = stripe.signed(stripe.event("setup_intent.succeeded", { ...setup, object: "setup_intent", status: "succeeded" }));
+    t.equal((await request(app.url, "POST", "/api/cardprocessor/webhook", { raw: true, body, headers: { "content-type": "application/json", "stripe-signature": signature } })).status, 200);
+    await eventsSettled(app.pool);
+    t.equal((await me.get("/api/billing/subscription")).body.has_payment_method, true, "confirmed: a card is saved");
+    t.equal((await stranger.get("/api/billing/subscription")).body.has_payment_method, false, "for that user only");
   });
 
   await t.test("admin billing report and manual adjustments", async (t) => {
