@@ -66,6 +66,11 @@ t.test("invoices, plan and patron payments by card, saved cards, admin report an
     await pay(started.body.transaction);
     t.equal(await isPatron(app.pool, user.id), true);
     t.equal((await me.get("/api/billing/invoices")).body.meta.total, 3, "every succeeded payment has its invoice");
+
+    await app.pool.query(sql.type(z.object({}))`insert into patron_levels (level, name, price_credits, price_cents) values (9, 'Friend', 10, 0)`);
+    const free = await me.post("/api/patron/subscribe", { level: 9, payment_method: "cardprocessor" });
+    t.equal(free.status, 422, `a level not sold for money is refused by card, as a plan is: ${free.text}`);
+    t.match(free.body, { code: "validation_failed", errors: { payment_method: [/credits/] } });
   });
 
   await t.test("saving a card creates the customer once and a SetupIntent each time", async (t) => {
