@@ -11,13 +11,15 @@
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { findProject, subscriptionExpired, type ProjectRow } from "../../../shared/db/projects.ts";
-import type { UserRow } from "../../../shared/db/users.ts";
-import { AppError, invalid, notFound, type FieldErrors } from "../../../shared/errors.ts";
+import { findUserById, type UserRow } from "../../../shared/db/users.ts";
+import { AppError, forbidden, invalid, notFound, type FieldErrors } from "../../../shared/errors.ts";
 import { findGenerator, generatorSelect, generatorRow, setGeneratorTemplates, type GeneratorRow, type GeneratorStatus } from "../../../shared/generators/store.ts";
 import { currentUser } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
 import { canDeleteGenerator, canUpdateGenerator, canViewGenerator } from "../../policies/generator.ts";
+import { canEditProjectContent } from "../../policies/project.ts";
+import { hasRole } from "../../policies/roles.ts";
 import { projectArchived, projectForWrite, projectLocked, subscriptionExpiredError } from "../../policies/projectGuard.ts";
 import { generatorResource, presentGenerator } from "../../presenters/generator.ts";
 import { messageResponse } from "../auth/auth.schema.ts";
@@ -54,6 +56,23 @@ export async function generatorProjectForWrite(tx: CommonQueryMethods, generator
   if (subscriptionExpired(project)) throw subscriptionExpiredError();
   if (project.archived_at) throw projectArchived();
   return project;
+}
+
+/**
+ * A generator runs and changes on its owner's right to edit its project's content, the right
+ * its owner needed to create it: once the owner lost it (removed from the project's team, made
+ * a viewer), neither they nor the members of the generator's team may run or change it, as a
+ * run reads the project's current templates and schema and writes a generation into it. Super
+ * admins may still. Deleting stays open to its owner, to clear it away.
+ * @throws 403
+ */
+export async function requireOwnerContentRight(tx: CommonQueryMethods, generator: GeneratorRow, user: UserRow): Promise<void> {
+  if (hasRole(user, "super_admin")) return;
+  const owner = generator.user_id === user.id ? user : await findUserById(tx, generator.user_id);
+  const project = owner && (await findProject(tx, generator.project_id, owner.id));
+  if (!owner || !project || !canEditProjectContent(owner, project)) {
+    throw forbidden("The generator's owner may no longer change its project's content, so it may not be run or changed.");
+  }
 }
 
 interface Refs {
@@ -162,6 +181,7 @@ const update = defineRoute({
     const generator = await ctx.deps.pool.transaction(async (tx) => {
       const current = await generatorForRead(tx, params.id, user, true);
       authorize(canUpdateGenerator(user, current), "Only the generator's owner or a member of its team holding the admin role may change it.");
+      await requireOwnerContentRight(tx, current, user);
       await generatorProjectForWrite(tx, current, user);
       const status = body.status ?? current.status;
       if (current.status === "Archived" && (status === "Archived" || Object.keys(body).some((key) => key !== "status"))) {
