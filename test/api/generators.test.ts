@@ -1,7 +1,8 @@
 /**
  * A generator is part of its project: while the project is locked (423), its subscription
  * expired (402) or it is archived (409), the generator is neither changed, deleted nor run,
- * and nothing is written; once the project accepts changes again, all three work.
+ * and nothing is written; once the project accepts changes again, all three work. A deleted
+ * project's generators are gone with it.
  */
 import t from "tap";
 import { z } from "zod";
@@ -54,4 +55,28 @@ t.test("a locked, expired or archived project refuses changes to its generators 
   t.equal(await generations(), 1);
   t.equal((await api.delete(`/api/generators/${generator}`)).status, 200);
   t.equal(await row(), null);
+});
+
+t.test("a deleted project takes its generators with it: gone from the list and from every read", async (t) => {
+  const app = await startTestApp(t);
+  const { user, token } = await buildUserWithToken(app.pool, { roles: ["admin"] });
+  const api = client(app.url, token);
+  const kept = await buildProject(app.pool, user.id);
+  const deleted = await buildProject(app.pool, user.id);
+  const keptGenerator = await buildGenerator(app.pool, { userId: user.id, projectId: kept, templateIds: [await buildTemplate(app.pool, { projectId: kept }, user.id)] });
+  const gone = await buildGenerator(app.pool, { userId: user.id, projectId: deleted, templateIds: [await buildTemplate(app.pool, { projectId: deleted }, user.id)] });
+  t.equal((await api.get("/api/generators")).body.meta.total, 2);
+  t.equal((await api.delete(`/api/projects/${deleted}`)).status, 200);
+
+  const list = await api.get("/api/generators");
+  t.same(list.body.data.map((g: { id: number }) => g.id), [keptGenerator], "only the live project's generator is listed");
+  t.equal(list.body.meta.total, 1, "and counted");
+  for (const [what, res] of [
+    ["read", await api.get(`/api/generators/${gone}`)],
+    ["update", await api.put(`/api/generators/${gone}`, { description: "x" })],
+    ["run", await api.post(`/api/generators/${gone}/execute`, {})],
+  ] as const) {
+    t.equal(res.status, 404, `${what}: 404`);
+    t.equal(res.body.message, "Generator not found.", `${what}: the generator is gone, as its project`);
+  }
 });

@@ -13,7 +13,7 @@ import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/poo
 import { findProject, subscriptionExpired, type ProjectRow } from "../../../shared/db/projects.ts";
 import { findUserById, type UserRow } from "../../../shared/db/users.ts";
 import { AppError, forbidden, invalid, notFound, type FieldErrors } from "../../../shared/errors.ts";
-import { findGenerator, generatorSelect, generatorRow, setGeneratorTemplates, type GeneratorRow, type GeneratorStatus } from "../../../shared/generators/store.ts";
+import { findGenerator, generatorLive, generatorSelect, generatorRow, setGeneratorTemplates, type GeneratorRow, type GeneratorStatus } from "../../../shared/generators/store.ts";
 import { currentUser } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
@@ -111,7 +111,7 @@ const list = defineRoute({
   responses: { 200: { description: "A page of generators", schema: paginatedSchema(generatorResource) } },
   handler: async (ctx, { query }) => {
     const user = currentUser(ctx);
-    const filters = [sql.fragment`(g.user_id = ${user.id} or exists (select 1 from team_members tm where tm.team_id = g.team_id and tm.user_id = ${user.id}))`];
+    const filters = [sql.fragment`(g.user_id = ${user.id} or exists (select 1 from team_members tm where tm.team_id = g.team_id and tm.user_id = ${user.id}))`, generatorLive];
     if (query.project_id) filters.push(sql.fragment`g.project_id = ${query.project_id}`);
     if (query.status) filters.push(sql.fragment`g.status = ${query.status}`);
     const where = sql.join(filters, sql.fragment` and `);
