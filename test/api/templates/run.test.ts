@@ -103,6 +103,28 @@ t.test("running templates", async (t) => {
     t.equal(after.body.output, "2,4,6");
   });
 
+  t.test("a template nested too deep is a template error everywhere, never a 500", async (t) => {
+    const deep = (n: number) => `${"{:for items:}{:if not not a and (a or a):}".repeat(n)}x${"{:endif:}{:endfor:}".repeat(n)}`;
+    for (const [what, content] of [
+      ["blocks", deep(2500)],
+      ["an expression", `{:if ${"not ".repeat(5000)}a:}x{:endif:}`],
+      ["filters", `{:name${"|pascal|snake".repeat(2500)}:}`],
+    ] as const) {
+      const id = await buildTemplate(app.pool, { projectId: project }, user.id, { content, files: [], variables: [] });
+      const compiled = await api.post(`${base}/${id}/compile`);
+      t.equal(compiled.status, 200, `${what}: compile answers`);
+      t.equal(compiled.body.valid, false);
+      t.match(compiled.body.errors[0], { file: "(content)", line: 1, message: /deep|operators/ });
+      const before = await generations();
+      for (const run of ["execute", "preview"]) {
+        const res = await api.post(`${base}/${id}/${run}`, { name: "n", items: [1], a: true });
+        t.equal(res.status, 422, `${what}: ${run} is a 422`);
+        t.equal(res.body.code, "template_error");
+      }
+      t.equal(await generations(), before, "nothing recorded");
+    }
+  });
+
   t.test("concurrent executes each record their own generation", async (t) => {
     const id = await buildTemplate(app.pool, { projectId: project }, user.id);
     const results = await Promise.all(["a", "b", "c", "d", "e"].map((name) => api.post(`${base}/${id}/execute`, { name })));
