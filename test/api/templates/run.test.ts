@@ -9,6 +9,7 @@ import { sql } from "../../../shared/db/pool.ts";
 import { enqueue } from "../../../shared/jobs/enqueue.ts";
 import { archivesCleanup } from "../../../shared/jobs/kinds.ts";
 import { awaitJob } from "../../../shared/jobs/await.ts";
+import { runTemplates } from "../../../shared/templates/run.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildProject, buildTeam, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
@@ -123,6 +124,14 @@ t.test("running templates", async (t) => {
       }
       t.equal(await generations(), before, "nothing recorded");
     }
+  });
+
+  t.test("the templates of one run keep within the output limit together", async (t) => {
+    const ids = await Promise.all(["A", "B"].map((name) => buildTemplate(app.pool, { projectId: project }, user.id, { name, content: "x".repeat(600), files: [], variables: [] })));
+    const run = (templateIds: number[]) =>
+      runTemplates(app.pool, { mode: "execute", projectId: project, userId: user.id, templateIds, schemaId: null, baseValues: {}, values: {} }, { maxOutputBytes: 1000 });
+    t.equal((await run([ids[0]!])).output.length, 600, "one template fits");
+    await t.rejects(run(ids), { status: 422, code: "template_error", message: /output of the run \(all its templates together\) grew past 1000 characters at B/ });
   });
 
   t.test("concurrent executes each record their own generation", async (t) => {
