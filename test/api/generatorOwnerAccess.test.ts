@@ -1,9 +1,9 @@
 /**
  * A generator carries its owner's right to the project's content: once the owner no longer
- * may edit that content (removed from the project's team, or made a viewer), nobody runs or
- * changes the generator any more: neither the owner (who would keep reading the project's
- * current templates and schemas, and writing generations into it) nor the members of the
- * generator's team, whose reach into the project came through the owner.
+ * may edit that content (removed from the project's team, or made a viewer), neither the owner
+ * (who would keep reading the project's current templates and schemas, and writing generations
+ * into it) nor the members of the generator's team, whose reach into the project came through
+ * the owner, run or change it; only a caller with that right of their own still may.
  */
 import t from "tap";
 import { z } from "zod";
@@ -19,9 +19,10 @@ t.test("a generator stops running and changing when its owner loses the project'
   // The generator's creator holds the admin role, which the spec asks of whoever updates a generator.
   const creator = await buildUserWithToken(app.pool, { roles: ["admin"] });
   const friend = await buildUserWithToken(app.pool);
+  const colleague = await buildUserWithToken(app.pool);
   const project = await buildProject(app.pool, owner.user.id);
-  const projectTeam = await buildTeam(app.pool, owner.user.id, { [creator.user.id]: 3 }, [project]);
-  const friends = await buildTeam(app.pool, creator.user.id, { [friend.user.id]: 3 });
+  const projectTeam = await buildTeam(app.pool, owner.user.id, { [creator.user.id]: 3, [colleague.user.id]: 3 }, [project]);
+  const friends = await buildTeam(app.pool, creator.user.id, { [friend.user.id]: 3, [colleague.user.id]: 3 });
   const template = await buildTemplate(app.pool, { projectId: project }, owner.user.id, { content: "Secret {:name:}" });
   const creatorApi = client(app.url, creator.token);
   const friendApi = client(app.url, friend.token);
@@ -49,6 +50,9 @@ t.test("a generator stops running and changing when its owner loses the project'
     const update = await creatorApi.put(`/api/generators/${id}`, { description: "still mine" });
     t.equal(update.status, 403, `${how}: its owner may not change it`);
     t.equal(await generations(), 2, `${how}: nothing was written into the project`);
+    const own = await client(app.url, colleague.token).post(`/api/generators/${id}/execute`, {});
+    t.equal(own.status, 200, `${how}: a member of its team who edits the project's content still runs it, on their own right`);
+    await app.pool.query(sql.type(z.object({}))`delete from code_generations where id = ${own.body.code_generation_id}`);
     t.equal((await creatorApi.get(`/api/generators/${id}`)).status, 200, "its owner still sees it (and may delete it)");
     if (back) await back();
   }

@@ -19,7 +19,6 @@ import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
 import { canDeleteGenerator, canUpdateGenerator, canViewGenerator } from "../../policies/generator.ts";
 import { canEditProjectContent } from "../../policies/project.ts";
-import { hasRole } from "../../policies/roles.ts";
 import { projectArchived, projectForWrite, projectLocked, subscriptionExpiredError } from "../../policies/projectGuard.ts";
 import { generatorResource, presentGenerator } from "../../presenters/generator.ts";
 import { messageResponse } from "../auth/auth.schema.ts";
@@ -58,19 +57,25 @@ export async function generatorProjectForWrite(tx: CommonQueryMethods, generator
   return project;
 }
 
+/** Whether `user` may now edit the content of project `projectId`. */
+async function editsContent(tx: CommonQueryMethods, projectId: number, user: UserRow): Promise<boolean> {
+  const project = await findProject(tx, projectId, user.id);
+  return project !== null && canEditProjectContent(user, project);
+}
+
 /**
  * A generator runs and changes on its owner's right to edit its project's content, the right
  * its owner needed to create it: once the owner lost it (removed from the project's team, made
- * a viewer), neither they nor the members of the generator's team may run or change it, as a
- * run reads the project's current templates and schema and writes a generation into it. Super
- * admins may still. Deleting stays open to its owner, to clear it away.
+ * a viewer), only a caller who holds that right themselves may still run or change it; the
+ * owner and the other members of the generator's team may not, as a run reads the project's
+ * current templates and schema and writes a generation into it. Deleting stays open to its
+ * owner, to clear it away.
  * @throws 403
  */
 export async function requireOwnerContentRight(tx: CommonQueryMethods, generator: GeneratorRow, user: UserRow): Promise<void> {
-  if (hasRole(user, "super_admin")) return;
-  const owner = generator.user_id === user.id ? user : await findUserById(tx, generator.user_id);
-  const project = owner && (await findProject(tx, generator.project_id, owner.id));
-  if (!owner || !project || !canEditProjectContent(owner, project)) {
+  if (await editsContent(tx, generator.project_id, user)) return;
+  const owner = generator.user_id === user.id ? null : await findUserById(tx, generator.user_id);
+  if (!owner || !(await editsContent(tx, generator.project_id, owner))) {
     throw forbidden("The generator's owner may no longer change its project's content, so it may not be run or changed.");
   }
 }
