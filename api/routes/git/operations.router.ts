@@ -3,7 +3,7 @@
  * makes one commit of a generation's files on a branch (created from the default branch when
  * missing); `POST /projects/{p}/git/push` points another branch at the commit a generation
  * got. Access is the caller's git connection (`connection_id` + `repository`) or one of the
- * project's environments with a git config (`environment_id`, its repository by default).
+ * project's environments with a git config (`environment_id`, always its own repository).
  * Both run as deployments (operation `commit` / `push`): 202 with the deployment and its
  * job, logs on `GET /deployments/{id}/logs` and `private-deployment.{id}`, retry as usual.
  */
@@ -76,7 +76,13 @@ async function resolve(tx: CommonQueryMethods, projectId: number, user: UserRow,
   if (!env.git_config) throw invalid({ environment_id: [`The environment "${env.name}" has no git configuration.`] });
   const provider = detectGitProvider(env.git_config);
   if (!provider) throw invalid({ environment_id: [`The environment "${env.name}" has no usable git configuration.`] });
-  return { project, connectionId: null, environment: { id: env.id, type: env.type }, provider, repository: body.repository ?? environmentRepository(env.git_config) };
+  // The environment's token (or connection) was set up by a manager for its repository; a
+  // member who may deploy does not get to send it to another repository it happens to reach.
+  const own = environmentRepository(env.git_config);
+  if (body.repository !== undefined && body.repository.toLowerCase() !== own.toLowerCase()) {
+    throw invalid({ repository: [`A commit or push through an environment goes to the environment's repository (${own}); leave the repository out, or use a git connection of your own.`] });
+  }
+  return { project, connectionId: null, environment: { id: env.id, type: env.type }, provider, repository: own };
 }
 
 /** Records and queues a commit or push, and answers 202. */
