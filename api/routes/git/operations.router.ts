@@ -11,7 +11,7 @@ import { z } from "zod";
 import { branchName, detectGitProvider } from "../../../shared/deploy/configs.ts";
 import { findEnvironment, type EnvironmentRow } from "../../../shared/deployments/environments.ts";
 import { environmentBusy, findDeployment } from "../../../shared/deployments/records.ts";
-import { sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
+import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { conflict, invalid } from "../../../shared/errors.ts";
 import type { GitTarget } from "../../../shared/gitops/run.ts";
@@ -97,6 +97,9 @@ async function queue(ctx: Parameters<typeof answer>[0], operation: "commit" | "p
       if (!commit) throw invalid({ code_generation_id: [`Code generation ${body.code_generation_id} has no commit in ${resolved.repository} yet; commit it first.`] });
       gitTarget.commit = commit;
     }
+    // The environment's row lock, as an execute takes it (actions.router.ts), so that runs
+    // sent at once see each other and only one is queued.
+    if (resolved.environment) await tx.query(sql.type(ignoredRow)`select 1 from environments where id = ${resolved.environment.id} for update`);
     if (resolved.environment && (await environmentBusy(tx, resolved.environment.id, 0))) {
       throw conflict("Another deployment to this environment is queued or running; wait for it to finish.", "deployment_in_progress");
     }
