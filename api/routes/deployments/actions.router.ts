@@ -114,7 +114,7 @@ const rollback = defineRoute({
   path: "/deployments/{id}/rollback",
   summary: "Roll a deployment back to an earlier successful one",
   description:
-    "`rollback_to` names an earlier succeeded deployment of the same project and environment. A new deployment of its code generation is created and queued (`rollback_of` = this deployment, `rollback_to` = the earlier one); when it succeeds, this deployment becomes `rolled_back`.",
+    "`rollback_to` names an earlier succeeded deployment of the same project and environment by the same method (not a git commit or push). A new deployment of its code generation is created and queued (`rollback_of` = this deployment, `rollback_to` = the earlier one); when it succeeds, this deployment becomes `rolled_back`.",
   tags,
   auth: "bearer",
   params: idParams,
@@ -132,6 +132,12 @@ const rollback = defineRoute({
       const target = await findDeployment(tx, body.rollback_to);
       if (!target || target.project_id !== current.project_id || target.environment_id !== current.environment_id || target.id >= current.id) {
         throw invalidField("rollback_to", "The rollback to field must name an earlier deployment to the same environment.");
+      }
+      // Only what was deployed to this target can be restored to it: not what another method of
+      // the environment put on another server, nor a git commit or push through it.
+      if (target.operation !== "deploy" || target.deployment_method !== current.deployment_method) {
+        const what = target.operation === "deploy" ? `a deployment by ${target.deployment_method.toUpperCase()}` : `a git ${target.operation}`;
+        throw invalidField("rollback_to", `Deployment #${target.id} is ${what}; only an earlier deployment to the same environment by ${current.deployment_method.toUpperCase()} can be restored.`);
       }
       if (target.status !== "succeeded") throw invalidField("rollback_to", `Deployment #${target.id} did not succeed (it is ${target.status}); only a successful deployment can be restored.`);
       if (target.code_generation_id === null) throw invalidField("rollback_to", `The code generation of deployment #${target.id} was deleted.`);
