@@ -14,7 +14,7 @@ import { environmentBusy, findDeployment } from "../../../shared/deployments/rec
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { conflict, invalid } from "../../../shared/errors.ts";
-import type { GitTarget } from "../../../shared/gitops/run.ts";
+import { environmentRepository, type GitTarget } from "../../../shared/gitops/run.ts";
 import { findGenerationCommit, insertGitOperation } from "../../../shared/gitops/store.ts";
 import { findConnection } from "../../../shared/git/store.ts";
 import { currentUser } from "../../context.ts";
@@ -50,14 +50,6 @@ const oneAccess = (body: { connection_id?: number | undefined; environment_id?: 
 const commitBody = z.object({ ...target, message: z.string().trim().min(1).max(5000) }).superRefine(oneAccess);
 const pushBody = z.object(target).superRefine(oneAccess);
 type Body = z.output<typeof pushBody>;
-
-/** The repository an environment's git config names. */
-function environmentRepository(config: Record<string, unknown>): string {
-  const provider = detectGitProvider(config);
-  if (provider === "gitlab") return String(config.project_id);
-  if (provider === "bitbucket") return `${String(config.workspace)}/${String(config.repo)}`;
-  return `${String(config.owner)}/${String(config.repo)}`;
-}
 
 /** Checks the generation, the access and the repository; what the row records. @throws 422, 404, 403, 423, 402, 409 */
 async function resolve(tx: CommonQueryMethods, projectId: number, user: UserRow, body: Body) {
