@@ -30,6 +30,10 @@ const tags = ["Deployments"];
 async function assertEnvironmentFree(tx: CommonQueryMethods, deployment: DeploymentRow): Promise<void> {
   // A commit or push through a git connection has no environment to share.
   if (deployment.environment_id === null && deployment.git_connection_id !== null) return;
+  // One through a connection never had an environment (nor its type); its connection is what went.
+  if (deployment.environment_id === null && deployment.operation !== "deploy" && deployment.target_environment === null) {
+    throw conflict(`The git connection of this ${deployment.operation} was removed; connect the account again and start a new ${deployment.operation}.`, "git_connection_deleted");
+  }
   if (deployment.environment_id === null) throw conflict("The environment of this deployment was deleted.", "environment_deleted");
   await tx.query(sql.type(ignoredRow)`select 1 from environments where id = ${deployment.environment_id} for update`);
   if (await environmentBusy(tx, deployment.environment_id, deployment.id)) {
@@ -105,7 +109,7 @@ const retry = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { ...projectStateResponses, 202: { description: "Queued again", schema: startedResponse }, 409: { description: "The deployment has not failed, or another runs in its environment; or the project is archived (`project_archived`)" } },
+  responses: { ...projectStateResponses, 202: { description: "Queued again", schema: startedResponse }, 409: { description: "The deployment has not failed, or another runs in its environment, or its environment (`environment_deleted`) or git connection (`git_connection_deleted`) was removed; or the project is archived (`project_archived`)" } },
   handler: (ctx, { params }) => queueRun(ctx, params.id, "retry", (d) => d.status === "failed", "Deployment queued for another run."),
 });
 
