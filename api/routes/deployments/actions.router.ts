@@ -8,6 +8,7 @@
  * One deployment per environment runs at a time: a second one is refused with 409 while
  * another is queued or running, since both would write to the same target.
  */
+import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { environmentBusy, findDeployment, insertDeployment, type DeploymentRow } from "../../../shared/deployments/records.ts";
@@ -118,7 +119,7 @@ const rollback = defineRoute({
   path: "/deployments/{id}/rollback",
   summary: "Roll a deployment back to an earlier successful one",
   description:
-    "`rollback_to` names an earlier succeeded deployment of the same project and environment by the same method (not a git commit or push). A new deployment of its code generation is created and queued (`rollback_of` = this deployment, `rollback_to` = the earlier one); when it succeeds, this deployment becomes `rolled_back`.",
+    "Only the live deployment (the newest success to its environment by its method) can be rolled back. `rollback_to` names an earlier succeeded deployment of the same project and environment by the same method (not a git commit or push). A new deployment of its code generation is created and queued (`rollback_of` = this deployment, `rollback_to` = the earlier one); when it succeeds, this deployment becomes `rolled_back`.",
   tags,
   auth: "bearer",
   params: idParams,
@@ -133,6 +134,16 @@ const rollback = defineRoute({
         throw conflict(`Deployment #${current.id} is a git ${current.operation}; it cannot be rolled back (push an earlier generation's commit instead).`, "invalid_deployment_state");
       }
       const targetEnvironment = current.target_environment;
+      // Only the live one (the newest success to this target) is superseded by a rollback: an
+      // older one is no longer there to roll back, and marking it would leave the live one
+      // "succeeded" after its content was replaced.
+      const live = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
+        select id from deployments
+        where environment_id = ${current.environment_id} and deployment_method = ${current.deployment_method} and operation = 'deploy' and status = 'succeeded'
+        order by id desc limit 1`);
+      if (live !== current.id) {
+        throw conflict(`Cannot roll back deployment #${current.id}: deployment #${live} replaced it on this target since; roll that one back instead.`, "invalid_deployment_state");
+      }
       const target = await findDeployment(tx, body.rollback_to);
       if (!target || target.project_id !== current.project_id || target.environment_id !== current.environment_id || target.id >= current.id) {
         throw invalidField("rollback_to", "The rollback to field must name an earlier deployment to the same environment.");

@@ -171,6 +171,23 @@ t.test("deployment guards", async (t) => {
     t.equal(accepted.status, 202, accepted.text);
   });
 
+  await t.test("only the live deployment is rolled back, not one that a later deployment replaced", async (t) => {
+    const w = await workspace();
+    const first = await create(w.env, w.generation);
+    const second = await create(w.env, w.generation);
+    const third = await create(w.env, w.generation);
+    for (const id of [first, second, third]) await setStatus(app.pool, id, "succeeded");
+    const failedLater = await create(w.env, w.generation);
+    await setStatus(app.pool, failedLater, "failed");
+    const before = await snapshot(app.pool, w.project);
+    const replaced = await api.post(`/api/deployments/${second}/rollback`, { rollback_to: first });
+    t.equal(replaced.status, 409, replaced.text);
+    t.match(replaced.body, { code: "invalid_deployment_state", message: new RegExp(`deployment #${third} replaced it`) });
+    t.same(await snapshot(app.pool, w.project), before, "nothing written");
+    const live = await api.post(`/api/deployments/${third}/rollback`, { rollback_to: first });
+    t.equal(live.status, 202, `the live one (a later failure changed nothing there): ${live.text}`);
+  });
+
   const states = [
     { name: "locked", status: 423, code: "project_locked", apply: (p: number) => api.post(`/api/projects/${p}/lock`) },
     {
