@@ -42,6 +42,21 @@ async function assertEnvironmentFree(tx: CommonQueryMethods, deployment: Deploym
   }
 }
 
+/**
+ * Refuses to supersede deployment `supersededId` unless it is the live one of `deployment`'s
+ * target (the newest success to its environment by its method): an older one is no longer
+ * there to roll back, and marking it would leave the one actually replaced "succeeded".
+ */
+async function assertLive(tx: CommonQueryMethods, deployment: DeploymentRow, supersededId: number, refusal: string): Promise<void> {
+  const live = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
+    select id from deployments
+    where environment_id = ${deployment.environment_id} and deployment_method = ${deployment.deployment_method} and operation = 'deploy' and status = 'succeeded'
+    order by id desc limit 1`);
+  if (live !== supersededId) {
+    throw conflict(`${refusal}: deployment #${live} replaced #${supersededId} on this target since; roll that one back instead.`, "invalid_deployment_state");
+  }
+}
+
 /** A queued run: the deployment as queued and its job. */
 export interface Started {
   /** The deployment as this request queued it (the worker may already be running it). */
@@ -84,6 +99,8 @@ async function queueRun(ctx: AppContext, id: number, action: "execute" | "retry"
     const deployment = await deploymentForAction(tx, id, user, "deploy");
     if (!runnable(deployment)) refuseState(deployment, action);
     await assertEnvironmentFree(tx, deployment);
+    // A rollback retried after another deployment went live would replace that one instead.
+    if (deployment.rollback_of !== null) await assertLive(tx, deployment, deployment.rollback_of, `Cannot ${action} rollback #${deployment.id}`);
     return startRun(tx, deployment, user);
   });
   answer(ctx, started, message);
@@ -110,7 +127,7 @@ const retry = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { ...projectStateResponses, 202: { description: "Queued again", schema: startedResponse }, 409: { description: "The deployment has not failed, or another runs in its environment, or its environment (`environment_deleted`) or git connection (`git_connection_deleted`) was removed; or the project is archived (`project_archived`)" } },
+  responses: { ...projectStateResponses, 202: { description: "Queued again", schema: startedResponse }, 409: { description: "The deployment has not failed, or it is a rollback of a deployment that another one replaced since, or another runs in its environment, or its environment (`environment_deleted`) or git connection (`git_connection_deleted`) was removed; or the project is archived (`project_archived`)" } },
   handler: (ctx, { params }) => queueRun(ctx, params.id, "retry", (d) => d.status === "failed", "Deployment queued for another run."),
 });
 
@@ -134,16 +151,7 @@ const rollback = defineRoute({
         throw conflict(`Deployment #${current.id} is a git ${current.operation}; it cannot be rolled back (push an earlier generation's commit instead).`, "invalid_deployment_state");
       }
       const targetEnvironment = current.target_environment;
-      // Only the live one (the newest success to this target) is superseded by a rollback: an
-      // older one is no longer there to roll back, and marking it would leave the live one
-      // "succeeded" after its content was replaced.
-      const live = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
-        select id from deployments
-        where environment_id = ${current.environment_id} and deployment_method = ${current.deployment_method} and operation = 'deploy' and status = 'succeeded'
-        order by id desc limit 1`);
-      if (live !== current.id) {
-        throw conflict(`Cannot roll back deployment #${current.id}: deployment #${live} replaced it on this target since; roll that one back instead.`, "invalid_deployment_state");
-      }
+      await assertLive(tx, current, current.id, `Cannot roll back deployment #${current.id}`);
       const target = await findDeployment(tx, body.rollback_to);
       if (!target || target.project_id !== current.project_id || target.environment_id !== current.environment_id || target.id >= current.id) {
         throw invalidField("rollback_to", "The rollback to field must name an earlier deployment to the same environment.");

@@ -182,10 +182,21 @@ t.test("deployment guards", async (t) => {
     const before = await snapshot(app.pool, w.project);
     const replaced = await api.post(`/api/deployments/${second}/rollback`, { rollback_to: first });
     t.equal(replaced.status, 409, replaced.text);
-    t.match(replaced.body, { code: "invalid_deployment_state", message: new RegExp(`deployment #${third} replaced it`) });
+    t.match(replaced.body, { code: "invalid_deployment_state", message: new RegExp(`deployment #${third} replaced #${second}`) });
     t.same(await snapshot(app.pool, w.project), before, "nothing written");
     const live = await api.post(`/api/deployments/${third}/rollback`, { rollback_to: first });
     t.equal(live.status, 202, `the live one (a later failure changed nothing there): ${live.text}`);
+    const rollback = live.body.deployment.id as number;
+
+    // The rollback fails; meanwhile another deployment goes live: retrying the rollback would replace that one.
+    await setStatus(app.pool, rollback, "failed");
+    const fourth = await create(w.env, w.generation);
+    await setStatus(app.pool, fourth, "succeeded");
+    const later = await snapshot(app.pool, w.project);
+    const retried = await api.post(`/api/deployments/${rollback}/retry`);
+    t.equal(retried.status, 409, retried.text);
+    t.match(retried.body, { code: "invalid_deployment_state", message: new RegExp(`deployment #${fourth} replaced #${third}`) });
+    t.same(await snapshot(app.pool, w.project), later, "nothing written");
   });
 
   const states = [
