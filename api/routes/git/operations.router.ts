@@ -120,7 +120,7 @@ const commit = defineRoute({
   path: "/projects/{projectId}/git/commit",
   summary: "Commit a generation's files to a branch (no pull request)",
   description:
-    "`{code_generation_id, connection_id + repository | environment_id, branch, message}`. One commit of all the generation's files on `branch`, created from the repository's default branch when missing; files already identical are not committed again (a retried job finds its commit by the same tree). Runs as a deployment with operation `commit`.",
+    "`{code_generation_id, connection_id + repository | environment_id, branch, message}`. One commit of all the generation's files on `branch`, created from the repository's default branch when missing (through an environment, always the environment's repository); files already identical are not committed again (a retried job finds its commit by the same tree). Runs as a deployment with operation `commit`.",
   tags,
   auth: "bearer",
   params: projectParams,
