@@ -47,7 +47,18 @@ const oneAccess = (body: { connection_id?: number | undefined; environment_id?: 
   }
   if (body.connection_id !== undefined && !body.repository) ctx.addIssue({ code: "custom", path: ["repository"], message: "The repository field is required with a connection id." });
 };
-const commitBody = z.object({ ...target, message: z.string().trim().min(1).max(5000) }).superRefine(oneAccess);
+/**
+ * The commit message. It may not hold the service's trailer line: an operation recognises its
+ * own commit by it (Bitbucket, and retries), so a message naming another operation's id would
+ * make that one take this commit for its own and commit nothing.
+ */
+const message = z
+  .string()
+  .trim()
+  .min(1)
+  .max(5000)
+  .refine((value) => !/^\s*SchemaForge-Operation\s*:/im.test(value), { error: "The message must not hold a SchemaForge-Operation line; the service adds its own." });
+const commitBody = z.object({ ...target, message }).superRefine(oneAccess);
 const pushBody = z.object(target).superRefine(oneAccess);
 type Body = z.output<typeof pushBody>;
 
