@@ -8,6 +8,7 @@ import { kanbanRoles } from "../../../shared/kanban/details.ts";
 import { priorities } from "../../../shared/kanban/cards.ts";
 import { projectParams } from "../projects/projects.schema.ts";
 import { idNumber } from "../../../shared/canonicalNumbers.ts";
+import { MAX_COLUMNS_PER_BOARD } from "../../../shared/kanban/store.ts";
 
 export const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const bodyId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
@@ -18,7 +19,7 @@ export const projectCardParams = projectParams.extend({ cardId: id });
 
 export const createBoardBody = z.object({
   name,
-  columns: z.array(name).max(50).default(["To Do", "In Progress", "Done"]),
+  columns: z.array(name).max(MAX_COLUMNS_PER_BOARD).default(["To Do", "In Progress", "Done"]),
 });
 
 export const updateBoardBody = z.object({ name });
