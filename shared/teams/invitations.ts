@@ -2,7 +2,7 @@
  * Team invitations: every member add is one (nobody joins a team without saying so). A
  * random token (stored hashed, valid 7 days) is e-mailed to the address. Someone without an
  * account registers with the token (and the same address), which ties the invitation to the
- * new account; verifying the address then accepts it. An existing account sees its open
+ * new account; verifying the address then accepts that invitation (no other). An existing account sees its open
  * invitations in the app and accepts or declines each (once its address is verified).
  */
 import { z } from "zod";
@@ -51,13 +51,15 @@ export async function invitationValid(conn: CommonQueryMethods, token: string, e
 
 /**
  * Accepts the invitations of a user whose address was just verified: those claimed at
- * registration and any other still open for the address. Returns whether any was accepted
+ * registration (the account said yes by registering with their link) and only those. Any
+ * other invitation of the address, sent before or after the registration, waits for the
+ * account to accept or decline it (GET /team-invitations). Returns whether any was accepted
  * and the name of a project the first team shares (for the welcome message).
  */
 export async function acceptInvitations(tx: CommonQueryMethods, user: { id: number; email: string }): Promise<{ accepted: boolean; projectName: string | null }> {
   const invitations = await tx.any(sql.type(z.object({ id: z.number(), team_id: z.number(), role_id: z.number() }))`
     select id, team_id, role_id from team_invitations
-    where accepted_at is null and expires_at > now() and (registered_user_id = ${user.id} or lower(email) = lower(${user.email}))
+    where accepted_at is null and expires_at > now() and registered_user_id = ${user.id} and lower(email) = lower(${user.email})
     order by created_at for update`);
   for (const invitation of invitations) {
     await tx.query(sql.type(ignoredRow)`

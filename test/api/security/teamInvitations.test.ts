@@ -1,11 +1,14 @@
 /**
  * Security review finding 6: adding a team member by e-mail answers the same whether or
- * not the address has an account, and nobody joins a team without accepting.
+ * not the address has an account, and nobody joins a team without accepting: in the app, or
+ * by registering with the invitation's link (verifying the address then joins that team only).
  */
 import t from "tap";
+import { verificationLink } from "../../../shared/auth/emailVerification.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildTeam, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
+import { startSmtp } from "../../support/smtp.ts";
 
 t.test("member adds are invitations", async (t) => {
   const app = await startTestApp(t);
@@ -46,4 +49,43 @@ t.test("member adds are invitations", async (t) => {
   t.equal(declined.status, 200);
   t.same((await otherApi.get("/api/team-invitations")).body.data, []);
   t.notOk((await memberIds()).includes(other.user.id), "declining does not join");
+});
+
+t.test("verifying an address joins only the teams its account registered for", async (t) => {
+  const smtp = await startSmtp(t);
+  const app = await startTestApp(t, { worker: true, env: { SMTP_URL: smtp.url } });
+  const inviter = await buildUserWithToken(app.pool);
+  const stranger = await buildUserWithToken(app.pool);
+  const registeredFor = await buildTeam(app.pool, inviter.user.id);
+  const notAccepted = await buildTeam(app.pool, stranger.user.id);
+  const publicApi = client(app.url);
+  const verify = async (user: { id: number; email: string }) => {
+    const link = new URL(verificationLink(app.config.frontendUrl, app.config.appKey, user));
+    const verified = await publicApi.post(`/api/auth/email/verify${link.pathname.slice("/verify-email".length)}${link.search}`);
+    t.equal(verified.status, 200, verified.text);
+    return verified.body;
+  };
+  const teamsOf = async (token: string) => (await client(app.url, token).get("/api/teams")).body.data.map((x: { id: number }) => x.id);
+
+  // Registered with an invitation's token: that team, and no team that invited the address after.
+  t.equal((await client(app.url, inviter.token).post(`/api/teams/${registeredFor}/members`, { email: "newcomer@example.test", role_id: 3 })).status, 201);
+  const mail = await smtp.waitFor("newcomer@example.test", /invited you to the team/);
+  const token = new URL(mail.links.find((l) => l.includes("invitation_token"))!).searchParams.get("invitation_token")!;
+  const newcomer = (await publicApi.post("/api/auth/register", { name: "Newcomer", email: "newcomer@example.test", password: "long password", invitation_token: token })).body.user;
+  t.equal((await client(app.url, stranger.token).post(`/api/teams/${notAccepted}/members`, { email: "newcomer@example.test", role_id: 2 })).status, 201);
+  const joined = await verify(newcomer);
+  t.equal(joined.invitation_auto_accepted, true);
+  t.same(await teamsOf(joined.access_token), [registeredFor], "the team registered for, not the one that invited the address since");
+  const open = (await client(app.url, joined.access_token).get("/api/team-invitations")).body.data;
+  t.match(open, [{ team: { id: notAccepted } }], "which waits for an answer");
+
+  // Registered without one: an invitation sent to the address meanwhile waits too.
+  const plain = (await publicApi.post("/api/auth/register", { name: "Plain", email: "plain@example.test", password: "long password" })).body.user;
+  t.equal((await client(app.url, stranger.token).post(`/api/teams/${notAccepted}/members`, { email: "plain@example.test", role_id: 3 })).status, 201);
+  const verified = await verify(plain);
+  t.equal(verified.invitation_auto_accepted, false);
+  t.same(await teamsOf(verified.access_token), [], "no team joined by verifying");
+  const waiting = (await client(app.url, verified.access_token).get("/api/team-invitations")).body.data;
+  t.equal((await client(app.url, verified.access_token).post(`/api/team-invitations/${waiting[0].id}/accept`)).status, 200, "accepted when the account says so");
+  t.same(await teamsOf(verified.access_token), [notAccepted]);
 });
