@@ -11,6 +11,16 @@ import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 
 export const INVITATION_TTL_DAYS = 7;
 
+/**
+ * An invitation speaks for whoever sent it: it holds while they may still give its role in
+ * the team (its owner; an admin for member and viewer; a super admin), and lapses when they
+ * were demoted, removed or deleted. Over invitations aliased `i`.
+ */
+const inviterStillMay = sql.fragment`(
+  exists (select 1 from teams it where it.id = i.team_id and it.owner_id = i.invited_by)
+  or exists (select 1 from team_members im where im.team_id = i.team_id and im.user_id = i.invited_by and (im.role_id = 1 or (im.role_id = 2 and i.role_id > 2)))
+  or exists (select 1 from user_roles ir where ir.user_id = i.invited_by and ir.role = 'super_admin'))`;
+
 /** Creates (or renews) the invitation of `email` to a team; returns the plain token. */
 export async function createInvitation(
   tx: CommonQueryMethods,
@@ -30,23 +40,23 @@ export async function createInvitation(
 /** Whether `email` has an invitation waiting. */
 export async function hasPendingInvitation(conn: CommonQueryMethods, email: string): Promise<boolean> {
   return conn.exists(sql.type(z.object({}))`
-    select 1 from team_invitations where lower(email) = lower(${email}) and accepted_at is null and expires_at > now()`);
+    select 1 from team_invitations i where lower(i.email) = lower(${email}) and i.accepted_at is null and i.expires_at > now() and ${inviterStillMay}`);
 }
 
 /** Ties an invitation token to a registration; false when the token is unknown, used, expired or for another address. */
 export async function claimInvitation(tx: CommonQueryMethods, token: string, email: string, userId: number): Promise<boolean> {
   const row = await tx.maybeOne(sql.type(z.object({ id: z.number() }))`
-    update team_invitations set registered_user_id = ${userId}
-    where token_hash = ${sql.binary(sha256(token))} and accepted_at is null and expires_at > now() and lower(email) = lower(${email})
-    returning id`);
+    update team_invitations i set registered_user_id = ${userId}
+    where i.token_hash = ${sql.binary(sha256(token))} and i.accepted_at is null and i.expires_at > now() and lower(i.email) = lower(${email}) and ${inviterStillMay}
+    returning i.id`);
   return row !== null;
 }
 
 /** Checks an invitation token before registration (same conditions as `claimInvitation`). */
 export async function invitationValid(conn: CommonQueryMethods, token: string, email: string): Promise<boolean> {
   return conn.exists(sql.type(z.object({}))`
-    select 1 from team_invitations
-    where token_hash = ${sql.binary(sha256(token))} and accepted_at is null and expires_at > now() and lower(email) = lower(${email})`);
+    select 1 from team_invitations i
+    where i.token_hash = ${sql.binary(sha256(token))} and i.accepted_at is null and i.expires_at > now() and lower(i.email) = lower(${email}) and ${inviterStillMay}`);
 }
 
 /**
@@ -58,9 +68,9 @@ export async function invitationValid(conn: CommonQueryMethods, token: string, e
  */
 export async function acceptInvitations(tx: CommonQueryMethods, user: { id: number; email: string }): Promise<{ accepted: boolean; projectName: string | null }> {
   const invitations = await tx.any(sql.type(z.object({ id: z.number(), team_id: z.number(), role_id: z.number() }))`
-    select id, team_id, role_id from team_invitations
-    where accepted_at is null and expires_at > now() and registered_user_id = ${user.id} and lower(email) = lower(${user.email})
-    order by created_at for update`);
+    select i.id, i.team_id, i.role_id from team_invitations i
+    where i.accepted_at is null and i.expires_at > now() and i.registered_user_id = ${user.id} and lower(i.email) = lower(${user.email}) and ${inviterStillMay}
+    order by i.created_at for update of i`);
   for (const invitation of invitations) {
     await tx.query(sql.type(ignoredRow)`
       insert into team_members (team_id, user_id, role_id) values (${invitation.team_id}, ${user.id}, ${invitation.role_id})
@@ -85,8 +95,9 @@ const openInvitationRow = z.object({
 });
 export type OpenInvitation = z.infer<typeof openInvitationRow>;
 
+/** Open invitations of `email` (`i`) that may still be accepted. */
 const openFor = (email: string) =>
-  sql.fragment`lower(i.email) = lower(${email}) and i.accepted_at is null and i.expires_at > now()`;
+  sql.fragment`lower(i.email) = lower(${email}) and i.accepted_at is null and i.expires_at > now() and ${inviterStillMay}`;
 
 /** The open invitations addressed to `email`, newest first. */
 export async function listOpenInvitations(conn: CommonQueryMethods, email: string): Promise<readonly OpenInvitation[]> {

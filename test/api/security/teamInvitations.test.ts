@@ -89,3 +89,30 @@ t.test("verifying an address joins only the teams its account registered for", a
   t.equal((await client(app.url, verified.access_token).post(`/api/team-invitations/${waiting[0].id}/accept`)).status, 200, "accepted when the account says so");
   t.same(await teamsOf(verified.access_token), [notAccepted]);
 });
+
+t.test("an invitation lapses when whoever sent it may no longer give that role", async (t) => {
+  const app = await startTestApp(t);
+  const owner = await buildUserWithToken(app.pool);
+  const admin = await buildUserWithToken(app.pool);
+  const removedAdmin = await buildUserWithToken(app.pool);
+  const invitees = [await buildUserWithToken(app.pool), await buildUserWithToken(app.pool), await buildUserWithToken(app.pool)];
+  const team = await buildTeam(app.pool, owner.user.id, { [admin.user.id]: 2, [removedAdmin.user.id]: 2 });
+  const api = client(app.url, owner.token);
+  const memberIds = async () => (await api.get(`/api/teams/${team}/members`)).body.data.map((m: { user: { id: number } }) => m.user.id);
+  const invite = async (by: string, email: string, role_id: number) => t.equal((await client(app.url, by).post(`/api/teams/${team}/members`, { email, role_id })).status, 201);
+  await invite(admin.token, invitees[0]!.user.email, 3);
+  await invite(removedAdmin.token, invitees[1]!.user.email, 4);
+  await invite(owner.token, invitees[2]!.user.email, 2);
+  const ids = await Promise.all(invitees.map(async (i) => (await client(app.url, i.token).get("/api/team-invitations")).body.data[0]?.id as number));
+  t.ok(ids.every((id) => id > 0), "each invitee sees their invitation");
+
+  t.equal((await api.put(`/api/teams/${team}/members/${admin.user.id}`, { role_id: 3 })).status, 200, "the first admin is demoted");
+  t.equal((await api.delete(`/api/teams/${team}/members/${removedAdmin.user.id}`)).status, 200, "the second removed");
+  for (const [n, invitee] of invitees.slice(0, 2).entries()) {
+    const inviteeApi = client(app.url, invitee.token);
+    t.same((await inviteeApi.get("/api/team-invitations")).body.data, [], "no longer listed");
+    t.equal((await inviteeApi.post(`/api/team-invitations/${ids[n]}/accept`)).status, 404, "nor accepted");
+  }
+  t.equal((await client(app.url, invitees[2]!.token).post(`/api/team-invitations/${ids[2]}/accept`)).status, 200, "the owner's invitation stands");
+  t.same((await memberIds()).sort(), [owner.user.id, admin.user.id, invitees[2]!.user.id].sort(), "only its invitee joined");
+});
