@@ -37,10 +37,28 @@ export async function createInvitation(
   return { token, expiresAt };
 }
 
-/** Whether `email` has an invitation waiting. */
-export async function hasPendingInvitation(conn: CommonQueryMethods, email: string): Promise<boolean> {
+/** The account an invitation is looked up for: its address, and whether it proved it holds it. */
+export interface InvitationHolder {
+  id: number;
+  email: string;
+  email_verified_at: Date | null;
+}
+
+/**
+ * Invitations (`i`) addressed to `user`. Anyone may register an unverified account with any
+ * address, so until the address is verified the account has only the invitations it
+ * registered with (it held their link); the others stay hidden (team, inviter, role) and
+ * unanswerable (a decline would throw away the real addressee's invitation).
+ */
+const addressedTo = (user: InvitationHolder) =>
+  user.email_verified_at === null
+    ? sql.fragment`lower(i.email) = lower(${user.email}) and i.registered_user_id = ${user.id}`
+    : sql.fragment`lower(i.email) = lower(${user.email})`;
+
+/** Whether `user` has an invitation waiting. */
+export async function hasPendingInvitation(conn: CommonQueryMethods, user: InvitationHolder): Promise<boolean> {
   return conn.exists(sql.type(z.object({}))`
-    select 1 from team_invitations i where lower(i.email) = lower(${email}) and i.accepted_at is null and i.expires_at > now() and ${inviterStillMay}`);
+    select 1 from team_invitations i where ${addressedTo(user)} and i.accepted_at is null and i.expires_at > now() and ${inviterStillMay}`);
 }
 
 /** Ties an invitation token to a registration; false when the token is unknown, used, expired or for another address. */
@@ -95,22 +113,22 @@ const openInvitationRow = z.object({
 });
 export type OpenInvitation = z.infer<typeof openInvitationRow>;
 
-/** Open invitations of `email` (`i`) that may still be accepted. */
-const openFor = (email: string) =>
-  sql.fragment`lower(i.email) = lower(${email}) and i.accepted_at is null and i.expires_at > now() and ${inviterStillMay}`;
+/** Open invitations (`i`) of `user` that may still be accepted. */
+const openFor = (user: InvitationHolder) =>
+  sql.fragment`${addressedTo(user)} and i.accepted_at is null and i.expires_at > now() and ${inviterStillMay}`;
 
-/** The open invitations addressed to `email`, newest first. */
-export async function listOpenInvitations(conn: CommonQueryMethods, email: string): Promise<readonly OpenInvitation[]> {
+/** The open invitations addressed to `user`, newest first. */
+export async function listOpenInvitations(conn: CommonQueryMethods, user: InvitationHolder): Promise<readonly OpenInvitation[]> {
   return conn.any(sql.type(openInvitationRow)`
     select i.id, i.team_id, t.name as team_name, i.role_id, u.name as invited_by_name, i.expires_at, i.created_at
     from team_invitations i join teams t on t.id = i.team_id left join users u on u.id = i.invited_by
-    where ${openFor(email)} order by i.created_at desc, i.id desc`);
+    where ${openFor(user)} order by i.created_at desc, i.id desc`);
 }
 
 /** Accepts the open invitation `id` addressed to `user`: they join with the invited role. False when there is none. */
-export async function acceptInvitation(tx: CommonQueryMethods, id: number, user: { id: number; email: string }): Promise<boolean> {
+export async function acceptInvitation(tx: CommonQueryMethods, id: number, user: InvitationHolder): Promise<boolean> {
   const invitation = await tx.maybeOne(sql.type(z.object({ team_id: z.number(), role_id: z.number() }))`
-    select i.team_id, i.role_id from team_invitations i where i.id = ${id} and ${openFor(user.email)} for update`);
+    select i.team_id, i.role_id from team_invitations i where i.id = ${id} and ${openFor(user)} for update`);
   if (!invitation) return false;
   await tx.query(sql.type(ignoredRow)`
     insert into team_members (team_id, user_id, role_id) values (${invitation.team_id}, ${user.id}, ${invitation.role_id})
@@ -119,9 +137,9 @@ export async function acceptInvitation(tx: CommonQueryMethods, id: number, user:
   return true;
 }
 
-/** Declines (deletes) the open invitation `id` addressed to `email`. False when there is none. */
-export async function declineInvitation(conn: CommonQueryMethods, id: number, email: string): Promise<boolean> {
+/** Declines (deletes) the open invitation `id` addressed to `user`. False when there is none. */
+export async function declineInvitation(conn: CommonQueryMethods, id: number, user: InvitationHolder): Promise<boolean> {
   const row = await conn.maybeOne(sql.type(z.object({ id: z.number() }))`
-    delete from team_invitations i where i.id = ${id} and ${openFor(email)} returning i.id`);
+    delete from team_invitations i where i.id = ${id} and ${openFor(user)} returning i.id`);
   return row !== null;
 }

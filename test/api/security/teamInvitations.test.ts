@@ -4,7 +4,9 @@
  * by registering with the invitation's link (verifying the address then joins that team only).
  */
 import t from "tap";
+import { z } from "zod";
 import { verificationLink } from "../../../shared/auth/emailVerification.ts";
+import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildTeam, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
@@ -115,4 +117,29 @@ t.test("an invitation lapses when whoever sent it may no longer give that role",
   }
   t.equal((await client(app.url, invitees[2]!.token).post(`/api/team-invitations/${ids[2]}/accept`)).status, 200, "the owner's invitation stands");
   t.same((await memberIds()).sort(), [owner.user.id, admin.user.id, invitees[2]!.user.id].sort(), "only its invitee joined");
+});
+
+t.test("an account that has not proven its address neither sees nor answers the invitations sent to it", async (t) => {
+  const app = await startTestApp(t);
+  const owner = await buildUserWithToken(app.pool);
+  const team = await buildTeam(app.pool, owner.user.id);
+  t.equal((await client(app.url, owner.token).post(`/api/teams/${team}/members`, { email: "someone@example.test", role_id: 3 })).status, 201);
+  const invitation = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`select id from team_invitations where email = 'someone@example.test'`);
+
+  // Anyone may register with the address (without the invitation's link) and sign in before verifying it.
+  const publicApi = client(app.url);
+  const registered = await publicApi.post("/api/auth/register", { name: "Not Someone", email: "someone@example.test", password: "long password" });
+  t.equal(registered.status, 201, registered.text);
+  t.equal(registered.body.has_pending_invitation, false, "registering does not tell");
+  const login = await publicApi.post("/api/auth/login", { email: "someone@example.test", password: "long password" });
+  t.equal(login.status, 200, login.text);
+  t.equal(login.body.has_pending_invitation, false, "nor signing in");
+  const squatter = client(app.url, login.body.access_token);
+  t.same((await squatter.get("/api/team-invitations")).body.data, [], "the team, its inviter and the role stay hidden");
+  t.equal((await squatter.post(`/api/team-invitations/${invitation}/decline`)).status, 404, "and the invitation cannot be thrown away");
+  t.ok(await app.pool.exists(sql.type(z.object({}))`select 1 from team_invitations where id = ${invitation}`), "it still waits for the owner of the address");
+
+  const user = (await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`select id from users where email = 'someone@example.test'`));
+  await app.pool.query(sql.type(z.object({}))`update users set email_verified_at = now() where id = ${user}`);
+  t.equal((await squatter.get("/api/team-invitations")).body.data.length, 1, "a verified address sees it");
 });
