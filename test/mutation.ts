@@ -56,13 +56,13 @@ areas["realtime-access"] = [
   {
     mutate: ["channelAuth", "grants", "reauthorize"].map((name) => `api/realtime/${name}.ts`),
     // realtime.server.test.ts last: it checks that a stopped server's re-authorizer lets go of the hub.
-    tests: ["test/api/security/realtimeAccess.test.ts", "test/api/security/realtimeReauth.test.ts", "test/api/realtime.test.ts", "test/api/realtime.server.test.ts"],
+    tests: ["test/api/security/realtimeAccess.test.ts", "test/api/security/realtimeReauth.test.ts", "test/api/security/realtimeGrantReplay.test.ts", "test/api/realtime.test.ts", "test/api/realtime.server.test.ts"],
   },
 ];
 areas["realtime-server"] = [
   {
     mutate: ["api/realtime/socketServer.ts"],
-    tests: ["test/api/realtime.server.test.ts", "test/api/realtime.recheck.test.ts", "test/api/security/realtimeAccess.test.ts", "test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts"],
+    tests: ["test/api/realtime.server.test.ts", "test/api/realtime.recheck.test.ts", "test/api/security/realtimeAccess.test.ts", "test/api/security/realtimeGrantReplay.test.ts", "test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts"],
   },
 ];
 areas.realtime = [...areas["realtime-protocol"], ...areas["realtime-access"], ...areas["realtime-server"]];

@@ -97,6 +97,21 @@ export class SubscriptionReauthorizer {
       if (hold && subscription.held === null) subscription.held = [];
       this.#pending.add(subscription);
     }
+    this.#run();
+  }
+
+  /**
+   * A subscription just made, its events already held (the socket server holds its
+   * `subscription_succeeded` first): its grant's signature binds no moment, so the grant may
+   * predate a change that ended access (an authorization kept, or replayed on the same socket
+   * after the subscription was ended). Checked like an announced change.
+   */
+  admit(subscription: Subscription): void {
+    this.#pending.add(subscription);
+    this.#run();
+  }
+
+  #run(): void {
     if (this.#running === null) this.#running = this.#drain().finally(() => (this.#running = null));
   }
 

@@ -188,8 +188,13 @@ export class RealtimeServer implements SubscriptionSet {
       return reject(`A connection may subscribe to at most ${MAX_CHANNELS_PER_CONNECTION} channels`, 429);
     }
     if (grant) {
-      const subscription: OwnedSubscription = { channel, grant, held: null, connection };
+      // Checked before it succeeds: a signed grant may be older than the end of its access.
+      // Its success and its events wait for the check (reauthorize.ts); a denial ends it (403).
+      const subscription: OwnedSubscription = { channel, grant, held: [frame("pusher_internal:subscription_succeeded", {}, channel)], connection };
       connection.subscriptions.set(channel, subscription);
+      this.#join(connection, channel);
+      this.reauthorizer.admit(subscription);
+      return;
     }
     this.#join(connection, channel);
     connection.ws.send(frame("pusher_internal:subscription_succeeded", {}, channel));

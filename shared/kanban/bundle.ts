@@ -9,8 +9,8 @@ import { calendarDate } from "../calendarDate.ts";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 import { registerBundleSection, type ImportContext } from "../projects/bundle.ts";
 import { listCards, priorities } from "./cards.ts";
-import { listLabels } from "./labels.ts";
-import { insertBoard, listBoards, listColumns } from "./store.ts";
+import { listLabels, MAX_LABELS_PER_BOARD } from "./labels.ts";
+import { insertBoard, listBoards, listColumns, MAX_BOARDS_PER_PROJECT, MAX_COLUMNS_PER_BOARD } from "./store.ts";
 
 const name = z.string().trim().min(1).max(255);
 const bundledCard = z.object({
@@ -23,12 +23,12 @@ const bundledCard = z.object({
 });
 const bundledBoard = z.object({
   name,
-  labels: z.array(z.object({ name: z.string().trim().min(1).max(64), color: z.string().regex(/^#[0-9A-Fa-f]{6}$/) })).max(200).default([]),
+  labels: z.array(z.object({ name: z.string().trim().min(1).max(64), color: z.string().regex(/^#[0-9A-Fa-f]{6}$/) })).max(MAX_LABELS_PER_BOARD).default([]),
   columns: z
     .array(z.object({ name, wip_limit: z.number().int().min(1).max(10_000).nullable().default(null), cards: z.array(bundledCard).max(10_000).default([]) }))
-    .max(50),
+    .max(MAX_COLUMNS_PER_BOARD),
 });
-const section = z.array(bundledBoard).max(100);
+const section = z.array(bundledBoard).max(MAX_BOARDS_PER_PROJECT);
 type Section = z.infer<typeof section>;
 
 const cardLabelRow = z.object({ card_id: z.number(), name: z.string() });

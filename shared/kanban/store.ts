@@ -8,6 +8,10 @@ import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 import { conflict } from "../errors.ts";
 
+/** A board holds at most this many columns, and a project at most this many boards: what a project bundle carries (bundle.ts). */
+export const MAX_COLUMNS_PER_BOARD = 50;
+export const MAX_BOARDS_PER_PROJECT = 100;
+
 export const boardRow = z.object({
   id: z.number(),
   project_id: z.number(),
@@ -43,6 +47,25 @@ export async function listBoards(conn: CommonQueryMethods, projectId: number): P
 /** Takes the board's row lock for the rest of the transaction (see the module comment). */
 export async function lockBoard(tx: CommonQueryMethods, id: number): Promise<void> {
   await tx.query(sql.type(ignoredRow)`select 1 from kanban_boards where id = ${id} for update`);
+}
+
+/**
+ * Serializes board creation in a project for the rest of the transaction, so the count
+ * checked against MAX_BOARDS_PER_PROJECT stays true until the insert commits (the project's
+ * share lock lets content changes run side by side).
+ */
+export async function lockProjectBoards(tx: CommonQueryMethods, projectId: number): Promise<void> {
+  await tx.query(sql.type(ignoredRow)`select pg_advisory_xact_lock(hashtextextended(${`kanban_boards:${projectId}`}, 0))`);
+}
+
+/** How many boards a project holds. */
+export async function countBoards(conn: CommonQueryMethods, projectId: number): Promise<number> {
+  return conn.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from kanban_boards where project_id = ${projectId}`);
+}
+
+/** How many columns a board holds. */
+export async function countColumns(conn: CommonQueryMethods, boardId: number): Promise<number> {
+  return conn.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from kanban_columns where board_id = ${boardId}`);
 }
 
 /** Creates a board with columns named `columns`, in that order. */

@@ -109,6 +109,11 @@ export async function deleteMessage(tx: CommonQueryMethods, id: number, threadId
     where t.id = ${threadId}`);
 }
 
+/** Takes a message's row lock for the rest of the transaction (attachments are counted under it). */
+export async function lockMessage(tx: CommonQueryMethods, id: number): Promise<void> {
+  await tx.query(sql.type(ignoredRow)`select 1 from messages where id = ${id} for update`);
+}
+
 /** How many attachments a message carries. */
 export async function countMessageAttachments(conn: CommonQueryMethods, messageId: number): Promise<number> {
   return conn.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from attachments where message_id = ${messageId}`);

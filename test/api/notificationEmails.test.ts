@@ -60,6 +60,23 @@ t.test("notifications by e-mail", async (t) => {
     t.equal(mailsTo(owner.user.email).length, 0, "no e-mail to whoever assigned themselves");
   });
 
+  await t.test("a card assigned through the card write form e-mails each person added, once", async (t) => {
+    const third = await buildUserWithToken(app.pool, { name: "Theo Third" });
+    await buildTeam(app.pool, owner.user.id, { [third.user.id]: 3 }, [project.id]);
+    const board = (await asOwner.post(`/api/projects/${project.id}/kanban`, { name: "Form", columns: ["A"] })).body.board;
+    const created = await asOwner.post("/api/kanban-cards", { column_id: board.columns[0].id, title: "Assigned on create", assignees: [member.user.id, owner.user.id] });
+    t.equal(created.status, 201, created.text);
+    const card = created.body.card;
+    const first = await smtp.waitFor(member.user.email, /Assigned on create/);
+    t.equal(first.subject, `Olivia Owner hat dich der Karte #${card.id} zugewiesen: Assigned on create`);
+    t.equal((await asOwner.put(`/api/kanban-cards/${card.id}`, { assignees: [member.user.id, owner.user.id, third.user.id] })).status, 200);
+    const added = await smtp.waitFor(third.user.email, /Assigned on create/);
+    t.equal(added.subject, `Olivia Owner assigned you to card #${card.id}: Assigned on create`);
+    await settled();
+    t.equal(mailsTo(member.user.email).filter((m) => /Assigned on create/.test(m.subject)).length, 1, "someone already assigned is not told again");
+    t.equal(mailsTo(owner.user.email).length, 0, "nor whoever assigned themselves");
+  });
+
   await t.test("new messages e-mail only those who turned it on, never the author", async (t) => {
     t.equal((await client(app.url, quiet.token).put("/api/settings", { notifications: { message_posted: { email: true } } })).status, 200);
     const created = await asOwner.post("/api/messages/threads", { subject: "Kick-off", project_id: project.id, body: "Hello all" });

@@ -87,6 +87,18 @@ t.test("push notifications", async (t) => {
     t.equal(push.received.length, count, "nothing sent");
   });
 
+  t.test("a disabled account is pushed nothing, as it is e-mailed nothing", async (t) => {
+    const disabled = await buildUserWithToken(app.pool);
+    t.equal((await client(app.url, disabled.token).post("/api/push/subscribe", push.subscription())).status, 201);
+    await app.pool.query(sql.type(z.object({}))`update users set disabled_at = now() where id = ${disabled.user.id}`);
+    const count = push.received.length;
+    const before = (await lastJob())?.id ?? 0;
+    await notifyByPush(app.pool, { userId: disabled.user.id, kind: "kanban_card_assigned", title: "Card assigned to you", body: "Someone assigned you to card #1." });
+    const job = await finished(before);
+    t.same(job.result, { skipped: "account_disabled" });
+    t.equal(push.received.length, count, "nothing sent");
+  });
+
   t.test("a subscription the push service answers 410 is removed; one answering 404 too", async (t) => {
     for (const status of [410, 404]) {
       const subscription = push.subscription();

@@ -1,9 +1,10 @@
 /**
- * Pushes one notification to a user's browsers, if they chose push for its kind. A
- * subscription the push service answers 404 or 410 is removed; those that failed otherwise
- * get a later round of their own (with back-off), so a retry never repeats a delivered
- * message.
+ * Pushes one notification to a user's browsers, if they chose push for its kind and their
+ * account is not disabled. A subscription the push service answers 404 or 410 is removed;
+ * those that failed otherwise get a later round of their own (with back-off), so a retry
+ * never repeats a delivered message.
  */
+import { findUserById } from "../../shared/db/users.ts";
 import { pushSend } from "../../shared/jobs/kinds.ts";
 import { enqueue } from "../../shared/jobs/enqueue.ts";
 import { pushEnabled, sendPush } from "../../shared/push/send.ts";
@@ -16,6 +17,9 @@ const MAX_ROUNDS = 5;
 export default defineTask(pushSend, async (payload, { deps, log }) => {
   const { config, pool } = deps;
   if (!pushEnabled(config)) return { skipped: "push_not_configured" };
+  // A disabled account (or one deleted since) hears nothing, as it gets no e-mail.
+  const user = await findUserById(pool, payload.user_id);
+  if (!user || user.disabled_at !== null) return { skipped: "account_disabled" };
   if (!(await wantsNotification(pool, payload.user_id, payload.kind, "push"))) return { skipped: "user_choice" };
   const targets = await listTargets(pool, config.appKey, payload.user_id, payload.subscription_ids);
   const message = JSON.stringify({ kind: payload.kind, title: payload.title, body: payload.body, url: payload.url });

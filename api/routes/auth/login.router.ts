@@ -64,7 +64,7 @@ const register = defineRoute({
       message: "Registration successful. Please check your e-mail to verify your address.",
       user: presentUser(user),
       email_verification_required: true,
-      has_pending_invitation: await hasPendingInvitation(pool, user.email),
+      has_pending_invitation: await hasPendingInvitation(pool, user),
     };
   },
 });

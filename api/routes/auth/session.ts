@@ -19,7 +19,7 @@ export async function loginResponse(deps: AppDeps, user: UserRow, message: strin
     access_token: minted.token,
     token_type: "Bearer" as const,
     expires_in: minted.expiresIn,
-    has_pending_invitation: await hasPendingInvitation(deps.pool, user.email),
+    has_pending_invitation: await hasPendingInvitation(deps.pool, user),
     monthly_credits_awarded: awardMonthly ? await awardMonthlyCredits(deps.pool, user.id) : false,
   };
 }

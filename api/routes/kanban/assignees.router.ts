@@ -3,8 +3,7 @@
  * `DELETE /assignees/{id}`): only people of the project (422 otherwise); an assignment
  * records an `assigned` activity and both publish `CardUpdated` with the assignees' change.
  */
-import { notifyByEmail } from "../../../shared/notifications/email.ts";
-import { notifyByPush } from "../../../shared/notifications/notify.ts";
+import { notifyAssigned } from "../../../shared/kanban/assignmentNotice.ts";
 import { z } from "zod";
 import { invalid, notFound } from "../../../shared/errors.ts";
 import { recordActivity } from "../../../shared/kanban/activities.ts";
@@ -43,10 +42,7 @@ const add = defineRoute({
         const changes = { assignees: { old: before.assignees, new: after } };
         await recordActivity(tx, card.id, user.id, "assigned", "assigned 1 person", changes);
         await cardUpdated(tx, card.board_id, card.id, changes);
-        if (body.user_id !== user.id) {
-          await notifyByPush(tx, { userId: body.user_id, kind: "kanban_card_assigned", title: "Card assigned to you", body: `${user.name} assigned you to card #${card.id}.`, url: `/kanban-cards/${card.id}` });
-          await notifyByEmail(tx, { userId: body.user_id, kind: "kanban_card_assigned", params: { assigner: user.name, card: String(card.id), title: card.title }, path: `/kanban-cards/${card.id}` });
-        }
+        await notifyAssigned(tx, { assigner: user, card }, [body.user_id]);
       }
       const details = await loadCardDetails(tx, [card.id], false);
       return details.assignees.get(card.id)!.find((a) => a.id === id)!;

@@ -4,7 +4,7 @@
  * route under the project's path, and a board's read and rename.
  */
 import { z } from "zod";
-import { insertBoard, renameBoard } from "../../../shared/kanban/store.ts";
+import { countBoards, insertBoard, lockProjectBoards, MAX_BOARDS_PER_PROJECT, renameBoard } from "../../../shared/kanban/store.ts";
 import { currentUser } from "../../context.ts";
 import { registerChannelAuthorizer } from "../../realtime/channelAuth.ts";
 import { canViewProject } from "../../policies/project.ts";
@@ -18,7 +18,7 @@ import { defineRoute } from "../route.ts";
 import { createBoardBody, moveBody, projectCardParams, updateBoardBody } from "./kanban.schema.ts";
 import { boardForRead, boardForWrite, presentBoards } from "./load.ts";
 import { boardEncodings, boardListAccess, boardListEtag, cachedBoardList, etagListed } from "./boardCache.ts";
-import { notFound } from "../../../shared/errors.ts";
+import { invalid, notFound } from "../../../shared/errors.ts";
 import { performMove } from "./move.ts";
 import { projectStateResponses } from "../projectStates.ts";
 
@@ -63,7 +63,7 @@ const list = defineRoute({
 const create = defineRoute({
   method: "post",
   path: "/projects/{projectId}/kanban",
-  summary: "Create a board with its columns (names, in order)",
+  summary: `Create a board with its columns (names, in order); a project holds at most ${MAX_BOARDS_PER_PROJECT} boards`,
   tags,
   auth: "bearer",
   params: projectParams,
@@ -74,6 +74,8 @@ const create = defineRoute({
     const { pool } = ctx.deps;
     const board = await pool.transaction(async (tx) => {
       const project = await projectForWrite(tx, params.projectId, user, "content");
+      await lockProjectBoards(tx, project.id);
+      if ((await countBoards(tx, project.id)) >= MAX_BOARDS_PER_PROJECT) throw invalid({ name: [`A project holds at most ${MAX_BOARDS_PER_PROJECT} boards.`] });
       return insertBoard(tx, project.id, user.id, body.name, body.columns);
     });
     const [presented] = await presentBoards(pool, [board]);

@@ -2,12 +2,14 @@
  * Checks and writes shared by card creation and update: assignees must be people of the
  * project and labels labels of the card's board (422 on the field otherwise); an update
  * records `{old, new}` for each field that changed, an `updated` activity, an `assigned`
- * activity when people were added, and `CardUpdated`.
+ * activity when people were added (who are told, shared/kanban/assignmentNotice.ts), and
+ * `CardUpdated`.
  */
 import type { CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { invalid } from "../../../shared/errors.ts";
 import { recordActivity, type FieldChange } from "../../../shared/kanban/activities.ts";
 import { boardLabelIds, cardLinks, projectPeople, setAssignees, setLabels, updateCardFields, type CardFields, type CardRow } from "../../../shared/kanban/cards.ts";
+import { notifyAssigned } from "../../../shared/kanban/assignmentNotice.ts";
 import { cardUpdated } from "../../../shared/kanban/events.ts";
 
 /** The card write form's links. */
@@ -32,21 +34,29 @@ export async function checkLinks(conn: CommonQueryMethods, projectId: number, bo
   if (Object.keys(errors).length) throw invalid(errors);
 }
 
-/** Writes the links of a new card; records `assigned` when it has assignees. */
-export async function linkNewCard(tx: CommonQueryMethods, cardId: number, userId: number, input: CardLinksInput): Promise<void> {
+/** Who writes a card: the activity's actor and the assigner named in notices. */
+export interface CardWriter {
+  id: number;
+  name: string;
+}
+
+/** Writes the links of a new card; records `assigned` and tells the assignees when it has any. */
+export async function linkNewCard(tx: CommonQueryMethods, card: { id: number; title: string }, user: CardWriter, input: CardLinksInput): Promise<void> {
   if (input.assignees?.length) {
-    await setAssignees(tx, cardId, input.assignees);
-    await recordActivity(tx, cardId, userId, "assigned", `assigned ${input.assignees.length} ${input.assignees.length === 1 ? "person" : "people"}`, {
+    await setAssignees(tx, card.id, input.assignees);
+    await recordActivity(tx, card.id, user.id, "assigned", `assigned ${input.assignees.length} ${input.assignees.length === 1 ? "person" : "people"}`, {
       assignees: { old: [], new: [...input.assignees].sort((a, b) => a - b) },
     });
+    await notifyAssigned(tx, { assigner: user, card }, input.assignees);
   }
-  if (input.labels?.length) await setLabels(tx, cardId, input.labels);
+  if (input.labels?.length) await setLabels(tx, card.id, input.labels);
 }
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** Applies an update to `card` (read under the board lock); returns the changes (empty when nothing changed). */
-export async function applyCardUpdate(tx: CommonQueryMethods, card: CardRow, userId: number, input: CardFields & CardLinksInput): Promise<Record<string, FieldChange>> {
+export async function applyCardUpdate(tx: CommonQueryMethods, card: CardRow, user: CardWriter, input: CardFields & CardLinksInput): Promise<Record<string, FieldChange>> {
+  const userId = user.id;
   const changes: Record<string, FieldChange> = {};
   const fields: CardFields = {};
   for (const key of ["title", "description", "priority", "due_date", "estimated_hours"] as const) {
@@ -80,6 +90,7 @@ export async function applyCardUpdate(tx: CommonQueryMethods, card: CardRow, use
     await recordActivity(tx, card.id, userId, "assigned", `assigned ${added.length} ${added.length === 1 ? "person" : "people"}`, {
       assignees: changes.assignees!,
     });
+    await notifyAssigned(tx, { assigner: user, card: { id: card.id, title: fields.title ?? card.title } }, added);
   }
   await cardUpdated(tx, card.board_id, card.id, changes);
   return changes;

@@ -47,7 +47,7 @@ const create = defineRoute({
       await checkLinks(tx, project.id, board.id, body);
       const id = await insertCard(tx, column, body.order, user.id, body);
       await recordActivity(tx, id, user.id, "created", `created the card in "${column.name}"`);
-      await linkNewCard(tx, id, user.id, body);
+      await linkNewCard(tx, { id, title: body.title }, user, body);
       const card = await loadCardResource(tx, id, sign);
       await cardCreated(tx, board.id, card);
       return card;
@@ -87,7 +87,7 @@ const update = defineRoute({
     await pool.transaction(async (tx) => {
       const { card, project } = await cardForWrite(tx, params.id, user);
       await checkLinks(tx, project.id, card.board_id, body);
-      await applyCardUpdate(tx, card, user.id, body);
+      await applyCardUpdate(tx, card, user, body);
     });
     ctx.body = { message: "Card updated.", card: await loadCardResource(pool, params.id, linkSigner(config)) };
   },

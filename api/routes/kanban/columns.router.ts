@@ -5,8 +5,8 @@
  * names a column of the same board to move them to (`?target_column_id=`).
  */
 import { z } from "zod";
-import { appendColumn, deleteColumn, findBoard, findColumn, findColumnWithProject, repositionColumn, updateColumnFields } from "../../../shared/kanban/store.ts";
-import { notFound } from "../../../shared/errors.ts";
+import { appendColumn, countColumns, deleteColumn, findBoard, findColumn, findColumnWithProject, MAX_COLUMNS_PER_BOARD, repositionColumn, updateColumnFields } from "../../../shared/kanban/store.ts";
+import { invalid, notFound } from "../../../shared/errors.ts";
 import { currentUser } from "../../context.ts";
 import { columnResource, presentColumn } from "../../presenters/kanban.ts";
 import { messageResponse } from "../auth/auth.schema.ts";
@@ -44,7 +44,7 @@ async function presentedColumn(conn: DatabasePool, boardId: number, columnId: nu
 const create = defineRoute({
   method: "post",
   path: "/kanban-columns",
-  summary: "Add a column at the end of a board",
+  summary: `Add a column at the end of a board (a board holds at most ${MAX_COLUMNS_PER_BOARD})`,
   tags,
   auth: "bearer",
   body: createColumnBody,
@@ -54,6 +54,7 @@ const create = defineRoute({
     const { pool } = ctx.deps;
     const id = await pool.transaction(async (tx) => {
       const { board } = await boardForWrite(tx, body.board_id, user);
+      if ((await countColumns(tx, board.id)) >= MAX_COLUMNS_PER_BOARD) throw invalid({ board_id: [`A board holds at most ${MAX_COLUMNS_PER_BOARD} columns.`] });
       return appendColumn(tx, board.id, body.name, body.wip_limit ?? null);
     });
     const column = await findColumn(pool, id);

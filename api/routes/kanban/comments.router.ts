@@ -68,6 +68,9 @@ async function postComment(ctx: AppContext, cardId: number, parentId: number | n
   try {
     const id = await pool.transaction(async (tx) => {
       const { card } = await cardForWrite(tx, cardId, user);
+      // Read again under the board's lock, which deleting a comment takes too: a parent deleted
+      // since the route found it is 404, not a reply turned into a top comment.
+      if (parentId !== null && (await findComment(tx, parentId))?.card_id !== card.id) throw notFound("Comment");
       const id = await insertComment(tx, card.id, user.id, body.body, parentId);
       for (const file of stored) await insertAttachment(tx, { owner: { commentId: id }, userId: user.id, ...file });
       await recordActivity(tx, card.id, user.id, "commented", parentId === null ? "commented" : "replied to a comment");

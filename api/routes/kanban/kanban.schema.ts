@@ -8,6 +8,7 @@ import { kanbanRoles } from "../../../shared/kanban/details.ts";
 import { priorities } from "../../../shared/kanban/cards.ts";
 import { projectParams } from "../projects/projects.schema.ts";
 import { idNumber } from "../../../shared/canonicalNumbers.ts";
+import { MAX_COLUMNS_PER_BOARD } from "../../../shared/kanban/store.ts";
 
 export const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const bodyId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
@@ -18,7 +19,7 @@ export const projectCardParams = projectParams.extend({ cardId: id });
 
 export const createBoardBody = z.object({
   name,
-  columns: z.array(name).max(50).default(["To Do", "In Progress", "Done"]),
+  columns: z.array(name).max(MAX_COLUMNS_PER_BOARD).default(["To Do", "In Progress", "Done"]),
 });
 
 export const updateBoardBody = z.object({ name });
@@ -36,12 +37,23 @@ export const deleteColumnQuery = z.object({ target_column_id: idNumber().optiona
 const date = calendarDate("The due date must be an ISO date (YYYY-MM-DD).");
 const idList = z.array(bodyId).max(100).refine((list) => new Set(list).size === list.length, { error: "Each id may be given once." });
 
+/**
+ * Estimated hours as stored (numeric(8, 2)): a third decimal would be rounded away, so the
+ * card's activity and `CardUpdated` would report a value it never holds (and a change on
+ * every resend of the same value).
+ */
+const hours = z
+  .number()
+  .min(0)
+  .max(100_000)
+  .refine((v) => /^\d+(\.\d{1,2})?$/.test(String(v)), { error: "The estimated hours may have at most two decimals." });
+
 const cardFields = {
   title: name,
   description: z.string().max(20_000).nullable().optional(),
   priority: z.enum(priorities).optional(),
   due_date: date.nullable().optional(),
-  estimated_hours: z.number().min(0).max(100_000).nullable().optional(),
+  estimated_hours: hours.nullable().optional(),
   assignees: idList.optional(),
   labels: idList.optional(),
 };

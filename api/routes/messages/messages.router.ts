@@ -8,7 +8,7 @@ import { z } from "zod";
 import { insertAttachment } from "../../../shared/attachments/store.ts";
 import { discardStored, isUploadedFile, storeUploads } from "../../../shared/attachments/upload.ts";
 import { forbidden, invalid } from "../../../shared/errors.ts";
-import { countMessageAttachments, deleteMessage, findMessage, updateMessage } from "../../../shared/messages/store.ts";
+import { countMessageAttachments, deleteMessage, findMessage, lockMessage, updateMessage } from "../../../shared/messages/store.ts";
 import { currentUser } from "../../context.ts";
 import { canManageProject } from "../../policies/project.ts";
 import { attachmentResource, linkSigner, presentAttachment } from "../../presenters/attachment.ts";
@@ -78,7 +78,10 @@ const attach = defineRoute({
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const { pool, storage, config } = ctx.deps;
-    const check = async (conn: typeof pool | Parameters<Parameters<typeof pool.transaction>[0]>[0]) => {
+    const check = async (conn: typeof pool | Parameters<Parameters<typeof pool.transaction>[0]>[0], lock = false) => {
+      // Uploads to one message are counted one at a time, or two at once could both pass the
+      // limit; read under the lock, a message deleted meanwhile is 404.
+      if (lock) await lockMessage(conn, params.messageId);
       const { message } = await messageForRead(conn, params.messageId, user);
       if (message.user_id !== user.id) throw forbidden("Only its author may attach files to a message.");
       if ((await countMessageAttachments(conn, message.id)) >= MAX_MESSAGE_ATTACHMENTS) throw invalid({ file: [`A message carries at most ${MAX_MESSAGE_ATTACHMENTS} files.`] });
@@ -89,7 +92,7 @@ const attach = defineRoute({
     const stored = await storeUploads(storage, "messages", [body.file]);
     try {
       const row = await pool.transaction(async (tx) => {
-        const message = await check(tx);
+        const message = await check(tx, true);
         return insertAttachment(tx, { owner: { messageId: message.id }, userId: user.id, ...stored[0]! });
       });
       ctx.status = 201;

@@ -2,7 +2,8 @@
  * The caller's team invitations: GET /team-invitations (open ones addressed to the
  * account's e-mail), POST /team-invitations/{id}/accept (join with the invited role) and
  * POST /team-invitations/{id}/decline. Accepting needs a verified address: an invitation
- * is addressed to a mailbox, and an unverified account has not shown it holds that mailbox.
+ * is addressed to a mailbox, and an unverified account has not shown it holds that mailbox;
+ * until it has, it neither sees nor declines any invitation but the one it registered with.
  */
 import { z } from "zod";
 import { teamRoleNames } from "../../../shared/db/teams.ts";
@@ -42,7 +43,7 @@ const list = defineRoute({
   auth: "bearer",
   responses: { 200: { description: "Invitations", schema: z.object({ data: z.array(invitationResource) }) } },
   handler: async (ctx) => {
-    ctx.body = { data: (await listOpenInvitations(ctx.deps.pool, currentUser(ctx).email)).map(presentInvitation) };
+    ctx.body = { data: (await listOpenInvitations(ctx.deps.pool, currentUser(ctx))).map(presentInvitation) };
   },
 });
 
@@ -76,7 +77,7 @@ const decline = defineRoute({
   params: idParams,
   responses: { 200: { description: "Declined", schema: messageResponse }, 404: { description: "No open invitation with this id is addressed to the caller" } },
   handler: async (ctx, { params }) => {
-    if (!(await declineInvitation(ctx.deps.pool, params.id, currentUser(ctx).email))) throw gone();
+    if (!(await declineInvitation(ctx.deps.pool, params.id, currentUser(ctx)))) throw gone();
     ctx.body = { message: "Invitation declined." };
   },
 });

@@ -230,3 +230,29 @@ t.test("a card's text holding an unpaired surrogate is refused with a 422 on its
   t.equal(paired.status, 200, "a surrogate pair is an ordinary character");
   t.equal((await api.get(`/api/kanban-cards/${card.id}`)).body.card.title, "😀 done");
 });
+
+t.test("estimated hours are kept to the hundredth they are stored in; more decimals are a 422, not a change the card never had", async (t) => {
+  const app = await startTestApp(t);
+  const { token } = await buildUserWithToken(app.pool);
+  const api = client(app.url, token);
+  const project = (await api.post("/api/projects", { name: "Hours" })).body.project as { id: number };
+  const board = (await api.post(`/api/projects/${project.id}/kanban`, { name: "H", columns: ["A"] })).body.board as { columns: { id: number }[] };
+  const card = (await api.post("/api/kanban-cards", { column_id: board.columns[0]!.id, title: "estimate", estimated_hours: 1.25 })).body.card as { id: number; estimated_hours: number };
+  t.equal(card.estimated_hours, 1.25);
+  const activities = async () => (await api.get(`/api/kanban-cards/${card.id}`)).body.card.activities.length as number;
+  const before = await activities();
+  for (const [path, method, body] of [
+    [`/api/kanban-cards/${card.id}`, "PUT", { estimated_hours: 1.234 }],
+    ["/api/kanban-cards", "POST", { column_id: board.columns[0]!.id, title: "third", estimated_hours: 0.001 }],
+  ] as const) {
+    const refused = await (method === "PUT" ? api.put(path, body) : api.post(path, body));
+    t.equal(refused.status, 422, `${method} ${path}`);
+    t.match(refused.body, { code: "validation_failed", errors: { estimated_hours: [/two decimals/] } });
+  }
+  t.equal(await activities(), before, "no activity for a change that would not be stored");
+  const kept = await api.put(`/api/kanban-cards/${card.id}`, { estimated_hours: 2.5 });
+  t.equal(kept.status, 200);
+  t.equal(kept.body.card.estimated_hours, 2.5);
+  t.equal((await api.put(`/api/kanban-cards/${card.id}`, { estimated_hours: 2.5 })).status, 200);
+  t.equal(await activities(), before + 1, "one change recorded, and none for sending the same value again");
+});

@@ -5,6 +5,7 @@
  * a patron's files are stored with a safe name and downloaded by signed link. Deleting the
  * card removes comments, attachments and activities, and the sweep removes the files.
  */
+import pg from "pg";
 import t from "tap";
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
@@ -12,6 +13,7 @@ import { sweepMediaGarbage } from "../../../shared/media/garbage.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildTeam, buildUserWithToken, makePatron } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
+import { until } from "../../support/wait.ts";
 
 const countRow = z.object({ n: z.number() });
 
@@ -102,4 +104,34 @@ t.test("kanban comments and their attachments", async (t) => {
     await sweepMediaGarbage(app.pool, app.deps.storage);
     t.equal((await app.deps.storage.list("attachments/")).length, 0);
   });
+});
+
+t.test("a reply to a comment deleted while the reply waited is 404, not a new top comment", async (t) => {
+  const app = await startTestApp(t);
+  const owner = await buildUserWithToken(app.pool);
+  const api = client(app.url, owner.token);
+  const project = (await api.post("/api/projects", { name: "Race" })).body.project;
+  const board = (await api.post(`/api/projects/${project.id}/kanban`, { name: "B", columns: ["A"] })).body.board;
+  const card = (await api.post("/api/kanban-cards", { column_id: board.columns[0].id, title: "Discuss" })).body.card;
+  const parent = (await api.post(`/api/kanban-cards/${card.id}/comments`, { body: "first" })).body.comment;
+
+  // The board's row lock (which every change of the card takes first) holds the reply up
+  // after it found its parent; meanwhile the parent goes.
+  const locker = new pg.Client({ connectionString: app.db.url });
+  await locker.connect();
+  t.teardown(() => locker.end());
+  await locker.query("begin");
+  await locker.query("select 1 from kanban_boards where id = $1 for update", [board.id]);
+  const replying = api.post(`/api/comments/${parent.id}/replies`, { body: "late reply" });
+  await until(
+    async () => (await locker.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`)).rowCount! > 0,
+    { message: "the reply waiting on the board's lock" },
+  );
+  await locker.query("delete from kanban_comments where id = $1", [parent.id]);
+  await locker.query("commit");
+  const reply = await replying;
+  t.equal(reply.status, 404, reply.text);
+  t.match(reply.body, { code: "not_found" });
+  const left = await app.pool.anyFirst(sql.type(z.object({ body: z.string() }))`select body from kanban_comments where card_id = ${card.id}`);
+  t.same(left, [], "nothing written");
 });

@@ -248,12 +248,16 @@ t.test("realtime access of one credential", async (t) => {
     await app.pool.query(sql.type(none)`update personal_access_tokens set expires_at = now() - interval '1 second' where id = ${expiring.token.id}`);
     await waitingOnLock(locker);
     // While the expired token's subscription is checked, the socket leaves the channel and
-    // joins it again with the other token's grant.
+    // joins it again with the other token's grant. The new subscription's own check waits
+    // its turn, so its success comes after the commit; the pong (frames are handled in
+    // order) says the server has taken the new subscription.
     socket.send("pusher:unsubscribe", { channel });
     socket.send("pusher:subscribe", { channel, auth: granted.body.auth, channel_data: granted.body.channel_data });
+    socket.send("pusher:ping", {});
+    await socket.waitFor("pusher:pong", timeoutMs);
+    await locker.query("commit");
     const joined = () => socket.frames.filter((f) => f.event === "pusher_internal:subscription_succeeded" && f.channel === channel).length;
     await until(() => joined() === 2, { message: "subscribed again", timeoutMs });
-    await locker.query("commit");
     // A second change for the member, with an event: checked after the first check is done
     // (one pass at a time), so the event, or an error, comes after whatever that check did.
     await tokenChangedWith(app, other.token.id, { channel, event: "After", data: {} });
