@@ -6,12 +6,14 @@
  * - the last active `super_admin` is never demoted, disabled or deleted (one advisory lock
  *   serialises such changes, so two concurrent demotions cannot both pass);
  * - nobody disables or deletes their own account here;
- * - disabling also ends every token issued so far, so enabling again does not revive them.
+ * - disabling also ends every token issued so far, refresh tokens included, so enabling
+ *   again does not revive them.
  * Each change writes an audit row in the same transaction.
  */
 import { z } from "zod";
 import { AppError, conflict, forbidden, notFound } from "../errors.ts";
 import { ignoredRow, sql, type DatabaseTransactionConnection } from "../db/pool.ts";
+import { revokeOAuthGrantsOfAccount } from "../db/oauth.ts";
 import { deleteUser, findUserById, type Role, type UserRow } from "../db/users.ts";
 import { insertAuditEntry } from "./auditLog.ts";
 
@@ -89,6 +91,9 @@ export async function administerUser(tx: DatabaseTransactionConnection, actor: U
     sets.push(changes.disabled_at === null ? sql.fragment`disabled_at = null` : sql.fragment`disabled_at = coalesce(disabled_at, now())`);
     if (disabling) sets.push(sql.fragment`tokens_revoked_at = now()`);
   }
+  // Refresh tokens are refused while the account is disabled (findAccount), but would mint
+  // fresh access tokens again once it is enabled: their grants end with the disable.
+  if (disabling) await revokeOAuthGrantsOfAccount(tx, target.id);
   await tx.query(sql.type(ignoredRow)`update users set ${sql.join(sets, sql.fragment`, `)} where id = ${target.id}`);
   if (changes.roles) {
     const roles = [...new Set<Role>(["user", ...changes.roles])];

@@ -132,3 +132,18 @@ t.test("administration of users", async (t) => {
     t.equal((await client(app.url, plain.token).get("/api/admin/audit-log")).status, 403);
   });
 });
+
+t.test("re-enabling an account does not revive its refresh tokens", async (t) => {
+  const app = await startTestApp(t);
+  const admin = await buildUserWithToken(app.pool, { roles: ["admin"] });
+  const password = "a long enough password";
+  const victim = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+  const grant = await request(app.url, "POST", "/api/oauth/token", { body: { grant_type: "password", ...CLIENT, username: victim.email, password, scope: "*" } });
+  t.equal(grant.status, 200, grant.text);
+  const asAdmin = client(app.url, admin.token);
+  t.equal((await asAdmin.put(`/api/admin/users/${victim.id}`, { disabled_at: new Date().toISOString() })).status, 200);
+  t.equal((await asAdmin.put(`/api/admin/users/${victim.id}`, { disabled_at: null })).status, 200);
+  const refresh = await request(app.url, "POST", "/api/oauth/token", { body: { grant_type: "refresh_token", ...CLIENT, refresh_token: grant.body.refresh_token } });
+  t.equal(refresh.status, 400, `the refresh token issued before the disable stays dead: ${refresh.text}`);
+  t.equal(refresh.body.error, "invalid_grant");
+});
