@@ -52,8 +52,8 @@ async function lockTarget(tx: DatabaseTransactionConnection, id: number): Promis
 /** Serialises every change that could remove a super administrator (arbitrary, stable key). */
 const SUPER_ADMIN_LOCK_KEY = 7_320_151_019;
 
-/** 409 unless another active super administrator than `userId` remains. */
-async function keepOneSuperAdmin(tx: DatabaseTransactionConnection, userId: number): Promise<void> {
+/** 409 unless another active super administrator than `userId` remains (also before an account closes itself). */
+export async function keepOneSuperAdmin(tx: DatabaseTransactionConnection, userId: number): Promise<void> {
   // One lock for all such changes: two concurrent demotions of the last two super
   // administrators would each see the other still there. The count runs after the lock,
   // so it sees what the first one committed.

@@ -3,6 +3,7 @@
  * password, language, theme, closing the account).
  */
 import { z } from "zod";
+import { keepOneSuperAdmin } from "../../../shared/admin/userAdministration.ts";
 import { pendingEmailOf, requestEmailChange } from "../../../shared/auth/emailChanges.ts";
 import { verificationLink } from "../../../shared/auth/emailVerification.ts";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
@@ -77,10 +78,19 @@ async function applyProfile(ctx: AppContext, input: ProfileInput) {
   };
 }
 
+const closeResponses = {
+  200: { description: "Deleted", schema: messageResponse },
+  409: { description: "The account is the last super administrator's (`last_super_admin`); make another one first" },
+};
+
 async function closeAccount(ctx: AppContext, password: string) {
   const { pool, identity, config } = ctx.deps;
   const user = await reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, { password, passwordField: "password" });
-  await deleteUser(pool, user.id);
+  await pool.transaction(async (tx) => {
+    // The roles as stored (the token may have set administrator roles aside): the last super administrator stays.
+    if (user.roles.includes("super_admin")) await keepOneSuperAdmin(tx, user.id);
+    await deleteUser(tx, user.id);
+  });
   ctx.body = { message: "Your account has been deleted." };
 }
 
@@ -184,7 +194,7 @@ const deleteProfile = defineRoute({
   tags: ["Account"],
   auth: "bearer",
   body: deleteAccountBody,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: closeResponses,
   handler: (ctx, { body }) => closeAccount(ctx, body.password),
 });
 
@@ -195,7 +205,7 @@ const deleteUserRoute = defineRoute({
   tags: ["Account"],
   auth: "bearer",
   body: deleteAccountBody,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
+  responses: closeResponses,
   handler: (ctx, { body }) => closeAccount(ctx, body.password),
 });
 
