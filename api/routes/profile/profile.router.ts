@@ -80,7 +80,10 @@ async function applyProfile(ctx: AppContext, input: ProfileInput) {
 
 const closeResponses = {
   200: { description: "Deleted", schema: messageResponse },
-  409: { description: "The account is the last super administrator's (`last_super_admin`); make another one first" },
+  409: {
+    description:
+      "The account is the last super administrator's (`last_super_admin`), or records kept for others refer to it (`account_has_records`: its invoices, its store templates someone bought)",
+  },
 };
 
 async function closeAccount(ctx: AppContext, password: string) {
