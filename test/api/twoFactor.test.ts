@@ -267,6 +267,21 @@ t.test("two-factor authentication", async (t) => {
     t.ok(plain.body.access_token, "no second factor any more");
   });
 
+  t.test("closing an account with 2FA on needs the second factor too", async (t) => {
+    const { user, me, secret } = await enrolled();
+    for (const path of ["/api/profile", "/api/user"]) {
+      const closed = await me.delete(path, { password });
+      t.equal(closed.status, 422, `${path}: ${closed.text}`);
+      t.ok(closed.body.errors?.two_factor_code, "the second factor is asked for");
+      t.equal((await me.delete(path, { password, two_factor_code: "000000" })).status, 422, "a wrong code is refused");
+    }
+    const gone = () => app.pool.exists(sql.type(z.object({}))`select 1 from users where id = ${user.id}`);
+    t.ok(await gone(), "the account is still there");
+    const closed = await me.delete("/api/profile", { password, two_factor_code: (await freshCode(user.id, secret)).code });
+    t.equal(closed.status, 200, closed.text);
+    t.notOk(await gone(), "closed with the code");
+  });
+
   t.test("a session and the password alone neither turn 2FA off nor get new recovery codes, so a password change still needs the code", async (t) => {
     // Someone holding a session and the password (phished), but not the authenticator app.
     const { user, me } = await enrolled();

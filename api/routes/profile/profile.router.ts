@@ -86,9 +86,15 @@ const closeResponses = {
   },
 };
 
-async function closeAccount(ctx: AppContext, password: string) {
+/** Closes the caller's account after the password (and second factor, when on) re-check. */
+async function closeAccount(ctx: AppContext, input: { password: string; two_factor_code?: string | undefined }) {
   const { pool, identity, config } = ctx.deps;
-  const user = await reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, { password, passwordField: "password" });
+  const user = await reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, {
+    password: input.password,
+    passwordField: "password",
+    code: input.two_factor_code,
+    codeField: "two_factor_code",
+  });
   await pool.transaction(async (tx) => {
     // The roles as stored (the token may have set administrator roles aside): the last super administrator stays.
     if (user.roles.includes("super_admin")) await keepOneSuperAdmin(tx, user.id);
@@ -193,23 +199,23 @@ const changeTheme = defineRoute({
 const deleteProfile = defineRoute({
   method: "delete",
   path: "/profile",
-  summary: "Close the account (password required)",
+  summary: "Close the account (password, and second factor when on, required)",
   tags: ["Account"],
   auth: "bearer",
   body: deleteAccountBody,
   responses: closeResponses,
-  handler: (ctx, { body }) => closeAccount(ctx, body.password),
+  handler: (ctx, { body }) => closeAccount(ctx, body),
 });
 
 const deleteUserRoute = defineRoute({
   method: "delete",
   path: "/user",
-  summary: "Close the account (password required)",
+  summary: "Close the account (password, and second factor when on, required)",
   tags: ["Account"],
   auth: "bearer",
   body: deleteAccountBody,
   responses: closeResponses,
-  handler: (ctx, { body }) => closeAccount(ctx, body.password),
+  handler: (ctx, { body }) => closeAccount(ctx, body),
 });
 
 export const profileRoutes: RouteSpec[] = [showUser, updateUser, deleteUserRoute, updateProfileRoute, changePassword, changeLanguage, changeTheme, deleteProfile];

@@ -30,7 +30,11 @@ export const passwordChangeBody = z
 
 export const languageBody = z.object({ language });
 export const themeBody = z.object({ theme: z.enum(themes) });
-export const deleteAccountBody = z.object({ password: z.string().min(1).max(1024) });
+export const deleteAccountBody = z.object({
+  password: z.string().min(1).max(1024),
+  /** Required when the account uses two-factor authentication: a current TOTP code or a recovery code. */
+  two_factor_code: z.string().trim().max(32).optional(),
+});
 
 export const sellerBody = z
   .object({
