@@ -267,6 +267,20 @@ t.test("two-factor authentication", async (t) => {
     t.ok(plain.body.access_token, "no second factor any more");
   });
 
+  t.test("an account disabled between the password and the second factor gets no session", async (t) => {
+    const { user, login, secret } = await enrolled();
+    const challenge = await login();
+    t.equal(challenge.body.two_factor_required, true);
+    await app.pool.query(sql.type(z.object({}))`update users set disabled_at = now(), tokens_revoked_at = now() where id = ${user.id}`);
+    const entries = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from credit_ledger where user_id = ${user.id}`);
+    const before = await entries();
+    const done = await api.post("/api/auth/login-2fa", { two_factor_token: challenge.body.two_factor_token, code: (await freshCode(user.id, secret)).code });
+    t.equal(done.status, 403, done.text);
+    t.equal(done.body.code, "account_disabled");
+    t.notOk(done.body.access_token);
+    t.equal(await entries(), before, "no monthly credits for a disabled account");
+  });
+
   t.test("closing an account with 2FA on needs the second factor too", async (t) => {
     const { user, me, secret } = await enrolled();
     for (const path of ["/api/profile", "/api/user"]) {
