@@ -245,6 +245,11 @@ t.test("two-factor authentication", async (t) => {
     const grant = await api.post("/api/oauth/token", base);
     t.equal(grant.body.error, "invalid_grant");
     t.notOk(grant.body.access_token);
+    t.match(grant.body.error_description, /two-factor.*otp/, "the client is told the code is missing, not that the grant is invalid");
+    t.match((await api.post("/api/oauth/token", { ...base, otp: "000000" })).body.error_description, /two-factor/, "or wrong");
+    const wrong = await api.post("/api/oauth/token", { ...base, password: "not the password" });
+    t.equal(wrong.body.error, "invalid_grant");
+    t.notMatch(wrong.body.error_description, /two-factor/, "a wrong password says nothing of the second factor");
   });
 
   t.test("recovery codes can be regenerated and 2FA disabled, with the password and a second factor", async (t) => {
