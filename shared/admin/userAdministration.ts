@@ -14,7 +14,7 @@ import { z } from "zod";
 import { AppError, conflict, forbidden, notFound } from "../errors.ts";
 import { ignoredRow, sql, type DatabaseTransactionConnection } from "../db/pool.ts";
 import { revokeOAuthGrantsOfAccount } from "../db/oauth.ts";
-import { deleteUser, findUserById, type Role, type UserRow } from "../db/users.ts";
+import { deletePersonalTokens, deleteUser, findUserById, type Role, type UserRow } from "../db/users.ts";
 import { insertAuditEntry } from "./auditLog.ts";
 
 const PRIVILEGED: readonly Role[] = ["admin", "super_admin"];
@@ -92,8 +92,12 @@ export async function administerUser(tx: DatabaseTransactionConnection, actor: U
     if (disabling) sets.push(sql.fragment`tokens_revoked_at = now()`);
   }
   // Refresh tokens are refused while the account is disabled (findAccount), but would mint
-  // fresh access tokens again once it is enabled: their grants end with the disable.
-  if (disabling) await revokeOAuthGrantsOfAccount(tx, target.id);
+  // fresh access tokens again once it is enabled: their grants end with the disable, and the
+  // personal tokens it ends leave the token list.
+  if (disabling) {
+    await revokeOAuthGrantsOfAccount(tx, target.id);
+    await deletePersonalTokens(tx, target.id);
+  }
   await tx.query(sql.type(ignoredRow)`update users set ${sql.join(sets, sql.fragment`, `)} where id = ${target.id}`);
   if (changes.roles) {
     const roles = [...new Set<Role>(["user", ...changes.roles])];

@@ -88,11 +88,21 @@ export async function setPassword(conn: CommonQueryMethods, userId: number, pass
   await conn.query(sql.type(z.object({}))`
     update users set password_hash = ${passwordHash}, password_changed_at = now(), tokens_revoked_at = now(), updated_at = now()
     where id = ${userId}`);
+  await deletePersonalTokens(conn, userId);
 }
 
 /** Ends every access token issued before now (logout-all-devices). */
 export async function revokeAllTokens(conn: CommonQueryMethods, userId: number): Promise<void> {
   await conn.query(sql.type(z.object({}))`update users set tokens_revoked_at = now(), updated_at = now() where id = ${userId}`);
+  await deletePersonalTokens(conn, userId);
+}
+
+/**
+ * Deletes the personal API tokens of a user whose every token was just revoked: the revocation
+ * time refuses them anyway, and GET /api-tokens would otherwise list them as working.
+ */
+export async function deletePersonalTokens(conn: CommonQueryMethods, userId: number): Promise<void> {
+  await conn.query(sql.type(z.object({}))`delete from personal_access_tokens where user_id = ${userId}`);
 }
 
 export async function markEmailVerified(conn: CommonQueryMethods, userId: number): Promise<void> {
