@@ -161,6 +161,8 @@ function signOut() {
 $("#password-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const form = Object.fromEntries(new FormData(event.target));
+  // The code is asked only of accounts with two-factor authentication.
+  if (!form.otp) delete form.otp;
   const response = await fetch("/api/oauth/token", {
     method: "POST",
     headers: { "content-type": "application/json" },

@@ -3,10 +3,10 @@
  * `oauth_clients` instead, with their secret decrypted, so that clients created by the CLI
  * work at once in every web process.
  */
-import type { Adapter, AdapterPayload } from "oidc-provider";
+import { errors, type Adapter, type AdapterPayload } from "oidc-provider";
 import { z } from "zod";
 import { openText } from "../../shared/crypto.ts";
-import { findOAuthClient } from "../../shared/db/oauth.ts";
+import { findOAuthClient, revokeOAuthGrant } from "../../shared/db/oauth.ts";
 import { ignoredRow, sql, type DatabasePool } from "../../shared/db/pool.ts";
 
 const modelRow = z.object({ payload: z.record(z.string(), z.unknown()), consumed_at: z.date().nullable() });
@@ -43,9 +43,22 @@ export function postgresAdapter(pool: DatabasePool, appKey: Buffer) {
       return this.#findBy(sql.fragment`user_code = ${userCode}`);
     }
 
+    /**
+     * Marks a refresh token used, once: of requests presenting one token at once, oidc-provider
+     * lets all pass its `consumed` check before any consumes it, so each would rotate it and
+     * the family would fork into live tokens that replay detection never links. The one that
+     * comes second here is a reuse, answered as the provider answers a later one: its grant
+     * (the whole family, access tokens included) is revoked and the request refused.
+     */
     async consume(id: string): Promise<void> {
-      await pool.query(sql.type(ignoredRow)`
-        update oauth_models set consumed_at = now() where model = ${this.model} and id = ${id}`);
+      const row = await pool.maybeOne(sql.type(z.object({ grant_id: z.string().nullable() }))`
+        update oauth_models set consumed_at = now() where model = ${this.model} and id = ${id} and consumed_at is null
+        returning grant_id`);
+      if (row) return;
+      const grantId = await pool.maybeOneFirst(sql.type(z.object({ grant_id: z.string().nullable() }))`
+        select grant_id from oauth_models where model = ${this.model} and id = ${id}`);
+      if (grantId) await revokeOAuthGrant(pool, grantId);
+      throw new errors.InvalidGrant(`${this.model === "RefreshToken" ? "refresh token" : "grant"} already used`);
     }
 
     async destroy(id: string): Promise<void> {

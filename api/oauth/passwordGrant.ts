@@ -23,6 +23,18 @@ class TooManyAttempts extends errors.CustomOIDCProviderError {
   }
 }
 
+/**
+ * `invalid_grant` that says why: the password was right and the account uses two-factor
+ * authentication (oidc-provider's own InvalidGrant answers "grant request is invalid" only,
+ * so a client could not tell a missing code from a wrong password). Said only after the
+ * password matched, as /auth/login answers `two_factor_required`.
+ */
+class SecondFactorRequired extends errors.CustomOIDCProviderError {
+  constructor() {
+    super("invalid_grant", "this account uses two-factor authentication: send a current code from the app in parameter otp");
+  }
+}
+
 function grantedScopes(requested: string | undefined, roles: readonly string[]): string[] {
   const allowed: string[] = allowedScopes(roles);
   const wanted = !requested || requested.trim() === "*" ? allowed : [...new Set(requested.split(/\s+/).filter(Boolean))];
@@ -49,13 +61,13 @@ export function passwordGrant(deps: ProviderDeps) {
     }
     const user = result.user;
     if (user.two_factor_confirmed_at && user.two_factor_secret) {
-      if (!params.otp || !/^\d{6}$/.test(params.otp.trim())) throw new errors.InvalidGrant("a valid two-factor code is required in parameter otp");
+      if (!params.otp || !/^\d{6}$/.test(params.otp.trim())) throw new SecondFactorRequired();
       const checked = await checkSecondFactor({ attempts: deps.attempts, appKey: deps.config.appKey }, deps.pool, user, params.otp);
       if ("locked" in checked) {
         ctx.set("Retry-After", String(checked.retryAfterS));
         throw new TooManyAttempts(checked.retryAfterS);
       }
-      if (!checked.accepted) throw new errors.InvalidGrant("a valid two-factor code is required in parameter otp");
+      if (!checked.accepted) throw new SecondFactorRequired();
     }
 
     const scopes = grantedScopes(params.scope, user.roles);

@@ -6,13 +6,15 @@
  * - the last active `super_admin` is never demoted, disabled or deleted (one advisory lock
  *   serialises such changes, so two concurrent demotions cannot both pass);
  * - nobody disables or deletes their own account here;
- * - disabling also ends every token issued so far, so enabling again does not revive them.
+ * - disabling also ends every token issued so far, refresh tokens included, so enabling
+ *   again does not revive them.
  * Each change writes an audit row in the same transaction.
  */
 import { z } from "zod";
 import { AppError, conflict, forbidden, notFound } from "../errors.ts";
 import { ignoredRow, sql, type DatabaseTransactionConnection } from "../db/pool.ts";
-import { deleteUser, findUserById, type Role, type UserRow } from "../db/users.ts";
+import { revokeOAuthGrantsOfAccount } from "../db/oauth.ts";
+import { deletePersonalTokens, deleteUser, findUserById, type Role, type UserRow } from "../db/users.ts";
 import { insertAuditEntry } from "./auditLog.ts";
 
 const PRIVILEGED: readonly Role[] = ["admin", "super_admin"];
@@ -50,8 +52,8 @@ async function lockTarget(tx: DatabaseTransactionConnection, id: number): Promis
 /** Serialises every change that could remove a super administrator (arbitrary, stable key). */
 const SUPER_ADMIN_LOCK_KEY = 7_320_151_019;
 
-/** 409 unless another active super administrator than `userId` remains. */
-async function keepOneSuperAdmin(tx: DatabaseTransactionConnection, userId: number): Promise<void> {
+/** 409 unless another active super administrator than `userId` remains (also before an account closes itself). */
+export async function keepOneSuperAdmin(tx: DatabaseTransactionConnection, userId: number): Promise<void> {
   // One lock for all such changes: two concurrent demotions of the last two super
   // administrators would each see the other still there. The count runs after the lock,
   // so it sees what the first one committed.
@@ -88,6 +90,13 @@ export async function administerUser(tx: DatabaseTransactionConnection, actor: U
   if (changes.disabled_at !== undefined) {
     sets.push(changes.disabled_at === null ? sql.fragment`disabled_at = null` : sql.fragment`disabled_at = coalesce(disabled_at, now())`);
     if (disabling) sets.push(sql.fragment`tokens_revoked_at = now()`);
+  }
+  // Refresh tokens are refused while the account is disabled (findAccount), but would mint
+  // fresh access tokens again once it is enabled: their grants end with the disable, and the
+  // personal tokens it ends leave the token list.
+  if (disabling) {
+    await revokeOAuthGrantsOfAccount(tx, target.id);
+    await deletePersonalTokens(tx, target.id);
   }
   await tx.query(sql.type(ignoredRow)`update users set ${sql.join(sets, sql.fragment`, `)} where id = ${target.id}`);
   if (changes.roles) {

@@ -2,6 +2,7 @@
  * Queries on users and their roles.
  */
 import { z } from "zod";
+import { conflict } from "../errors.ts";
 import { sql, type CommonQueryMethods } from "./pool.ts";
 
 export const roles = ["user", "developer", "admin", "super_admin"] as const;
@@ -87,11 +88,21 @@ export async function setPassword(conn: CommonQueryMethods, userId: number, pass
   await conn.query(sql.type(z.object({}))`
     update users set password_hash = ${passwordHash}, password_changed_at = now(), tokens_revoked_at = now(), updated_at = now()
     where id = ${userId}`);
+  await deletePersonalTokens(conn, userId);
 }
 
 /** Ends every access token issued before now (logout-all-devices). */
 export async function revokeAllTokens(conn: CommonQueryMethods, userId: number): Promise<void> {
   await conn.query(sql.type(z.object({}))`update users set tokens_revoked_at = now(), updated_at = now() where id = ${userId}`);
+  await deletePersonalTokens(conn, userId);
+}
+
+/**
+ * Deletes the personal API tokens of a user whose every token was just revoked: the revocation
+ * time refuses them anyway, and GET /api-tokens would otherwise list them as working.
+ */
+export async function deletePersonalTokens(conn: CommonQueryMethods, userId: number): Promise<void> {
+  await conn.query(sql.type(z.object({}))`delete from personal_access_tokens where user_id = ${userId}`);
 }
 
 export async function markEmailVerified(conn: CommonQueryMethods, userId: number): Promise<void> {
@@ -124,6 +135,24 @@ export async function updateProfile(conn: CommonQueryMethods, userId: number, ch
   return user;
 }
 
+/** Why an account cannot go, by the table whose RESTRICT key holds it: records kept for someone else. */
+const keptBy: Record<string, string> = {
+  invoices: "it has invoices, which are kept for accounting",
+  store_purchases: "templates it sells in the store were bought by others, who keep them",
+};
+
+/**
+ * Deletes an account and, by cascade, what was only its own.
+ * @throws 409 `account_has_records` when records kept for others refer to it (its invoices, its
+ * store templates someone bought); the statement deletes nothing then.
+ */
 export async function deleteUser(conn: CommonQueryMethods, userId: number): Promise<void> {
-  await conn.query(sql.type(z.object({}))`delete from users where id = ${userId}`);
+  try {
+    await conn.query(sql.type(z.object({}))`delete from users where id = ${userId}`);
+  } catch (error) {
+    const { code, table } = error as { code?: unknown; table?: unknown };
+    if (code !== "23001") throw error; // restrict_violation
+    const reason = keptBy[String(table)] ?? "other records that must be kept refer to it";
+    throw conflict(`This account cannot be deleted: ${reason}. An administrator can disable it instead.`, "account_has_records");
+  }
 }

@@ -7,9 +7,12 @@
  * refuse other users and tokens without the admin scope.
  */
 import { existsSync } from "node:fs";
+import { Secret, TOTP } from "otpauth";
 import t from "tap";
 import { z } from "zod";
 import { hashPassword } from "../../shared/auth/passwords.ts";
+import { newTotpSecret } from "../../shared/auth/twoFactor.ts";
+import { seal } from "../../shared/crypto.ts";
 import { sql } from "../../shared/db/pool.ts";
 import { enqueue } from "../../shared/jobs/enqueue.ts";
 import { startTestApp } from "../support/app.ts";
@@ -95,4 +98,31 @@ t.test("the console page in headless chromium", { skip: noBrowser }, async (t) =
   t.ok(again.started_at && firstRun.finished_at && again.started_at > firstRun.finished_at, "the retry from the page ran the job again");
   t.equal(await page.textContent("#action-error"), "", "the page reported no error");
   t.same(pageErrors, [], "no script error on the page");
+});
+
+t.test("an operator with two-factor authentication signs in to the console with a code", { skip: noBrowser }, async (t) => {
+  const { chromium: launcher } = await import("playwright-core");
+  const app = await startTestApp(t);
+  const password = "console-password-2";
+  const admin = await buildUser(app.pool, { roles: ["admin"], passwordHash: await hashPassword(password) });
+  const secret = newTotpSecret();
+  await app.pool.query(sql.type(z.object({}))`
+    update users set two_factor_secret = ${sql.binary(seal(app.config.appKey, secret))}, two_factor_confirmed_at = now() where id = ${admin.id}`);
+  const browser = await launcher.launch({ executablePath: chromium as string, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"] });
+  t.teardown(() => browser.close());
+  const page = await browser.newPage();
+  await page.goto(`${app.url}/api/admin/console`);
+  await page.fill("#password-form [name=username]", admin.email);
+  await page.fill("#password-form [name=password]", password);
+  await page.fill("#password-form [name=client_id]", app.config.oauth.clientId!);
+  await page.fill("#password-form [name=client_secret]", app.config.oauth.clientSecret!);
+  await page.click("#password-form button");
+  await page.waitForSelector("#sign-in-error:not(:empty)", { timeout: 30_000 });
+  t.match(await page.textContent("#sign-in-error"), /two-factor/, "without a code the page says the code is needed");
+  await page.fill("#password-form [name=otp]", new TOTP({ secret: Secret.fromBase32(secret), period: 30 }).generate());
+  await page.click("#password-form button");
+  await page.waitForSelector("#live.on", { timeout: 30_000 }).catch(async (error: Error) => {
+    throw new Error(`${error.message}\nsign-in: ${await page.textContent("#sign-in-error")}`);
+  });
+  t.pass("signed in with the password and a code");
 });

@@ -117,4 +117,20 @@ t.test("OAuth token endpoint", async (t) => {
     const res = await request(app.url, "POST", "/api/oauth/token", { body: base });
     t.equal(res.status, 200, res.text);
   });
+
+  t.test("one refresh token presented several times at once rotates once; the others are reuses that end the family", async (t) => {
+    const token = (body: Record<string, string>) => request(app.url, "POST", "/api/oauth/token", { body: { client_id: CLIENT_ID, client_secret: CLIENT_SECRET, ...body } });
+    for (let round = 0; round < 3; round += 1) {
+      const signedIn = await token({ grant_type: "password", username: user.email, password, scope: "*" });
+      t.equal(signedIn.status, 200, signedIn.text);
+      const both = await Promise.all([0, 1, 2, 3].map(() => token({ grant_type: "refresh_token", refresh_token: signedIn.body.refresh_token })));
+      const won = both.filter((r) => r.status === 200);
+      t.equal(won.length, 1, `round ${round}: one rotation, not ${won.length} (${both.map((r) => r.status).join(", ")})`);
+      for (const lost of both.filter((r) => r.status !== 200)) t.equal(lost.body.error, "invalid_grant", lost.text);
+      // The second presentation is a reuse, answered as a later one is: the whole family ends.
+      const next = await token({ grant_type: "refresh_token", refresh_token: won[0]!.body.refresh_token });
+      t.equal(next.body.error, "invalid_grant", `round ${round}: the winner's refresh token is revoked with its grant`);
+      t.equal((await client(app.url, won[0]!.body.access_token).get("/api/user")).status, 401, "and so is its access token");
+    }
+  });
 });

@@ -245,10 +245,15 @@ t.test("two-factor authentication", async (t) => {
     const grant = await api.post("/api/oauth/token", base);
     t.equal(grant.body.error, "invalid_grant");
     t.notOk(grant.body.access_token);
+    t.match(grant.body.error_description, /two-factor.*otp/, "the client is told the code is missing, not that the grant is invalid");
+    t.match((await api.post("/api/oauth/token", { ...base, otp: "000000" })).body.error_description, /two-factor/, "or wrong");
+    const wrong = await api.post("/api/oauth/token", { ...base, password: "not the password" });
+    t.equal(wrong.body.error, "invalid_grant");
+    t.notMatch(wrong.body.error_description, /two-factor/, "a wrong password says nothing of the second factor");
   });
 
-  t.test("recovery codes can be regenerated and 2FA disabled, with the password", async (t) => {
-    const { user, login, me } = await enrolled();
+  t.test("recovery codes can be regenerated and 2FA disabled, with the password and a second factor", async (t) => {
+    const { user, login, me, secret, recovery } = await enrolled();
     const before = await written(user.id);
     t.equal(before.codes.length, 10);
     t.equal((await me.post("/api/auth/2fa/recovery-codes", { password: "wrong" })).status, 422);
@@ -256,12 +261,61 @@ t.test("two-factor authentication", async (t) => {
     t.equal((await me.post("/api/auth/2fa/disable", { password: "wrong" })).status, 422);
     t.equal((await me.post("/api/auth/2fa/disable", {})).status, 422);
     t.same(await written(user.id), before, "nothing written: same codes, still enabled");
-    const fresh = await me.post("/api/auth/2fa/recovery-codes", { password });
+    const fresh = await me.post("/api/auth/2fa/recovery-codes", { password, two_factor_code: (await freshCode(user.id, secret)).code });
+    t.equal(fresh.status, 200, fresh.text);
     t.equal(fresh.body.recovery_codes.length, 10);
+    t.equal((await me.post("/api/auth/2fa/disable", { password, two_factor_code: recovery[0] })).status, 422, "the old recovery codes are gone");
     t.equal((await me.post("/api/auth/2fa/disable", { password: "wrong" })).status, 422);
-    t.equal((await me.post("/api/auth/2fa/disable", { password })).status, 200);
+    const off = await me.post("/api/auth/2fa/disable", { password, two_factor_code: fresh.body.recovery_codes[0] });
+    t.equal(off.status, 200, `a recovery code will do (the app may be what was lost): ${off.text}`);
     const plain = await login();
     t.ok(plain.body.access_token, "no second factor any more");
+  });
+
+  t.test("an account disabled between the password and the second factor gets no session", async (t) => {
+    const { user, login, secret } = await enrolled();
+    const challenge = await login();
+    t.equal(challenge.body.two_factor_required, true);
+    await app.pool.query(sql.type(z.object({}))`update users set disabled_at = now(), tokens_revoked_at = now() where id = ${user.id}`);
+    const entries = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from credit_ledger where user_id = ${user.id}`);
+    const before = await entries();
+    const done = await api.post("/api/auth/login-2fa", { two_factor_token: challenge.body.two_factor_token, code: (await freshCode(user.id, secret)).code });
+    t.equal(done.status, 403, done.text);
+    t.equal(done.body.code, "account_disabled");
+    t.notOk(done.body.access_token);
+    t.equal(await entries(), before, "no monthly credits for a disabled account");
+  });
+
+  t.test("closing an account with 2FA on needs the second factor too", async (t) => {
+    const { user, me, secret } = await enrolled();
+    for (const path of ["/api/profile", "/api/user"]) {
+      const closed = await me.delete(path, { password });
+      t.equal(closed.status, 422, `${path}: ${closed.text}`);
+      t.ok(closed.body.errors?.two_factor_code, "the second factor is asked for");
+      t.equal((await me.delete(path, { password, two_factor_code: "000000" })).status, 422, "a wrong code is refused");
+    }
+    const gone = () => app.pool.exists(sql.type(z.object({}))`select 1 from users where id = ${user.id}`);
+    t.ok(await gone(), "the account is still there");
+    const closed = await me.delete("/api/profile", { password, two_factor_code: (await freshCode(user.id, secret)).code });
+    t.equal(closed.status, 200, closed.text);
+    t.notOk(await gone(), "closed with the code");
+  });
+
+  t.test("a session and the password alone neither turn 2FA off nor get new recovery codes, so a password change still needs the code", async (t) => {
+    // Someone holding a session and the password (phished), but not the authenticator app.
+    const { user, me } = await enrolled();
+    const before = await written(user.id);
+    const off = await me.post("/api/auth/2fa/disable", { password });
+    t.equal(off.status, 422, off.text);
+    t.ok(off.body.errors?.two_factor_code, "the second factor is asked for");
+    const codes = await me.post("/api/auth/2fa/recovery-codes", { password });
+    t.equal(codes.status, 422, codes.text);
+    t.ok(codes.body.errors?.two_factor_code);
+    t.notOk(codes.body.recovery_codes, "no codes handed out");
+    t.equal((await me.post("/api/auth/2fa/disable", { password, two_factor_code: "000000" })).status, 422, "a wrong code is refused");
+    const taken = await me.put("/api/profile/password", { current_password: password, password: "the thief's password", password_confirmation: "the thief's password" });
+    t.equal(taken.status, 422, "the password change still asks for the code");
+    t.same(await written(user.id), before, "second factor, recovery codes and password untouched");
   });
 
 });

@@ -124,6 +124,7 @@ const login2fa = defineRoute({
       description: "Logged in",
       schema: tokenResponse.extend({ recovery_code_used: z.boolean(), recovery_codes_remaining: z.number() }),
     },
+    403: { description: "The account was disabled by an administrator after the password step (`account_disabled`)" },
     429: { description: "Too many failed second factors for this account (across addresses and challenges)" },
   },
   handler: async (ctx, { body }) => {
@@ -133,6 +134,8 @@ const login2fa = defineRoute({
       if (!challenge) return { error: "two_factor_token" as const };
       const user = await findLoginUser(tx, { id: challenge.user_id });
       if (!user?.two_factor_secret || !user.two_factor_confirmed_at) return { error: "two_factor_token" as const };
+      // Disabled after the password step: refused as /auth/login refuses it (the challenge proves the password).
+      if (user.disabled_at) return { error: "disabled" as const };
       const checked = await checkSecondFactor({ attempts: identity.attempts, appKey: config.appKey }, tx, user, body.code);
       if ("locked" in checked) return { error: "locked" as const, retryAfterS: checked.retryAfterS };
       const recoveryUsed = checked.recoveryUsed;
@@ -149,6 +152,7 @@ const login2fa = defineRoute({
     });
     if ("error" in outcome) {
       if (outcome.error === "locked") throw tooManyAttempts(outcome.retryAfterS, "two-factor");
+      if (outcome.error === "disabled") throw new AppError(403, "account_disabled", "This account is disabled; contact the administrators.");
       throw outcome.error === "code"
         ? invalid({ code: ["The two-factor code is invalid."] })
         : invalid({ two_factor_token: ["The two-factor session has expired or is invalid; log in again."] });

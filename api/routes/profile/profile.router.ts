@@ -3,6 +3,7 @@
  * password, language, theme, closing the account).
  */
 import { z } from "zod";
+import { keepOneSuperAdmin } from "../../../shared/admin/userAdministration.ts";
 import { pendingEmailOf, requestEmailChange } from "../../../shared/auth/emailChanges.ts";
 import { verificationLink } from "../../../shared/auth/emailVerification.ts";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
@@ -77,10 +78,28 @@ async function applyProfile(ctx: AppContext, input: ProfileInput) {
   };
 }
 
-async function closeAccount(ctx: AppContext, password: string) {
+const closeResponses = {
+  200: { description: "Deleted", schema: messageResponse },
+  409: {
+    description:
+      "The account is the last super administrator's (`last_super_admin`), or records kept for others refer to it (`account_has_records`: its invoices, its store templates someone bought)",
+  },
+};
+
+/** Closes the caller's account after the password (and second factor, when on) re-check. */
+async function closeAccount(ctx: AppContext, input: { password: string; two_factor_code?: string | undefined }) {
   const { pool, identity, config } = ctx.deps;
-  const user = await reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, { password, passwordField: "password" });
-  await deleteUser(pool, user.id);
+  const user = await reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, {
+    password: input.password,
+    passwordField: "password",
+    code: input.two_factor_code,
+    codeField: "two_factor_code",
+  });
+  await pool.transaction(async (tx) => {
+    // The roles as stored (the token may have set administrator roles aside): the last super administrator stays.
+    if (user.roles.includes("super_admin")) await keepOneSuperAdmin(tx, user.id);
+    await deleteUser(tx, user.id);
+  });
   ctx.body = { message: "Your account has been deleted." };
 }
 
@@ -180,23 +199,23 @@ const changeTheme = defineRoute({
 const deleteProfile = defineRoute({
   method: "delete",
   path: "/profile",
-  summary: "Close the account (password required)",
+  summary: "Close the account (password, and second factor when on, required)",
   tags: ["Account"],
   auth: "bearer",
   body: deleteAccountBody,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
-  handler: (ctx, { body }) => closeAccount(ctx, body.password),
+  responses: closeResponses,
+  handler: (ctx, { body }) => closeAccount(ctx, body),
 });
 
 const deleteUserRoute = defineRoute({
   method: "delete",
   path: "/user",
-  summary: "Close the account (password required)",
+  summary: "Close the account (password, and second factor when on, required)",
   tags: ["Account"],
   auth: "bearer",
   body: deleteAccountBody,
-  responses: { 200: { description: "Deleted", schema: messageResponse } },
-  handler: (ctx, { body }) => closeAccount(ctx, body.password),
+  responses: closeResponses,
+  handler: (ctx, { body }) => closeAccount(ctx, body),
 });
 
 export const profileRoutes: RouteSpec[] = [showUser, updateUser, deleteUserRoute, updateProfileRoute, changePassword, changeLanguage, changeTheme, deleteProfile];

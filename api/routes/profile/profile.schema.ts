@@ -30,7 +30,11 @@ export const passwordChangeBody = z
 
 export const languageBody = z.object({ language });
 export const themeBody = z.object({ theme: z.enum(themes) });
-export const deleteAccountBody = z.object({ password: z.string().min(1).max(1024) });
+export const deleteAccountBody = z.object({
+  password: z.string().min(1).max(1024),
+  /** Required when the account uses two-factor authentication: a current TOTP code or a recovery code. */
+  two_factor_code: z.string().trim().max(32).optional(),
+});
 
 export const sellerBody = z
   .object({
@@ -47,6 +51,10 @@ export const sellerBody = z
       .nullable()
       .optional(),
     bank_account_holder: z.string().trim().min(1).max(255).nullable().optional(),
+    /** Required when the IBAN or account holder stored for payouts changes: the account's password. */
+    current_password: z.string().max(1024).optional(),
+    /** Required with it when the account uses two-factor authentication: a current TOTP code or a recovery code. */
+    two_factor_code: z.string().trim().max(32).optional(),
   })
   .superRefine((v, ctx) => {
     if (v.is_seller && v.payout_method === "bank_transfer") {

@@ -132,3 +132,39 @@ t.test("administration of users", async (t) => {
     t.equal((await client(app.url, plain.token).get("/api/admin/audit-log")).status, 403);
   });
 });
+
+t.test("re-enabling an account does not revive its refresh tokens", async (t) => {
+  const app = await startTestApp(t);
+  const admin = await buildUserWithToken(app.pool, { roles: ["admin"] });
+  const password = "a long enough password";
+  const victim = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+  const grant = await request(app.url, "POST", "/api/oauth/token", { body: { grant_type: "password", ...CLIENT, username: victim.email, password, scope: "*" } });
+  t.equal(grant.status, 200, grant.text);
+  const asAdmin = client(app.url, admin.token);
+  t.equal((await asAdmin.put(`/api/admin/users/${victim.id}`, { disabled_at: new Date().toISOString() })).status, 200);
+  t.equal((await asAdmin.put(`/api/admin/users/${victim.id}`, { disabled_at: null })).status, 200);
+  const refresh = await request(app.url, "POST", "/api/oauth/token", { body: { grant_type: "refresh_token", ...CLIENT, refresh_token: grant.body.refresh_token } });
+  t.equal(refresh.status, 400, `the refresh token issued before the disable stays dead: ${refresh.text}`);
+  t.equal(refresh.body.error, "invalid_grant");
+});
+
+t.test("the last super admin cannot close their own account either", async (t) => {
+  const app = await startTestApp(t);
+  const password = "a long enough password";
+  const only = await buildUserWithToken(app.pool, { roles: ["super_admin"], passwordHash: await hashPassword(password) });
+  await app.pool.query(sql.type(z.object({}))`delete from user_roles where role = 'super_admin' and user_id <> ${only.user.id}`);
+  for (const path of ["/api/profile", "/api/user"]) {
+    const closed = await client(app.url, only.token).delete(path, { password });
+    t.equal(closed.status, 409, `${path}: ${closed.text}`);
+    t.equal(closed.body.code, "last_super_admin");
+  }
+  const left = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from users where id = ${only.user.id}`);
+  t.equal(left, 1, "the account is still there");
+
+  const second = await buildUserWithToken(app.pool, { roles: ["super_admin"], passwordHash: await hashPassword(password) });
+  // Both close at once: one of them must stay.
+  const both = await Promise.all([only, second].map((who) => client(app.url, who.token).delete("/api/profile", { password })));
+  t.same(both.map((r) => r.status).sort(), [200, 409], both.map((r) => r.text).join(" | "));
+  const supers = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from user_roles where role = 'super_admin'`);
+  t.equal(supers, 1, "one super administrator remains");
+});
