@@ -1,10 +1,9 @@
 /**
  * Two-factor enrollment (DESIGN §6): /auth/2fa/enable {current_password} (a pending secret and
  * its otpauth URI), /auth/2fa/confirm {code, current_password} (turns it on; ten recovery
- * codes, shown once), /auth/2fa/disable and /auth/2fa/recovery-codes (new codes), both
- * {password, two_factor_code}. Enrolling asks for the password too: with a stolen token
- * alone, switching 2FA on to the thief's authenticator would lock the owner out of their
- * account. Turning it off, or new recovery codes, ask for the second factor as well.
+ * codes, shown once), /auth/2fa/disable {password} and /auth/2fa/recovery-codes {password}
+ * (new codes). Enrolling asks for the password too: with a stolen token alone, switching 2FA
+ * on to the thief's authenticator would lock the owner out of their account.
  */
 import { z } from "zod";
 import { findLoginUser } from "../../../shared/auth/credentials.ts";
@@ -17,17 +16,7 @@ import { currentUser, type AppContext } from "../../context.ts";
 import { defineRoute } from "../route.ts";
 import { messageResponse } from "./auth.schema.ts";
 
-/**
- * The re-check of turning 2FA off and of new recovery codes: the password and, while 2FA is
- * on, a second factor (a code from the app or a recovery code). With the password alone, a
- * session and a phished password would switch the second factor off (or mint recovery codes)
- * and then change the password without it.
- */
-const secondFactorBody = z.object({
-  password: z.string().min(1).max(1024),
-  /** A current TOTP code or an unused recovery code; required while two-factor authentication is on. */
-  two_factor_code: z.string().trim().max(32).optional(),
-});
+const passwordBody = z.object({ password: z.string().min(1).max(1024) });
 /** The password re-check of enrollment: optional here so a missing one answers 422 on `current_password` with the re-check's message. */
 const currentPassword = z.string().max(1024).optional();
 const codesResponse = z.object({ message: z.string(), recovery_codes: z.array(z.string()) });
@@ -38,17 +27,10 @@ async function loginUser(ctx: AppContext) {
   return user;
 }
 
-/**
- * The password re-check, counted with login's failed attempts, and the second factor when
- * `code` is given as a field (checked only while 2FA is on). @throws 422 on the field at fault, 429
- */
-async function requirePassword(ctx: AppContext, password: string | undefined, field = "password", second?: { code: string | undefined }) {
+/** The password re-check, counted with login's failed attempts. @throws 422 on `field`, 429 */
+async function requirePassword(ctx: AppContext, password: string | undefined, field = "password") {
   const { pool, identity, config } = ctx.deps;
-  return reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, {
-    password,
-    passwordField: field,
-    ...(second ? { code: second.code, codeField: "two_factor_code" } : {}),
-  });
+  return reauthenticate({ pool, attempts: identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, { password, passwordField: field });
 }
 
 const enable = defineRoute({
@@ -108,14 +90,13 @@ const confirm = defineRoute({
 const disable = defineRoute({
   method: "post",
   path: "/auth/2fa/disable",
-  summary: "Turn two-factor authentication off (password and a second factor required)",
-  description: "Needs `password` and `two_factor_code` (a current code from the app, or a recovery code); 422 on the field at fault.",
+  summary: "Turn two-factor authentication off (password required)",
   tags: ["Two-factor"],
   auth: "bearer",
-  body: secondFactorBody,
+  body: passwordBody,
   responses: { 200: { description: "Disabled", schema: messageResponse } },
   handler: async (ctx, { body }) => {
-    const user = await requirePassword(ctx, body.password, "password", { code: body.two_factor_code });
+    const user = await requirePassword(ctx, body.password);
     await ctx.deps.pool.transaction(async (tx) => {
       await tx.query(sql.type(ignoredRow)`
         update users set two_factor_secret = null, two_factor_pending_secret = null, two_factor_confirmed_at = null, updated_at = now()
@@ -130,14 +111,13 @@ const disable = defineRoute({
 const recoveryCodes = defineRoute({
   method: "post",
   path: "/auth/2fa/recovery-codes",
-  summary: "Replace the recovery codes (password and a second factor required)",
-  description: "Needs `password` and `two_factor_code` (a current code from the app, or one of the recovery codes being replaced); 422 on the field at fault.",
+  summary: "Replace the recovery codes (password required)",
   tags: ["Two-factor"],
   auth: "bearer",
-  body: secondFactorBody,
-  responses: { 200: { description: "New codes", schema: codesResponse }, 409: { description: "Two-factor authentication is not enabled" } },
+  body: passwordBody,
+  responses: { 200: { description: "New codes", schema: codesResponse } },
   handler: async (ctx, { body }) => {
-    const user = await requirePassword(ctx, body.password, "password", { code: body.two_factor_code });
+    const user = await requirePassword(ctx, body.password);
     if (!user.two_factor_confirmed_at) throw conflict("Two-factor authentication is not enabled.", "two_factor_disabled");
     const codes = await ctx.deps.pool.transaction((tx) => replaceRecoveryCodes(tx, user.id));
     ctx.body = { message: "New recovery codes generated; the old ones no longer work.", recovery_codes: codes };

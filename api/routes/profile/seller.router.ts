@@ -1,12 +1,9 @@
 /**
  * PUT /profile/seller: the seller profile of the marketplace (company, VAT id, payout by
- * bank transfer). The IBAN is validated, stored encrypted and never returned. Changing or
- * removing the IBAN or account holder once set needs `current_password` (and
- * `two_factor_code` with 2FA on): a stolen session would otherwise redirect the payouts.
+ * bank transfer). The IBAN is validated, stored encrypted and never returned.
  */
 import { z } from "zod";
-import { reauthenticate } from "../../../shared/auth/reauthenticate.ts";
-import { openText, seal } from "../../../shared/crypto.ts";
+import { seal } from "../../../shared/crypto.ts";
 import { ignoredRow, sql } from "../../../shared/db/pool.ts";
 import { findUserById } from "../../../shared/db/users.ts";
 import { invalid } from "../../../shared/errors.ts";
@@ -15,19 +12,10 @@ import { presentUser, userResource } from "../../presenters/user.ts";
 import { defineRoute } from "../route.ts";
 import { sellerBody } from "./profile.schema.ts";
 
-/** The stored IBAN, or "" when it cannot be opened (any IBAN sent then counts as a change). */
-function openIban(appKey: Buffer, sealed: Buffer): string {
-  try {
-    return openText(appKey, sealed);
-  } catch {
-    return "";
-  }
-}
-
 const seller = defineRoute({
   method: "put",
   path: "/profile/seller",
-  summary: "Update the seller profile (a new payout account needs the password)",
+  summary: "Update the seller profile",
   tags: ["Account"],
   auth: "bearer",
   body: sellerBody,
@@ -35,26 +23,13 @@ const seller = defineRoute({
   handler: async (ctx, { body }) => {
     const { pool, config } = ctx.deps;
     const userId = currentUser(ctx).id;
-    const stored = await pool.one(sql.type(z.object({ iban: z.instanceof(Buffer).nullable(), holder: z.string().nullable() }))`
-      select bank_iban as iban, bank_account_holder as holder from users where id = ${userId}`);
-    const storedIban = stored.iban ? openIban(config.appKey, stored.iban) : null;
+    const stored = await pool.one(sql.type(z.object({ has_iban: z.boolean(), holder: z.string().nullable() }))`
+      select bank_iban is not null as has_iban, bank_account_holder as holder from users where id = ${userId}`);
     if (body.is_seller && (body.payout_method ?? "bank_transfer") === "bank_transfer") {
       const errors: Record<string, string[]> = {};
-      if (body.bank_iban === undefined && !stored.iban) errors.bank_iban = ["The bank iban field is required for bank transfers."];
+      if (body.bank_iban === undefined && !stored.has_iban) errors.bank_iban = ["The bank iban field is required for bank transfers."];
       if (body.bank_account_holder === undefined && !stored.holder) errors.bank_account_holder = ["The bank account holder field is required for bank transfers."];
       if (Object.keys(errors).length) throw invalid(errors);
-    }
-    // Where payouts go: once set, changing or removing it is a change a stolen session must not make.
-    const movesPayouts =
-      (stored.iban !== null || stored.holder !== null) &&
-      ((body.bank_iban !== undefined && body.bank_iban !== storedIban) || (body.bank_account_holder !== undefined && body.bank_account_holder !== stored.holder));
-    if (movesPayouts) {
-      await reauthenticate({ pool, attempts: ctx.deps.identity.attempts, appKey: config.appKey }, currentUser(ctx), ctx.ip, {
-        password: body.current_password,
-        passwordField: "current_password",
-        code: body.two_factor_code,
-        codeField: "two_factor_code",
-      });
     }
     const sets = [sql.fragment`is_seller = ${body.is_seller}`, sql.fragment`updated_at = now()`];
     const text = { company_name: body.company_name, company_address: body.company_address, company_country: body.company_country, vat_id: body.vat_id, bank_account_holder: body.bank_account_holder };

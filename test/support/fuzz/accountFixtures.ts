@@ -5,8 +5,8 @@
  * plan sold for them, payment provider events signed as the providers sign them, a git
  * connection, and what the sign-in
  * routes need: the owner's credentials (every owner has `OWNER_PASSWORD`), two-factor
- * authentication pending or on with a known secret, a login challenge with a current TOTP
- * code and such a code alone, a password reset token, a pending e-mail change's cancel token and a signed
+ * authentication pending or on with a known secret and a login challenge with a current TOTP
+ * code, a password reset token, a pending e-mail change's cancel token and a signed
  * verification link. Made on first use, through the API where a client can make one, else by
  * the services the API's own paths call; the values a request must carry are noted for
  * `World.notes` (`bodyHints.ts` puts them into the body or query).
@@ -145,15 +145,6 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
         const { secret } = (await ctx.notes("twoFactorOn"))!;
         const token = await createChallenge(pool, owner.id, { deviceId: null, browser: null });
         ctx.note(kind, { two_factor_token: token, code: totpCode(secret!, Math.max(stepNow(), (last ?? 0) + 1)) });
-        return owner.id;
-      })();
-    case "twoFactorCode":
-      // A current TOTP code of the owner's (2FA on), as the re-checks of turning it off or of new recovery codes ask for.
-      return (async () => {
-        await ctx.need("twoFactorOn");
-        const last = await pool.oneFirst(sql.type(z.object({ s: z.number().nullable() }))`select two_factor_last_step::int as s from users where id = ${owner.id}`);
-        const { secret } = (await ctx.notes("twoFactorOn"))!;
-        ctx.note(kind, { two_factor_code: totpCode(secret!, Math.max(stepNow(), (last ?? 0) + 1)) });
         return owner.id;
       })();
     case "passwordReset":
