@@ -83,7 +83,7 @@ export async function completeEuroPurchase(tx: CommonQueryMethods, transaction: 
   const purchaseId = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
     insert into store_purchases (buyer_id, store_template_id, version_id, payment_type, price_euro_cents, transaction_id)
     values (${intent.buyer_id}, ${intent.store_template_id}, ${intent.version_id}, 'euros', ${transaction.amount_cents}, ${transaction.id})
-    on conflict (buyer_id, store_template_id) do nothing returning id`);
+    on conflict (buyer_id, store_template_id) where status = 'completed' do nothing returning id`);
   // Bought meanwhile by another payment: the buyer keeps the first purchase; this payment is for an operator to refund.
   if (purchaseId === null) return;
   await tx.query(sql.type(z.object({}))`

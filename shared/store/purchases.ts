@@ -1,6 +1,7 @@
 /**
- * Purchases of store templates (spec purchase rules): one per buyer and template (a
- * concurrent double purchase meets the unique key and charges once), of the template's
+ * Purchases of store templates (spec purchase rules): one completed purchase per buyer and
+ * template (a concurrent double purchase meets the unique key and charges once; a refunded
+ * one is history, and its buyer may buy again as a new purchase), of the template's
  * current version; the seller's share is recorded as a `pending` earning in the same
  * transaction; credits are spent through the ledger in that transaction too. A refund gives
  * credits back and reverses the earning while it is still pending.
@@ -63,7 +64,7 @@ export async function purchase(
     insert into store_purchases as p (buyer_id, store_template_id, version_id, payment_type, price_credits, price_euro_cents)
     values (${input.buyerId}, ${template.id}, ${template.current_version_id}, ${template.price_type},
       ${template.price_type === "credits" ? template.price_credits : 0}, 0)
-    on conflict (buyer_id, store_template_id) do nothing
+    on conflict (buyer_id, store_template_id) where status = 'completed' do nothing
     returning ${purchaseColumns}`);
   if (!row) throw conflict("You already bought this template.", "already_purchased");
   if (template.price_type === "credits") {

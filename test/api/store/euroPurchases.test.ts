@@ -64,4 +64,18 @@ t.test("euro purchases by card", async (t) => {
   await eventsSettled(app.pool);
   t.same(await state(), { purchases: 0, earning: 1399, earning_status: "reversed", sales: 0 }, "the refund reverses the pending earning");
   t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}/download`, { token: buyer.token })).status, 403);
+
+  // Refunded, the template can be bought again, and the second payment buys it (it was taken and delivered nothing).
+  t.match((await request(app.url, "GET", `/api/store/templates/${storeId}`, { token: buyer.token })).body.data, { is_purchased: false, can_purchase: true });
+  const again = await request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: storeId, payment_method: "cardprocessor" } });
+  t.equal(again.status, 202, again.text);
+  const second = stripe.intents.get(again.body.transaction.provider_payment_id)!;
+  t.not(second.id, intent.id, "a new payment");
+  t.equal((await deliver(stripe.event("payment_intent.succeeded", { ...second, status: "succeeded" }))).status, 200);
+  await eventsSettled(app.pool);
+  t.equal((await state()).purchases, 1, "the second payment is recorded as a purchase");
+  t.equal((await state()).sales, 1);
+  t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}/download`, { token: buyer.token })).status, 200, "and delivers");
+  const earnings = await app.pool.anyFirst(sql.type(z.object({ status: z.string() }))`select status from seller_earnings order by id`);
+  t.same(earnings, ["reversed", "pending"]);
 });
