@@ -6,17 +6,24 @@
  * environment in (after filling development defaults from `.data/`), tests pass their own.
  */
 import { z } from "zod";
+import { wholeDigits } from "./canonicalNumbers.ts";
 
 const booleanString = z
   .enum(["true", "false", "1", "0", "yes", "no", "on", "off", ""])
   .transform((value) => ["true", "1", "yes", "on"].includes(value));
 
-const integer = (min: number, max: number) =>
-  z.coerce
-    .number({ error: `expected an integer between ${min} and ${max}` })
-    .int({ error: `expected an integer between ${min} and ${max}` })
-    .min(min, { error: `expected an integer between ${min} and ${max}` })
-    .max(max, { error: `expected an integer between ${min} and ${max}` });
+/**
+ * A whole number in plain digits, surrounding white space allowed (env files carry it). Not
+ * zod's coercion: `Number(text)` also reads "0x50" as 80, "1e3" as 1000 and white space alone
+ * as 0, so a typo would start the service on a port or with a limit nobody wrote.
+ */
+const integer = (min: number, max: number) => {
+  const error = `expected an integer between ${min} and ${max}, in digits`;
+  return z.preprocess(
+    (value) => (typeof value === "string" && wholeDigits.test(value.trim()) ? Number(value.trim()) : value),
+    z.number({ error }).int({ error }).min(min, { error }).max(max, { error }),
+  );
+};
 
 const postgresUrl = z
   .string()

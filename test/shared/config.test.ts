@@ -116,3 +116,33 @@ t.test("the CLI lists its commands", async (t) => {
   t.match(result.stderr, /Unknown command "nope"/);
   t.match(result.stderr, /migrate/);
 });
+
+t.test("numbers are read in plain digits only, white space around them allowed", async (t) => {
+  const port = (PORT: string) => {
+    try {
+      return loadConfig({ ...valid, PORT }).port;
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      return error.problems.join("\n");
+    }
+  };
+  t.equal(port("8080"), 8080);
+  t.equal(port(" 8080\t"), 8080, "an env file's stray white space");
+  t.equal(port("0"), 0);
+  // Number() reads each of these as some port: 80, 1000, 0 (a random port), 80, 80, 8080.
+  for (const given of ["0x50", "1e3", "   ", "80.0", "+80", "08080", "80 80", "-1", "65536"]) {
+    t.match(port(given), /^PORT has the invalid value .*: expected an integer between 0 and 65535, in digits$/, JSON.stringify(given));
+  }
+  t.match(
+    (() => {
+      try {
+        loadConfig({ ...valid, WORKER_CONCURRENCY: "0b11" });
+        return "";
+      } catch (error) {
+        return (error as ConfigError).problems.join("\n");
+      }
+    })(),
+    /WORKER_CONCURRENCY has the invalid value "0b11"/,
+    "every integer variable, not only the port",
+  );
+});
