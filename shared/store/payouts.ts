@@ -65,6 +65,12 @@ export async function lockPayout(tx: CommonQueryMethods, id: number): Promise<Pa
 export async function attachEarnings(tx: CommonQueryMethods, payoutId: number, holdDays: number): Promise<PayoutRow | null> {
   const payout = await lockPayout(tx, payoutId);
   if (!payout || payout.status !== "requested") return payout;
+  // Payouts of one seller attach one at a time: a second one waits here until the first
+  // commits, and its next statement then sees what the first took. Without this, two jobs
+  // computed the same eligible earnings and the later update, re-checking only the row it
+  // waited for, took them again: both payouts carried the same money.
+  await tx.any(sql.type(z.object({ id: z.number() }))`
+    select id from seller_earnings where seller_id = ${payout.seller_id} and status = 'pending' order by id for update`);
   const taken = await tx.oneFirst(sql.type(z.object({ cents: z.number() }))`
     with eligible as (
       select id, sum(amount_cents) over (order by created_at, id) as running
@@ -72,7 +78,7 @@ export async function attachEarnings(tx: CommonQueryMethods, payoutId: number, h
       where seller_id = ${payout.seller_id} and status = 'pending' and created_at <= now() - make_interval(days => ${holdDays})
     ), taken as (
       update seller_earnings e set status = 'paid_out', payout_id = ${payoutId}
-      from eligible where e.id = eligible.id and eligible.running <= ${payout.amount_cents}
+      from eligible where e.id = eligible.id and eligible.running <= ${payout.amount_cents} and e.status = 'pending'
       returning e.amount_cents
     )
     select coalesce(sum(amount_cents), 0)::int as cents from taken`);

@@ -151,3 +151,39 @@ t.test("a worker killed mid-payout: the retry pays once", async (t) => {
   t.equal(xml.match(/<CdtTrfTxInf>/g)?.length, 1);
   t.match(xml, /<CtrlSum>70\.00<\/CtrlSum>/);
 });
+
+t.test("two payouts of one seller processed at once take different earnings", async (t) => {
+  const app = await startTestApp(t, { worker: true, env });
+  const seller = await sellerWithSales(app, 2, 20);
+  // Another session holds the first earning, so both jobs have read the seller's pending
+  // earnings before either attaches any.
+  const holder = new pg.Client({ connectionString: app.db.url });
+  await holder.connect();
+  t.teardown(() => holder.end());
+  await holder.query("begin");
+  await holder.query("select id from seller_earnings where seller_id = $1 order by id limit 1 for no key update", [seller.user.id]);
+  const ids: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const res = await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 35 } });
+    t.equal(res.status, 201, res.text);
+    ids.push(res.body.payout.id);
+  }
+  await until(
+    async () =>
+      (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) >= 2,
+    { timeoutMs: 30_000, message: "both payout jobs waiting on the seller's earnings" },
+  );
+  await holder.query("commit");
+  const done = await Promise.all(
+    ids.map((id) => until(async () => { const p = await payoutState(app.pool, id); return p.status === "sent" ? p : undefined; }, { timeoutMs: 60_000, message: `payout ${id}` })),
+  );
+  t.same(done.map((p) => p.transferred_cents), [3500, 3500]);
+  const earnings = await app.pool.any(sql.type(z.object({ status: z.string(), payout_id: z.number().nullable() }))`
+    select status, payout_id from seller_earnings where seller_id = ${seller.user.id} order by id`);
+  t.same(earnings.map((e) => e.status), ["paid_out", "paid_out"], "both earnings paid out");
+  t.same(earnings.map((e) => e.payout_id).sort(), [...ids].sort(), "each by its own payout");
+  const transferred = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select coalesce(sum(transferred_cents), 0)::int as n from seller_payouts where seller_id = ${seller.user.id}`);
+  t.equal(transferred, 7000, "no more paid out than was earned");
+});
