@@ -13,7 +13,8 @@ import { AppError, conflict, forbidden, notFound } from "../errors.ts";
 
 export const purchaseRow = z.object({
   id: z.number(),
-  buyer_id: z.number(),
+  /** Null once the buyer closed their account (the sale stays). */
+  buyer_id: z.number().nullable(),
   store_template_id: z.number(),
   version_id: z.number(),
   payment_type: z.enum(["credits", "euros", "free"]),
@@ -92,11 +93,12 @@ export async function purchase(
  * was refunded before.
  */
 export async function refundPurchase(tx: CommonQueryMethods, purchaseId: number): Promise<boolean> {
-  const row = await tx.maybeOne(sql.type(z.object({ store_template_id: z.number(), buyer_id: z.number(), price_credits: z.number(), payment_type: z.string() }))`
+  const row = await tx.maybeOne(sql.type(z.object({ store_template_id: z.number(), buyer_id: z.number().nullable(), price_credits: z.number(), payment_type: z.string() }))`
     update store_purchases set status = 'refunded', refunded_at = now()
     where id = ${purchaseId} and status = 'completed' returning store_template_id, buyer_id, price_credits, payment_type`);
   if (!row) return false;
-  if (row.payment_type === "credits" && row.price_credits > 0) {
+  // A closed account has no balance to give credits back to.
+  if (row.payment_type === "credits" && row.price_credits > 0 && row.buyer_id !== null) {
     await grantCredits(tx, {
       userId: row.buyer_id,
       amount: row.price_credits,

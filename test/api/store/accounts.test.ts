@@ -1,0 +1,49 @@
+/**
+ * Closing an account that took part in store sales: a buyer who leaves leaves the sale and
+ * the seller's earning in place (and a later refund of it still reverses the earning).
+ */
+import t from "tap";
+import { z } from "zod";
+import { grantCredits } from "../../../shared/credits/ledger.ts";
+import { sql } from "../../../shared/db/pool.ts";
+import { startTestApp } from "../../support/app.ts";
+import { buildUserWithToken } from "../../support/factories.ts";
+import { request } from "../../support/http.ts";
+import { buildSeller, buildStoreTemplate } from "../../support/storeFactories.ts";
+import { buildTemplate } from "../../support/templateFactories.ts";
+
+t.test("closing accounts after store sales", async (t) => {
+  const app = await startTestApp(t, { env: { STORE_SELLER_SHARE_PERCENT: "70", STORE_CREDIT_VALUE_CENTS: "10" } });
+  const admin = await buildUserWithToken(app.pool, { roles: ["user", "admin"] });
+  const seller = await buildSeller(app);
+  const template = await buildTemplate(app.pool, { ownerId: seller.user.id }, seller.user.id);
+  const storeId = await buildStoreTemplate(app.pool, seller.user.id, [template], { name: "Sold kit", price_type: "credits", price_credits: 500 });
+  /** A buyer with 500 credits who bought `storeId`; returns the buyer and the purchase id. */
+  const buyerOf = async (id: number) => {
+    const buyer = await buildUserWithToken(app.pool);
+    await grantCredits(app.pool, { userId: buyer.user.id, amount: 500, reason: "test", referenceType: null, referenceId: null, idempotencyKey: "seed" });
+    const res = await request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: id } });
+    t.equal(res.status, 201, res.text);
+    return { ...buyer, purchaseId: res.body.purchase.id as number };
+  };
+  const earnings = () =>
+    app.pool.any(sql.type(z.object({ purchase_id: z.number(), amount_cents: z.number(), status: z.string() }))`
+      select purchase_id, amount_cents, status from seller_earnings where seller_id = ${seller.user.id} order by id`);
+
+  await t.test("a buyer closes their account: the seller keeps the sale and the pending earning", async (t) => {
+    const buyer = await buyerOf(storeId);
+    const before = (await request(app.url, "GET", "/api/seller/analytics", { token: seller.token })).body.data;
+    t.match(before, { total_sales: 1, total_revenue_credits: 500, pending_payout: 35, available_for_payout: 35 });
+    const closed = await request(app.url, "DELETE", `/api/admin/users/${buyer.user.id}`, { token: admin.token });
+    t.equal(closed.status, 200, closed.text);
+    const after = (await request(app.url, "GET", "/api/seller/analytics", { token: seller.token })).body.data;
+    t.match(after, { total_sales: 1, total_revenue_credits: 500, pending_payout: 35, available_for_payout: 35 }, "nothing taken from the seller");
+    t.same(await earnings(), [{ purchase_id: buyer.purchaseId, amount_cents: 3500, status: "pending" }]);
+    t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}`, { token: seller.token })).body.data.sales_count, 1);
+
+    // An administrator may still refund that sale: the earning is reversed, no credits go anywhere.
+    const refunded = await request(app.url, "POST", `/api/admin/store/purchases/${buyer.purchaseId}/refund`, { token: admin.token });
+    t.equal(refunded.status, 200, refunded.text);
+    t.same(await earnings(), [{ purchase_id: buyer.purchaseId, amount_cents: 3500, status: "reversed" }]);
+  });
+});
