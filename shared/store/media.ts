@@ -35,7 +35,8 @@ export const storeMediaRow = z.object({
   width: z.number().nullable(),
   height: z.number().nullable(),
   status: z.enum(storeStatuses),
-  seller_id: z.number(),
+  /** Null once the seller closed their account. */
+  seller_id: z.number().nullable(),
 });
 export type StoreMediaRow = z.infer<typeof storeMediaRow>;
 

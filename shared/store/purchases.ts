@@ -29,7 +29,7 @@ const purchaseColumns = sql.fragment`p.id, p.buyer_id, p.store_template_id, p.ve
 
 const buyable = z.object({
   id: z.number(),
-  seller_id: z.number(),
+  seller_id: z.number().nullable(),
   status: z.string(),
   price_type: z.enum(["credits", "euros", "free"]),
   price_credits: z.number(),
@@ -79,9 +79,11 @@ export async function purchase(
     });
     await tx.query(sql.type(z.object({}))`update store_purchases set ledger_entry_id = ${entryId} where id = ${row.id}`);
     const cents = Math.floor((template.price_credits * share.creditValueCents * share.sharePercent) / 100);
-    await tx.query(sql.type(z.object({}))`
-      insert into seller_earnings (seller_id, purchase_id, amount_cents, amount_credits)
-      values (${template.seller_id}, ${row.id}, ${cents}, ${template.price_credits})`);
+    if (template.seller_id !== null) {
+      await tx.query(sql.type(z.object({}))`
+        insert into seller_earnings (seller_id, purchase_id, amount_cents, amount_credits)
+        values (${template.seller_id}, ${row.id}, ${cents}, ${template.price_credits})`);
+    }
   }
   await tx.query(sql.type(z.object({}))`update store_templates set sales_count = sales_count + 1 where id = ${template.id}`);
   return row;
@@ -122,9 +124,10 @@ export async function findPurchase(conn: CommonQueryMethods, buyerId: number, st
 
 export const purchaseListRow = purchaseRow.extend({
   template_name: z.string(),
-  seller_id: z.number(),
-  seller_username: z.string(),
-  seller_name: z.string(),
+  /** The seller's; null once they closed their account. */
+  seller_id: z.number().nullable(),
+  seller_username: z.string().nullable(),
+  seller_name: z.string().nullable(),
   version: z.number(),
 });
 export type PurchaseListRow = z.infer<typeof purchaseListRow>;
@@ -134,7 +137,7 @@ export async function listPurchases(conn: CommonQueryMethods, buyerId: number, p
   const rows = await conn.any(sql.type(purchaseListRow.extend({ total: z.number() }))`
     select ${purchaseColumns}, st.name as template_name, u.id as seller_id, u.username as seller_username, u.name as seller_name,
       v.version, count(*) over ()::int as total
-    from store_purchases p join store_templates st on st.id = p.store_template_id join users u on u.id = st.seller_id
+    from store_purchases p join store_templates st on st.id = p.store_template_id left join users u on u.id = st.seller_id
     join store_template_versions v on v.id = p.version_id
     where p.buyer_id = ${buyerId}
     order by p.created_at desc, p.id desc

@@ -27,7 +27,7 @@ const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const purchaseResource = z.object({
   id: z.number(),
   template: z.object({ id: z.number(), name: z.string(), version: z.number() }),
-  seller: z.object({ id: z.number(), username: z.string(), name: z.string() }),
+  seller: z.object({ id: z.number(), username: z.string(), name: z.string() }).nullable(),
   payment_type: z.enum(["credits", "euros", "free"]),
   price_credits: z.number(),
   price_euros: z.number(),
@@ -38,7 +38,8 @@ const purchaseResource = z.object({
 const presentPurchase = (row: PurchaseListRow) => ({
   id: row.id,
   template: { id: row.store_template_id, name: row.template_name, version: row.version },
-  seller: { id: row.seller_id, username: row.seller_username, name: row.seller_name },
+  // A seller who closed their account leaves the purchase without one.
+  seller: row.seller_id === null ? null : { id: row.seller_id, username: row.seller_username!, name: row.seller_name! },
   payment_type: row.payment_type,
   price_credits: row.price_credits,
   price_euros: euros(row.price_euro_cents),

@@ -1,13 +1,16 @@
 /**
  * Closing an account that took part in store sales: a buyer who leaves leaves the sale and
- * the seller's earning in place (and a later refund of it still reverses the earning).
+ * the seller's earning in place (and a later refund of it still reverses the earning); a
+ * seller who sold can leave too: their unsold templates go, the sold ones are withdrawn and
+ * still delivered to their buyers.
  */
 import t from "tap";
 import { z } from "zod";
 import { grantCredits } from "../../../shared/credits/ledger.ts";
+import { hashPassword } from "../../../shared/auth/passwords.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
-import { buildUserWithToken } from "../../support/factories.ts";
+import { buildProject, buildUserWithToken } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
 import { buildSeller, buildStoreTemplate } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
@@ -45,5 +48,34 @@ t.test("closing accounts after store sales", async (t) => {
     const refunded = await request(app.url, "POST", `/api/admin/store/purchases/${buyer.purchaseId}/refund`, { token: admin.token });
     t.equal(refunded.status, 200, refunded.text);
     t.same(await earnings(), [{ purchase_id: buyer.purchaseId, amount_cents: 3500, status: "reversed" }]);
+  });
+
+  await t.test("a seller who sold closes their account: unsold templates go, buyers keep the sold ones", async (t) => {
+    const password = "seller leaving the store";
+    const leaving = await buildSeller(app, { passwordHash: await hashPassword(password) });
+    const own = await buildTemplate(app.pool, { ownerId: leaving.user.id }, leaving.user.id, { name: "Kept", files: [{ file_name: "kept.txt", content: "kept\n" }] });
+    const sold = await buildStoreTemplate(app.pool, leaving.user.id, [own], { name: "Leaving kit", price_type: "credits", price_credits: 500 });
+    const unsold = await buildStoreTemplate(app.pool, leaving.user.id, [own], { name: "Unsold kit", price_type: "free" });
+    const buyer = await buyerOf(sold);
+    const other = await buildUserWithToken(app.pool);
+
+    const closed = await request(app.url, "DELETE", "/api/profile", { token: leaving.token, body: { password } });
+    t.equal(closed.status, 200, closed.text);
+    const rows = await app.pool.any(sql.type(z.object({ id: z.number(), status: z.string(), seller_id: z.number().nullable() }))`
+      select id, status, seller_id from store_templates where id = any(${sql.array([sold, unsold], "int8")}) order by id`);
+    t.same(rows, [{ id: sold, status: "withdrawn", seller_id: null }], "the unsold template is deleted, the sold one withdrawn");
+
+    const listed = await request(app.url, "GET", "/api/store/purchases", { token: buyer.token });
+    t.equal(listed.status, 200, listed.text);
+    t.match(listed.body.data, [{ id: buyer.purchaseId, template: { id: sold, name: "Leaving kit" }, seller: null, status: "completed" }]);
+    t.equal((await request(app.url, "GET", `/api/store/templates/${sold}/download`, { token: buyer.token })).status, 200, "the buyer still downloads");
+    const project = await buildProject(app.pool, buyer.user.id);
+    const installed = await request(app.url, "POST", `/api/store/templates/${sold}/install`, { token: buyer.token, body: { project_id: project } });
+    t.equal(installed.status, 201, installed.text);
+    t.equal((await request(app.url, "GET", `/api/store/templates/${sold}/download`, { token: other.token })).status, 404, "hidden from others");
+    t.equal((await request(app.url, "POST", "/api/store/purchase", { token: other.token, body: { template_id: sold } })).status, 404);
+    t.equal((await request(app.url, "POST", `/api/admin/store/templates/${sold}/approve`, { token: admin.token })).status, 409, "not published again");
+    const browse = await request(app.url, "GET", "/api/store/templates?q=Leaving", { token: other.token });
+    t.equal(browse.body.meta.total, 0);
   });
 });
