@@ -26,11 +26,14 @@ export type PayoutRow = z.infer<typeof payoutRow>;
 
 const columns = sql.fragment`id, seller_id, amount_cents, status, transferred_cents, sepa_storage_key, failure, processed_at, paid_at, created_at`;
 
-/** Euro cents a seller may still ask for: pending earnings less the payouts not yet processed. */
+/**
+ * Euro cents a seller may still ask for: pending earnings less the payouts not yet processed,
+ * and never below 0 (a refund after a request can leave less pending than was requested).
+ */
 export async function availableCents(conn: CommonQueryMethods, sellerId: number): Promise<number> {
   return conn.oneFirst(sql.type(z.object({ cents: z.number() }))`
-    select ((select coalesce(sum(amount_cents), 0) from seller_earnings where seller_id = ${sellerId} and status = 'pending')
-      - (select coalesce(sum(amount_cents), 0) from seller_payouts where seller_id = ${sellerId} and status = 'requested'))::int as cents`);
+    select greatest((select coalesce(sum(amount_cents), 0) from seller_earnings where seller_id = ${sellerId} and status = 'pending')
+      - (select coalesce(sum(amount_cents), 0) from seller_payouts where seller_id = ${sellerId} and status = 'requested'), 0)::int as cents`);
 }
 
 /** Records a payout request. */

@@ -187,3 +187,16 @@ t.test("two payouts of one seller processed at once take different earnings", as
     select coalesce(sum(transferred_cents), 0)::int as n from seller_payouts where seller_id = ${seller.user.id}`);
   t.equal(transferred, 7000, "no more paid out than was earned");
 });
+
+t.test("a refund after a payout request: nothing more is available, never a negative amount", async (t) => {
+  const app = await startTestApp(t, { env });
+  const admin = await buildUserWithToken(app.pool, { roles: ["user", "admin"] });
+  const seller = await sellerWithSales(app, 2, 20);
+  t.equal((await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 70 } })).status, 201);
+  const purchaseId = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
+    select id from store_purchases where store_template_id = ${seller.storeId} order by id limit 1`);
+  t.equal((await request(app.url, "POST", `/api/admin/store/purchases/${purchaseId}/refund`, { token: admin.token })).status, 200);
+  const metrics = (await request(app.url, "GET", "/api/seller/analytics", { token: seller.token })).body.data;
+  t.match(metrics, { pending_payout: 35, available_for_payout: 0 });
+  t.match(await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 20 } }), { status: 422, body: { errors: { amount: ["At most 0 EUR can be paid out now."] } } });
+});
