@@ -1,7 +1,7 @@
 /**
  * Closing an account that took part in store sales: a buyer who leaves leaves the sale and
- * the seller's earning in place (and a later refund of it still reverses the earning); a
- * seller who sold can leave too: their unsold templates go, the sold ones are withdrawn and
+ * the seller's earning in place (and a later refund of it still reverses the earning), and
+ * their reviews stop counting in the template's score; a seller who sold can leave too: their unsold templates go, the sold ones are withdrawn and
  * still delivered to their buyers.
  */
 import t from "tap";
@@ -48,6 +48,21 @@ t.test("closing accounts after store sales", async (t) => {
     const refunded = await request(app.url, "POST", `/api/admin/store/purchases/${buyer.purchaseId}/refund`, { token: admin.token });
     t.equal(refunded.status, 200, refunded.text);
     t.same(await earnings(), [{ purchase_id: buyer.purchaseId, amount_cents: 3500, status: "reversed" }]);
+  });
+
+  await t.test("a reviewer closes their account: the template's review count and score follow", async (t) => {
+    const kit = await buildStoreTemplate(app.pool, seller.user.id, [template], { name: "Reviewed kit", price_type: "credits", price_credits: 500 });
+    const [staying, leaving] = [await buyerOf(kit), await buyerOf(kit)];
+    for (const [who, rating] of [[staying, 5], [leaving, 1]] as const) {
+      t.equal((await request(app.url, "POST", `/api/store/templates/${kit}/reviews`, { token: who.token, body: { rating } })).status, 201);
+    }
+    t.match((await request(app.url, "GET", `/api/store/templates/${kit}`, { token: seller.token })).body.data, { review_count: 2, review_score: 3 });
+    t.equal((await request(app.url, "DELETE", `/api/admin/users/${leaving.user.id}`, { token: admin.token })).status, 200);
+    const shown = (await request(app.url, "GET", `/api/store/templates/${kit}`, { token: seller.token })).body.data;
+    t.match(shown, { review_count: 1, review_score: 5 }, "the removed review no longer counts");
+    t.equal((await request(app.url, "GET", `/api/store/templates/${kit}/reviews`, { token: seller.token })).body.meta.total, 1);
+    t.equal((await request(app.url, "DELETE", `/api/admin/users/${staying.user.id}`, { token: admin.token })).status, 200);
+    t.match((await request(app.url, "GET", `/api/store/templates/${kit}`, { token: seller.token })).body.data, { review_count: 0, review_score: null });
   });
 
   await t.test("a seller who sold closes their account: unsold templates go, buyers keep the sold ones", async (t) => {
