@@ -40,10 +40,14 @@ t.test("store media", async (t) => {
   t.match(logo.body.store_template.logo, new RegExp(`/api/store/media/\\d+\\?v=[0-9a-f]{16}$`));
   const image = await upload({ media_type: "image", title: "Screen" }, { bytes: png, name: "s.png" });
   t.equal(image.body.store_template.images.length, 1);
-  t.match(image.body.store_template.images[0], { title: "Screen", width: 40, height: 30 });
+  t.match(image.body.store_template.images[0], { title: "Screen", width: 40, height: 30, file_path: /^\/api\/store\/media\/\d+\?v=[0-9a-f]{16}$/ });
+  // The spec's Template media (id, media_type, file_path for images and logos, video_url, title) answers the upload.
+  t.match(image.body.media, { id: image.body.store_template.images[0].id, media_type: "image", title: "Screen", file_path: image.body.store_template.images[0].file_path, video_url: null });
+  t.equal(image.body.media.url, `${app.url}${image.body.media.file_path}`);
   const video = await upload({ media_type: "video", video_url: "https://www.youtube.com/watch?v=abc" });
   t.equal(video.status, 201, video.text);
   t.equal(video.body.store_template.media.length, 2, "image and video");
+  t.match(video.body.media, { media_type: "video", video_url: "https://www.youtube.com/watch?v=abc", file_path: null });
 
   const before = await mediaCount();
   t.equal((await upload({ media_type: "video", video_url: "https://evil.example.com/v.mp4" })).status, 422, "unknown video host");
