@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { createZipStream } from "../../../shared/archive/zipWriter.ts";
-import { forbidden, notFound } from "../../../shared/errors.ts";
+import { conflict, forbidden, notFound } from "../../../shared/errors.ts";
 import { deliverableVersion, installVersion, versionZipEntries } from "../../../shared/store/delivery.ts";
 import { listPurchases, purchase, refundPurchase, type PurchaseListRow } from "../../../shared/store/purchases.ts";
 import { startEuroPurchase } from "../../../shared/store/euroPurchases.ts";
@@ -156,17 +156,29 @@ const refund = defineRoute({
   method: "post",
   path: "/admin/store/purchases/{id}/refund",
   summary: "Refund a store purchase (administrators)",
-  description: "The sale stops counting and the buyer loses access; the seller's earning is reversed while it is still pending.",
+  description: [
+    "The sale stops counting and the buyer loses access; the seller's earning is reversed while it is still pending. Credits go back",
+    "to the buyer. A euro purchase is refunded at the payment provider instead (409 `refund_at_provider`): the provider's refund",
+    "webhook returns the money and refunds the purchase, so the buyer never loses access without getting the money back.",
+  ].join(" "),
   tags,
   auth: "bearer",
   params: storeIdParams,
-  responses: { 200: { description: "Refunded", schema: z.object({ message: z.string(), refunded: z.boolean() }) } },
+  responses: {
+    200: { description: "Refunded", schema: z.object({ message: z.string(), refunded: z.boolean() }) },
+    409: { description: "A euro purchase: refund the payment at the provider (`refund_at_provider`)" },
+  },
   handler: async (ctx, { params }) => {
     if (!isSiteAdmin(currentUser(ctx))) throw forbidden();
     const refunded = await ctx.deps.pool.transaction(async (tx) => {
-      const done = await refundPurchase(tx, params.id);
-      if (!done && !(await tx.exists(sql.type(z.object({ id: z.number() }))`select id from store_purchases where id = ${params.id}`))) throw notFound("Purchase");
-      return done;
+      const paidBy = await tx.maybeOneFirst(sql.type(z.object({ payment_type: z.string() }))`select payment_type from store_purchases where id = ${params.id}`);
+      if (paidBy === null) throw notFound("Purchase");
+      // This service cannot send euros back: marking the purchase refunded here took the
+      // buyer's access and left their money with us.
+      if (paidBy === "euros") {
+        throw conflict("A euro purchase is refunded at the payment provider; its refund webhook then refunds the purchase.", "refund_at_provider");
+      }
+      return refundPurchase(tx, params.id);
     });
     ctx.body = { message: refunded ? "Purchase refunded." : "The purchase was refunded before.", refunded };
   },
