@@ -33,7 +33,7 @@ const columns = sql.fragment`id, seller_id, amount_cents, status, transferred_ce
 export async function availableCents(conn: CommonQueryMethods, sellerId: number): Promise<number> {
   return conn.oneFirst(sql.type(z.object({ cents: z.number() }))`
     select greatest((select coalesce(sum(amount_cents), 0) from seller_earnings where seller_id = ${sellerId} and status = 'pending')
-      - (select coalesce(sum(amount_cents), 0) from seller_payouts where seller_id = ${sellerId} and status = 'requested'), 0)::int as cents`);
+      - (select coalesce(sum(amount_cents), 0) from seller_payouts where seller_id = ${sellerId} and status = 'requested'), 0)::bigint as cents`);
 }
 
 /** Records a payout request. */

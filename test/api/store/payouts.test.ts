@@ -200,3 +200,23 @@ t.test("a refund after a payout request: nothing more is available, never a nega
   t.match(metrics, { pending_payout: 35, available_for_payout: 0 });
   t.match(await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 20 } }), { status: 422, body: { errors: { amount: ["At most 0 EUR can be paid out now."] } } });
 });
+
+t.test("analytics of a seller whose sums pass the 32-bit range", async (t) => {
+  const app = await startTestApp(t, { env });
+  const seller = await sellerWithSales(app, 1, 20);
+  // 300 sales at the highest credit price: 3,000,000,000 credits and 21,000,000,000 cents earned.
+  await app.pool.query(sql.type(z.object({}))`
+    with sold as (
+      insert into store_purchases (buyer_id, store_template_id, version_id, payment_type, price_credits)
+      select null, st.id, st.current_version_id, 'credits', 10000000 from store_templates st, generate_series(1, 300) where st.id = ${seller.storeId}
+      returning id)
+    insert into seller_earnings (seller_id, purchase_id, amount_cents, amount_credits, created_at)
+    select ${seller.user.id}, id, 70000000, 10000000, now() - interval '20 days' from sold`);
+  const res = await request(app.url, "GET", "/api/seller/analytics", { token: seller.token });
+  t.equal(res.status, 200, res.text);
+  t.match(res.body.data, { total_sales: 301, total_revenue_credits: 3_000_000_500, pending_payout: 210_000_035, available_for_payout: 210_000_035 });
+  t.equal(res.body.data.sales_per_day.at(-1).revenue_credits, 3_000_000_500);
+  t.same(res.body.data.top_templates.map((x: { revenue: { credits: number } }) => x.revenue.credits), [3_000_000_500]);
+  const payout = await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 20 } });
+  t.equal(payout.status, 201, payout.text);
+});
