@@ -92,6 +92,13 @@ export async function attachEarnings(tx: CommonQueryMethods, payoutId: number, h
     where id = ${payoutId} returning ${columns}`);
 }
 
+/** A `requested` payout that cannot be processed becomes `failed` with `failure`, taking nothing. Returns it as it is afterwards. */
+export async function failPayout(tx: CommonQueryMethods, payoutId: number, failure: string): Promise<PayoutRow | null> {
+  await tx.query(sql.type(z.object({}))`
+    update seller_payouts set status = 'failed', failure = ${failure}, processed_at = now() where id = ${payoutId} and status = 'requested'`);
+  return lockPayout(tx, payoutId);
+}
+
 /** Step 3: a `processing` payout whose transfer file is stored becomes `sent`. */
 export async function markSent(tx: CommonQueryMethods, payoutId: number, storageKey: string): Promise<void> {
   await tx.query(sql.type(z.object({}))`

@@ -220,3 +220,19 @@ t.test("analytics of a seller whose sums pass the 32-bit range", async (t) => {
   const payout = await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 20 } });
   t.equal(payout.status, 201, payout.text);
 });
+
+t.test("a payout whose seller removed the IBAN fails without taking earnings or writing a file", async (t) => {
+  const app = await startTestApp(t, { env });
+  const seller = await sellerWithSales(app, 1, 20);
+  const res = await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 35 } });
+  t.equal(res.status, 201, res.text);
+  const cleared = await request(app.url, "PUT", "/api/profile/seller", { token: seller.token, body: { is_seller: true, bank_iban: null } });
+  t.equal(cleared.status, 200, cleared.text);
+  const worker = await startWorker({ config: app.config, pool: app.pool, log: createLogger("silent") }, { databaseUrl: app.db.url, crontab: "" });
+  t.teardown(() => worker.stop());
+  const done = await until(async () => { const p = await payoutState(app.pool, res.body.payout.id); return p.status !== "requested" ? p : undefined; }, { timeoutMs: 60_000, message: "the payout" });
+  t.same(done, { status: "failed", transferred_cents: null, sepa_storage_key: null });
+  const listed = (await request(app.url, "GET", "/api/seller/payouts", { token: seller.token })).body.data[0];
+  t.match(listed, { status: "failed", failure: /IBAN/ });
+  t.equal(await app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from seller_earnings where seller_id = ${seller.user.id}`), "pending", "the earning stays to be paid later");
+});
