@@ -8,6 +8,7 @@ import { ignoredRow, sql, type DatabasePool, type CommonQueryMethods } from "../
 import { recordEvent } from "../events/outbox.ts";
 import { enqueue } from "../jobs/enqueue.ts";
 import { archivesBuild } from "../jobs/kinds.ts";
+import { notFound } from "../errors.ts";
 import { lockProjectForContent } from "../projects/writable.ts";
 
 export interface GenerationInput {
@@ -79,10 +80,27 @@ async function copyFiles(tx: CommonQueryMethods, generationId: number, from: num
 }
 
 /**
+ * The template, generator and schema a run started from may have been deleted while it ran:
+ * a gone template or generator is gone for the run too (404, as when it is gone before the run
+ * starts), while a gone schema leaves the generation without its link, as deleting a schema
+ * leaves the generations made from it. Each found row is key-share locked, so it stays until
+ * the generation is recorded. Returns the schema id to record.
+ * @throws AppError 404
+ */
+async function liveSources(tx: CommonQueryMethods, input: GenerationInput): Promise<number | null> {
+  const exists = (table: "templates" | "generators" | "schemas", id: number) =>
+    tx.maybeOneFirst(sql.type(idRow)`select id from ${sql.identifier([table])} where id = ${id} for key share`);
+  if (input.templateId !== null && (await exists("templates", input.templateId)) === null) throw notFound("Template");
+  if (input.generatorId !== null && (await exists("generators", input.generatorId)) === null) throw notFound("Generator");
+  return input.schemaId !== null && (await exists("schemas", input.schemaId)) !== null ? input.schemaId : null;
+}
+
+/**
  * Records a generation and schedules its archive; returns its id (the existing one when
  * `jobId` or `applyKey` already recorded one). `alsoWrite` adds rows of its own to a new
  * generation in the same transaction. @throws AppError 404, 423, 402 or 409 when the project
- * was deleted, locked, soft-locked or archived since the request (nothing is recorded).
+ * was deleted, locked, soft-locked or archived since the request, 404 when its template or
+ * generator was deleted (nothing is recorded).
  */
 export async function recordGeneration(pool: DatabasePool, input: GenerationInput, alsoWrite?: (tx: CommonQueryMethods, id: number) => Promise<void>): Promise<number> {
   return pool.transaction(async (tx) => {
@@ -95,11 +113,12 @@ export async function recordGeneration(pool: DatabasePool, input: GenerationInpu
     // changes, which may have stopped since the request (locked, expired, archived, deleted).
     const refusal = await lockProjectForContent(tx, input.projectId);
     if (refusal) throw refusal;
+    const schemaId = await liveSources(tx, input);
     const paths = Object.keys(input.files);
     const totalBytes = Object.values(input.files).reduce((sum, content) => sum + Buffer.byteLength(content, "utf8"), 0);
     const id = await tx.oneFirst(sql.type(idRow)`
       insert into code_generations (project_id, user_id, template_id, generator_id, schema_id, variables, file_count, total_bytes, job_id, adjusted_from_id, apply_key)
-      values (${input.projectId}, ${input.userId}, ${input.templateId}, ${input.generatorId}, ${input.schemaId},
+      values (${input.projectId}, ${input.userId}, ${input.templateId}, ${input.generatorId}, ${schemaId},
         ${sql.jsonb(input.values as never)}, ${paths.length}, ${totalBytes}, ${input.jobId}, ${input.copyFrom ?? null}, ${input.applyKey ?? null})
       returning id`);
     await insertFiles(tx, id, input.files);
@@ -115,7 +134,7 @@ export async function recordGeneration(pool: DatabasePool, input: GenerationInpu
         code_generation_id: id,
         template_id: input.templateId,
         generator_id: input.generatorId,
-        schema_id: input.schemaId,
+        schema_id: schemaId,
         file_count: paths.length + copied.count,
         total_bytes: totalBytes + copied.bytes,
       },

@@ -30,7 +30,10 @@ export const generatorRow = z.object({
 });
 export type GeneratorRow = z.infer<typeof generatorRow>;
 
-/** Select list of `generatorRow` over `generators g join users o` for caller `userId`. */
+/**
+ * Select list of `generatorRow` over `generators g join users o` for caller `userId`. A
+ * generator is part of its project: one whose project was (soft-)deleted is gone with it.
+ */
 export const generatorSelect = (userId: number) => sql.fragment`
   select g.id, g.user_id, o.name as owner_name, o.username as owner_username, g.team_id, g.project_id, g.name, g.description,
     g.status, g.schema_id, g."values", g.apply_adjustments, g.created_at, g.updated_at,
@@ -38,7 +41,10 @@ export const generatorSelect = (userId: number) => sql.fragment`
       where tm.team_id = g.team_id and tm.user_id = ${userId}) as team_role,
     coalesce((select json_agg(json_build_object('id', t.id, 'name', t.name) order by gt.position)
       from generator_templates gt join templates t on t.id = gt.template_id where gt.generator_id = g.id), '[]') as templates
-  from generators g join users o on o.id = g.user_id`;
+  from generators g join users o on o.id = g.user_id join projects gp on gp.id = g.project_id and gp.deleted_at is null`;
+
+/** SQL condition over `g`: its project is not deleted (for queries not built on `generatorSelect`). */
+export const generatorLive = sql.fragment`exists (select 1 from projects gp where gp.id = g.project_id and gp.deleted_at is null)`;
 
 /** A generator with the caller's team role, or null; `lock` row-locks it. */
 export async function findGenerator(conn: CommonQueryMethods, id: number, userId: number, lock = false): Promise<GeneratorRow | null> {

@@ -93,6 +93,22 @@ function lex(body: string, base: number, map: SourceMap): Lexeme[] {
 
 const keywords = new Set(["and", "or", "not", "true", "false", "null", "in"]);
 
+/**
+ * Most operators (`and`, `or`, `not`, `(`, `|`) one tag may hold. An expression is parsed,
+ * compiled and evaluated recursively, as deep as it has operators; thousands overflowed the
+ * stack (a 500) where a template error is due.
+ */
+export const MAX_OPERATORS = 100;
+
+/** @throws TemplateError at the first operator past MAX_OPERATORS */
+function checkOperators(items: readonly Lexeme[], map: SourceMap): void {
+  let count = 0;
+  for (const l of items) {
+    const operator = l.kind === "op" ? l.text === "(" || l.text === "|" : l.kind === "path" && (l.text === "and" || l.text === "or" || l.text === "not");
+    if (operator && ++count > MAX_OPERATORS) map.fail(l.offset, `The expression holds more than ${MAX_OPERATORS} operators (and, or, not, parentheses, filters); it nests too deep.`);
+  }
+}
+
 /** Recursive-descent parser over the lexemes of one tag. */
 class Parser {
   private i = 0;
@@ -100,6 +116,7 @@ class Parser {
   private readonly map: SourceMap;
 
   constructor(items: Lexeme[], map: SourceMap) {
+    checkOperators(items, map);
     this.items = items;
     this.map = map;
   }

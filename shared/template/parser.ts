@@ -24,6 +24,13 @@ export type Node =
   | { type: "code"; source: string; pos: Pos; codePos: Pos; indent: string }
   | { type: "include"; path: string; indent: string; pos: Pos; nodes?: Node[] };
 
+/**
+ * Deepest nesting of blocks (`for`, `if`) and includes in one template. Compiling and running
+ * a tree walks it recursively; thousands of levels overflowed the stack (a 500) where a
+ * template error is due. No real template comes near this.
+ */
+export const MAX_NESTING = 100;
+
 /** A block still open while parsing. */
 interface Open {
   tag: string;
@@ -58,6 +65,7 @@ export function parse(text: string, file: string, options: { placeholdersOnly?: 
         break;
       }
       case "for": {
+        tooDeep(stack, token.offset, map);
         const { rest, offset } = afterKeyword(token, "for");
         const header = parseLoopHeader(rest, offset, map);
         const node: Node = { type: "for", ...header, body: [], pos, source: rest.trim() };
@@ -66,6 +74,7 @@ export function parse(text: string, file: string, options: { placeholdersOnly?: 
         break;
       }
       case "if": {
+        tooDeep(stack, token.offset, map);
         const { rest, offset } = afterKeyword(token, "if");
         const node: Node = { type: "if", branches: [{ cond: parseCondition(rest, offset, map), body: [] }], otherwise: null, pos };
         target().push(node);
@@ -130,6 +139,11 @@ export function parse(text: string, file: string, options: { placeholdersOnly?: 
     fail(file, open.pos.line, open.pos.column, `\`{:${open.tag} …:}\` is never closed with \`{:${closer}:}\`.`);
   }
   return root;
+}
+
+/** @throws TemplateError when a block opened at `offset` would nest deeper than MAX_NESTING */
+function tooDeep(stack: Open[], offset: number, map: SourceMap): void {
+  if (stack.length >= MAX_NESTING) map.fail(offset, `Blocks nest more than ${MAX_NESTING} deep here.`);
 }
 
 const openedNote = (open: Open | undefined) => (open ? ` (the innermost open block is \`{:${open.tag} …:}\` at line ${open.pos.line})` : "");

@@ -9,6 +9,7 @@ import { normalizePath, UnsafePathError } from "./paths.ts";
 import { helpers } from "./runtime.ts";
 import { RenderRuntime } from "./unitRuntime.ts";
 import {
+  CONTENT_FILE,
   defaultLimits,
   type CheckResult,
   type PlanResult,
@@ -65,6 +66,53 @@ function pathOf(file: CompiledFile, element: unknown, index: number, count: numb
   return placePath(file, rendered, rt.plainName, rt, mode, taken);
 }
 
+/**
+ * Counts a render's output against its limit: `maxOutputBytes` characters for one file (the
+ * content or one instance of a file) and for all of them together. Loops check a file as it
+ * grows; text without loops and the sum over files are checked here, once a unit has run,
+ * since a render of many files or of a long flat text could otherwise grow without bound.
+ */
+class OutputMeter {
+  private total = 0;
+  private readonly max: number;
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  /** @throws TemplateError at `file` when `text` or the render's total passes the limit */
+  add(file: string, text: string): void {
+    if (text.length > this.max) oneFileTooLong(file, this.max);
+    this.total += text.length;
+    if (this.total > this.max) fail(file, 1, 1, `The output of the render (all its files together) grew past ${this.max} characters.`);
+  }
+
+  /** Runs a unit of `file`: a string too long for the engine (a RangeError) is this limit too. */
+  run<T>(file: string, unit: () => T): T {
+    try {
+      return unit();
+    } catch (e) {
+      return this.tooLong(file, e);
+    }
+  }
+
+  /** Awaits a unit of `file` that holds code blocks, as `run`. */
+  async wait<T>(file: string, result: Promise<T>): Promise<T> {
+    try {
+      return await result;
+    } catch (e) {
+      return this.tooLong(file, e);
+    }
+  }
+
+  private tooLong(file: string, error: unknown): never {
+    if (error instanceof RangeError && /string length/i.test(error.message)) oneFileTooLong(file, this.max);
+    throw error;
+  }
+}
+
+const oneFileTooLong = (file: string, max: number): never => fail(file, 1, 1, `The output of one file grew past ${max} characters.`);
+
 /** A Taken over a Map (for plans, where there is no files object). */
 function takenMap(): Taken {
   const owners = new Map<string, string>();
@@ -83,9 +131,11 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
   const mode = input.mode ?? "execute";
   const scope = input.scope;
   const rt = new RenderRuntime(scope, mode, limitsOf(input.limits));
+  const meter = new OutputMeter(rt.maxOutputBytes);
   try {
-    const first = template.content.run(scope, rt);
-    const output = typeof first === "string" ? first : await first;
+    const first = meter.run(CONTENT_FILE, () => template.content.run(scope, rt));
+    const output = typeof first === "string" ? first : await meter.wait(CONTENT_FILE, first);
+    meter.add(CONTENT_FILE, output);
     // In execute mode a duplicate path is an error, so it is enough to count writes and look for
     // the culprit only when the count comes out short (a lookup per file is a measurable cost);
     // preview mode keeps the first file and warns, so it checks each path as it goes.
@@ -108,10 +158,13 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
       for (let index = 0, count = list ? list.length : 1; index < count; index++) {
         // A file rendered once gets no element (its units never read one).
         const element = list ? list[index] : undefined;
-        const result = file.render.run(scope, rt, element, index, count, place);
+        const result = meter.run(file.fileName, () => file.render.run(scope, rt, element, index, count, place));
         // Only units with code blocks return promises; an await per file costs more than many files take to render.
-        const content = typeof result === "string" || result === null ? result : await result;
-        if (content !== null) contents.push(content);
+        const content = typeof result === "string" || result === null ? result : await meter.wait(file.fileName, result);
+        if (content !== null) {
+          meter.add(file.fileName, content);
+          contents.push(content);
+        }
       }
     }
     const files: Record<string, string> = {};

@@ -42,7 +42,7 @@ export interface TemplateLimits {
   timeMs: number;
   /** Memory of the sandbox of one render, scope copy included (default 32 MB). */
   memoryBytes: number;
-  /** Largest output of one file or of one code block (default 64 MB). */
+  /** Largest output of one file, of one code block and of a render's files together (default 64 MB). */
   maxOutputBytes: number;
   /** Most loop iterations of one file (default 5,000,000). */
   maxIterations: number;

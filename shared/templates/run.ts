@@ -9,7 +9,7 @@
 import type { CommonQueryMethods } from "../db/pool.ts";
 import { dict } from "../dict.ts";
 import { AppError, invalid, notFound, type FieldErrors } from "../errors.ts";
-import { renderTemplate, TemplateError, formatIssue, type RenderMode, type TemplateIssue, type TemplateLimits } from "../template/index.ts";
+import { defaultLimits, renderTemplate, TemplateError, formatIssue, type RenderMode, type TemplateIssue, type TemplateLimits } from "../template/index.ts";
 import { formsAndReportsScope } from "../forms/templateScope.ts";
 import { buildScope, loadSchemaInput } from "./scope.ts";
 import { findTemplateInProject, loadFull, savedValues, type FullTemplate } from "./store.ts";
@@ -84,6 +84,9 @@ export async function runTemplates(conn: CommonQueryMethods, request: RunRequest
   const effective = dict<unknown>();
   let schemaId: number | null = null;
   let projectDocs: Awaited<ReturnType<typeof formsAndReportsScope>> | undefined;
+  // Each render keeps its output within the limit; so do the renders of a run together.
+  const maxOutput = limits.maxOutputBytes ?? defaultLimits.maxOutputBytes;
+  let totalOutput = 0;
 
   for (const template of templates) {
     const prefix = several ? `${template.name}: ` : "";
@@ -115,6 +118,11 @@ export async function runTemplates(conn: CommonQueryMethods, request: RunRequest
     } catch (error) {
       if (error instanceof TemplateError) throw templateErrorResponse(error, several ? template.name : null);
       throw error;
+    }
+    totalOutput += Object.values(result.files).reduce((sum, content) => sum + content.length, result.output.length);
+    if (totalOutput > maxOutput) {
+      const message = `The output of the run (all its templates together) grew past ${maxOutput} characters at ${template.name}.`;
+      throw new AppError(422, "template_error", message, { files: [message] });
     }
     warnings.push(...result.warnings.map((issue) => issueWarning(issue, prefix)));
     if (result.output !== "") outputs.push(result.output);

@@ -4,10 +4,15 @@
  * and from the humanised name otherwise (`order_items` → "Order items"). Entries a person
  * wrote or edited (`source = 'human'`) are kept: they are not sent, and the upsert never
  * overwrites them, even one written while the job ran.
+ *
+ * Labels are content of the schema's project: like a parse or a generation, the job writes
+ * them only while the project accepts changes (shared/projects/writable.ts), checked before
+ * the provider is asked and again, under the project's share lock, with every batch written.
  */
 import { z } from "zod";
 import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
 import { PermanentJobError } from "../jobs/errors.ts";
+import { lockProjectForContent } from "../projects/writable.ts";
 import { qualifiedName } from "../schemas/store.ts";
 import type { ParsedSchema } from "../sqlddl/types.ts";
 import { TRANSLATION_BATCH, translateBatch, type TranslationProvider } from "./deepl.ts";
@@ -31,11 +36,17 @@ export interface AutoTranslateResult {
   kept: number;
 }
 
-/** Translates schema `schemaId` into `target`. @throws PermanentJobError when the schema is gone or not parsed */
+/**
+ * Translates schema `schemaId` into `target`.
+ * @throws PermanentJobError when the schema is gone or not parsed; AppError 423, 402, 409, 404 when its project takes no changes now
+ */
 export async function autoTranslateSchema(pool: DatabasePool, provider: TranslationProvider, schemaId: number, target: string, sourceLanguage: string | null): Promise<AutoTranslateResult> {
-  const parsed = await pool.maybeOneFirst(sql.type(z.object({ parsed: z.unknown() }))`select parsed from schemas where id = ${schemaId} and status = 'ready'`);
-  if (!parsed) throw new PermanentJobError("The schema is gone or not parsed.", "not_found");
-  const tables = (parsed as ParsedSchema).tables;
+  const schema = await pool.maybeOne(sql.type(z.object({ project_id: z.number(), parsed: z.unknown() }))`
+    select project_id, parsed from schemas where id = ${schemaId} and status = 'ready'`);
+  if (!schema) throw new PermanentJobError("The schema is gone or not parsed.", "not_found");
+  const refusal = await pool.transaction((tx) => lockProjectForContent(tx, schema.project_id));
+  if (refusal) throw refusal;
+  const tables = (schema.parsed as ParsedSchema).tables;
   const entries: Entry[] = tables.flatMap((t) => [{ table: qualifiedName(t), field: null }, ...t.fields.map((f) => ({ table: qualifiedName(t), field: f.field_name }))]);
   const existing = await pool.any(sql.type(existingRow)`
     select language, table_name, field_name, label, source from schema_translations
@@ -48,12 +59,16 @@ export async function autoTranslateSchema(pool: DatabasePool, provider: Translat
     const batch = todo.slice(start, start + TRANSLATION_BATCH);
     const texts = batch.map((e) => sourceLabels.get(keyOf({ table_name: e.table, field_name: e.field })) ?? humanize(e.field ?? e.table.split(".").at(-1)!));
     const labels = await translateBatch(provider, texts, target, sourceLanguage ?? undefined);
-    await pool.query(sql.type(ignoredRow)`
-      insert into schema_translations (schema_id, language, table_name, field_name, label, source)
-      select ${schemaId}, ${target}, t, nullif(f, ''), left(l, 500), 'machine'
-      from unnest(${sql.array(batch.map((e) => e.table), "text")}, ${sql.array(batch.map((e) => e.field ?? ""), "text")}, ${sql.array(labels, "text")}) as x(t, f, l)
-      on conflict (schema_id, language, table_name, coalesce(field_name, '')) do update
-        set label = excluded.label, updated_at = now() where schema_translations.source = 'machine'`);
+    await pool.transaction(async (tx) => {
+      const refusal = await lockProjectForContent(tx, schema.project_id);
+      if (refusal) throw refusal;
+      await tx.query(sql.type(ignoredRow)`
+        insert into schema_translations (schema_id, language, table_name, field_name, label, source)
+        select ${schemaId}, ${target}, t, nullif(f, ''), left(l, 500), 'machine'
+        from unnest(${sql.array(batch.map((e) => e.table), "text")}, ${sql.array(batch.map((e) => e.field ?? ""), "text")}, ${sql.array(labels, "text")}) as x(t, f, l)
+        on conflict (schema_id, language, table_name, coalesce(field_name, '')) do update
+          set label = excluded.label, updated_at = now() where schema_translations.source = 'machine'`);
+    });
     translated += batch.length;
   }
   return { translated, kept: entries.length - todo.length };

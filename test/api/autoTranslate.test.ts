@@ -93,3 +93,33 @@ t.test("a locked, expired or archived project refuses automatic translation with
   await setProjectState(app.pool, projectId, "normal");
   t.equal((await auto()).status, 202, "back to normal, it is queued");
 });
+
+t.test("a project locked after the request: the job fails with the state's answer, asks the provider nothing and writes no label", async (t) => {
+  const deepl = await startDeeplPeer(t);
+  const env = { TRANSLATION_API_URL: deepl.url, TRANSLATION_API_KEY: deepl.key };
+  // No worker yet: the job waits in the queue while the project changes state.
+  const app = await startTestApp(t, { env });
+  const owner = await buildUserWithToken(app.pool);
+  const projectId = await buildProject(app.pool, owner.user.id);
+  const schemaId = await buildSchema(app.pool, projectId, owner.user.id, ddl, "shop");
+  const api = client(app.url, owner.token);
+  const queue = async () => {
+    const res = await api.post(`/api/projects/${projectId}/schemas/${schemaId}/translations/auto`, { target_language: "de" });
+    t.equal(res.status, 202, res.text);
+    return res.body.job.id as number;
+  };
+  const locked = await queue();
+  t.equal((await api.post(`/api/projects/${projectId}/lock`)).status, 200);
+  await startTestApp(t, { db: app.db, worker: true, env });
+  const finished = (id: number) => until(async () => {
+    const job = (await api.get(`/api/jobs/${id}`)).body?.job;
+    return ["succeeded", "failed"].includes(job?.status) ? job : undefined;
+  }, { message: "the translation job" });
+  t.match(await finished(locked), { status: "failed", error_code: "project_locked" });
+  t.same(deepl.requests, [], "the provider was not asked");
+  t.same(await rows(app.pool, schemaId), [], "no label written into the locked project");
+
+  t.equal((await api.post(`/api/projects/${projectId}/unlock`)).status, 200);
+  t.match(await finished(await queue()), { status: "succeeded" }, "unlocked, it translates");
+  t.equal((await rows(app.pool, schemaId)).length, 64);
+});

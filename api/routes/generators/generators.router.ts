@@ -11,13 +11,14 @@
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { findProject, subscriptionExpired, type ProjectRow } from "../../../shared/db/projects.ts";
-import type { UserRow } from "../../../shared/db/users.ts";
-import { AppError, invalid, notFound, type FieldErrors } from "../../../shared/errors.ts";
-import { findGenerator, generatorSelect, generatorRow, setGeneratorTemplates, type GeneratorRow, type GeneratorStatus } from "../../../shared/generators/store.ts";
+import { findUserById, type UserRow } from "../../../shared/db/users.ts";
+import { AppError, forbidden, invalid, notFound, type FieldErrors } from "../../../shared/errors.ts";
+import { findGenerator, generatorLive, generatorSelect, generatorRow, setGeneratorTemplates, type GeneratorRow, type GeneratorStatus } from "../../../shared/generators/store.ts";
 import { currentUser } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
 import { canDeleteGenerator, canUpdateGenerator, canViewGenerator } from "../../policies/generator.ts";
+import { canEditProjectContent } from "../../policies/project.ts";
 import { projectArchived, projectForWrite, projectLocked, subscriptionExpiredError } from "../../policies/projectGuard.ts";
 import { generatorResource, presentGenerator } from "../../presenters/generator.ts";
 import { messageResponse } from "../auth/auth.schema.ts";
@@ -56,6 +57,29 @@ export async function generatorProjectForWrite(tx: CommonQueryMethods, generator
   return project;
 }
 
+/** Whether `user` may now edit the content of project `projectId`. */
+async function editsContent(tx: CommonQueryMethods, projectId: number, user: UserRow): Promise<boolean> {
+  const project = await findProject(tx, projectId, user.id);
+  return project !== null && canEditProjectContent(user, project);
+}
+
+/**
+ * A generator runs and changes on its owner's right to edit its project's content, the right
+ * its owner needed to create it: once the owner lost it (removed from the project's team, made
+ * a viewer), only a caller who holds that right themselves may still run or change it; the
+ * owner and the other members of the generator's team may not, as a run reads the project's
+ * current templates and schema and writes a generation into it. Deleting stays open to its
+ * owner, to clear it away.
+ * @throws 403
+ */
+export async function requireOwnerContentRight(tx: CommonQueryMethods, generator: GeneratorRow, user: UserRow): Promise<void> {
+  if (await editsContent(tx, generator.project_id, user)) return;
+  const owner = generator.user_id === user.id ? null : await findUserById(tx, generator.user_id);
+  if (!owner || !(await editsContent(tx, generator.project_id, owner))) {
+    throw forbidden("The generator's owner may no longer change its project's content, so it may not be run or changed.");
+  }
+}
+
 interface Refs {
   team_id?: number | null | undefined;
   schema_id?: number | null | undefined;
@@ -92,7 +116,7 @@ const list = defineRoute({
   responses: { 200: { description: "A page of generators", schema: paginatedSchema(generatorResource) } },
   handler: async (ctx, { query }) => {
     const user = currentUser(ctx);
-    const filters = [sql.fragment`(g.user_id = ${user.id} or exists (select 1 from team_members tm where tm.team_id = g.team_id and tm.user_id = ${user.id}))`];
+    const filters = [sql.fragment`(g.user_id = ${user.id} or exists (select 1 from team_members tm where tm.team_id = g.team_id and tm.user_id = ${user.id}))`, generatorLive];
     if (query.project_id) filters.push(sql.fragment`g.project_id = ${query.project_id}`);
     if (query.status) filters.push(sql.fragment`g.status = ${query.status}`);
     const where = sql.join(filters, sql.fragment` and `);
@@ -162,6 +186,7 @@ const update = defineRoute({
     const generator = await ctx.deps.pool.transaction(async (tx) => {
       const current = await generatorForRead(tx, params.id, user, true);
       authorize(canUpdateGenerator(user, current), "Only the generator's owner or a member of its team holding the admin role may change it.");
+      await requireOwnerContentRight(tx, current, user);
       await generatorProjectForWrite(tx, current, user);
       const status = body.status ?? current.status;
       if (current.status === "Archived" && (status === "Archived" || Object.keys(body).some((key) => key !== "status"))) {

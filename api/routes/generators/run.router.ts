@@ -14,7 +14,7 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { executeResult } from "../templates/run.router.ts";
 import { valuesBody } from "../templates/templates.schema.ts";
-import { generatorForRead, generatorProjectForWrite } from "./generators.router.ts";
+import { generatorForRead, generatorProjectForWrite, requireOwnerContentRight } from "./generators.router.ts";
 import { projectStateResponses } from "../projectStates.ts";
 
 const runRefusal = (status: string) =>
@@ -39,6 +39,7 @@ const execute = defineRoute({
     const job = await ctx.deps.pool.transaction(async (tx) => {
       const generator = await generatorForRead(tx, params.id, user);
       authorize(canRunGenerator(user, generator), runRefusal(generator.status));
+      await requireOwnerContentRight(tx, generator, user);
       if (generator.templates.length === 0) throw invalid({ template_ids: ["The generator has no templates."] });
       const project = await generatorProjectForWrite(tx, generator, user);
       return enqueue(

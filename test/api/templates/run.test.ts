@@ -9,6 +9,7 @@ import { sql } from "../../../shared/db/pool.ts";
 import { enqueue } from "../../../shared/jobs/enqueue.ts";
 import { archivesCleanup } from "../../../shared/jobs/kinds.ts";
 import { awaitJob } from "../../../shared/jobs/await.ts";
+import { runTemplates } from "../../../shared/templates/run.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildProject, buildTeam, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
@@ -101,6 +102,36 @@ t.test("running templates", async (t) => {
     const after = await api.post(`${base}/${fine}/execute`, {});
     t.equal(after.status, 200, after.text);
     t.equal(after.body.output, "2,4,6");
+  });
+
+  t.test("a template nested too deep is a template error everywhere, never a 500", async (t) => {
+    const deep = (n: number) => `${"{:for items:}{:if not not a and (a or a):}".repeat(n)}x${"{:endif:}{:endfor:}".repeat(n)}`;
+    for (const [what, content] of [
+      ["blocks", deep(2500)],
+      ["an expression", `{:if ${"not ".repeat(5000)}a:}x{:endif:}`],
+      ["filters", `{:name${"|pascal|snake".repeat(2500)}:}`],
+    ] as const) {
+      const id = await buildTemplate(app.pool, { projectId: project }, user.id, { content, files: [], variables: [] });
+      const compiled = await api.post(`${base}/${id}/compile`);
+      t.equal(compiled.status, 200, `${what}: compile answers`);
+      t.equal(compiled.body.valid, false);
+      t.match(compiled.body.errors[0], { file: "(content)", line: 1, message: /deep|operators/ });
+      const before = await generations();
+      for (const run of ["execute", "preview"]) {
+        const res = await api.post(`${base}/${id}/${run}`, { name: "n", items: [1], a: true });
+        t.equal(res.status, 422, `${what}: ${run} is a 422`);
+        t.equal(res.body.code, "template_error");
+      }
+      t.equal(await generations(), before, "nothing recorded");
+    }
+  });
+
+  t.test("the templates of one run keep within the output limit together", async (t) => {
+    const ids = await Promise.all(["A", "B"].map((name) => buildTemplate(app.pool, { projectId: project }, user.id, { name, content: "x".repeat(600), files: [], variables: [] })));
+    const run = (templateIds: number[]) =>
+      runTemplates(app.pool, { mode: "execute", projectId: project, userId: user.id, templateIds, schemaId: null, baseValues: {}, values: {} }, { maxOutputBytes: 1000 });
+    t.equal((await run([ids[0]!])).output.length, 600, "one template fits");
+    await t.rejects(run(ids), { status: 422, code: "template_error", message: /output of the run \(all its templates together\) grew past 1000 characters at B/ });
   });
 
   t.test("concurrent executes each record their own generation", async (t) => {

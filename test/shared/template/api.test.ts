@@ -172,6 +172,24 @@ t.test("render limits stop runaway loops", async (t) => {
   await t.rejects(big, { message: /output of one file grew past 100000 characters/ });
 });
 
+t.test("the output limit holds for a file without loops, for the files of a render together, and past the engine's longest string", async (t) => {
+  const s = "x".repeat(1000);
+  const limits = { maxOutputBytes: 100_000 };
+  const flat = renderTemplate({ content: "{:s:}".repeat(200), scope: { s }, limits });
+  await t.rejects(flat, { message: /output of one file grew past 100000 characters/ }, "no loop, still the file's limit");
+  const xs = Array.from({ length: 10 }, (_, i) => i);
+  const many = { content: "", files: [{ file_name: "{:item:}.txt", repeat: "xs", content: "{:item:}{:s:}".repeat(20) }], scope: { xs, s }, limits };
+  for (const mode of ["execute", "preview"] as const) {
+    await t.rejects(renderTemplate({ ...many, mode }), { message: /output of the render \(all its files together\) grew past 100000 characters/ }, `${mode}: 10 files of 20,000`);
+  }
+  const fits = await renderTemplate({ ...many, scope: { xs: xs.slice(0, 4), s } });
+  t.equal(Object.keys(fits.files).length, 4, "what fits renders");
+  // 1.1 billion characters: past the longest string V8 makes, which threw a RangeError outside the template's errors.
+  const huge = renderTemplate({ content: "{:s:}".repeat(1100), scope: { s: "y".repeat(1_000_000) } });
+  await t.rejects(huge, TemplateError);
+  await t.rejects(huge, { message: /output of one file grew past 67108864 characters/ });
+});
+
 t.test("the scope is only read", async (t) => {
   const scope = { schema: structuredClone(schema) };
   await renderTemplate({ content: "{:for schema.tables:}{:code:}item.table_name{:codeend:}{:endfor:}", scope });

@@ -1,6 +1,6 @@
 /**
  * The template language, table-driven: every construct, nesting, whitespace, filters, errors
- * with positions, includes and their cycles, file names and repeats, code blocks.
+ * with positions, includes and their cycles, file names and repeats, code blocks, nesting limits.
  */
 import t from "tap";
 import { runCases } from "./cases/case.ts";
@@ -8,10 +8,11 @@ import { codeCases } from "./cases/code.ts";
 import { conditionCases } from "./cases/conditions.ts";
 import { fileCases } from "./cases/files.ts";
 import { loopCases } from "./cases/loops.ts";
+import { nestingCases } from "./cases/nesting.ts";
 import { placeholderCases } from "./cases/placeholders.ts";
 import { whitespaceCases } from "./cases/whitespace.ts";
 
-const tables = { placeholderCases, loopCases, conditionCases, whitespaceCases, fileCases, codeCases };
+const tables = { placeholderCases, loopCases, conditionCases, whitespaceCases, fileCases, codeCases, nestingCases };
 const all = Object.values(tables).flat();
 
 t.test("the suite is as large as promised", async (t) => {
