@@ -103,7 +103,7 @@ const remove = defineRoute({
   method: "delete",
   path: "/store/templates/{id}",
   summary: "Delete a store template (withdrawn instead once sold)",
-  description: "The seller only. A template that was ever bought is withdrawn: it leaves the store, and its buyers keep downloads and installs.",
+  description: "The seller only. A template that was ever bought, or for which a payment was started, is withdrawn: it leaves the store, and its buyers keep downloads and installs.",
   tags,
   auth: "bearer",
   params: storeIdParams,
@@ -113,7 +113,11 @@ const remove = defineRoute({
     const withdrawn = await ctx.deps.pool.transaction(async (tx) => {
       await lockStoreTemplate(tx, params.id);
       await storeTemplateForEdit(tx, params.id, user);
-      const sold = await tx.exists(sql.type(z.object({ one: z.number() }))`select 1 as one from store_purchases where store_template_id = ${params.id}`);
+      // A payment started for it counts as a sale: deleting the template would drop the
+      // payment's intent, and a payment succeeding later would then buy nothing.
+      const sold = await tx.exists(sql.type(z.object({ one: z.number() }))`
+        select 1 as one from store_purchases where store_template_id = ${params.id}
+        union all select 1 from store_payment_intents where store_template_id = ${params.id}`);
       if (sold) await setStatus(tx, params.id, "withdrawn");
       else await deleteStoreTemplate(tx, params.id);
       return sold;

@@ -86,4 +86,16 @@ t.test("euro purchases by card", async (t) => {
   t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}/download`, { token: buyer.token })).status, 200, "and delivers");
   const earnings = await app.pool.anyFirst(sql.type(z.object({ status: z.string() }))`select status from seller_earnings order by id`);
   t.same(earnings, ["reversed", "pending"]);
+
+  // The seller deletes a template while a payment for it runs: it is withdrawn, not deleted, and the payment still buys it.
+  const other = await buildStoreTemplate(app.pool, seller.user.id, [template], { name: "Second kit", price_type: "euros", price_euro_cents: 500 });
+  const paying = await request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: other, payment_method: "cardprocessor" } });
+  t.equal(paying.status, 202, paying.text);
+  const removed = await request(app.url, "DELETE", `/api/store/templates/${other}`, { token: seller.token });
+  t.equal(removed.status, 200, removed.text);
+  t.equal(removed.body.withdrawn, true, "withdrawn while a payment for it is open");
+  const third = stripe.intents.get(paying.body.transaction.provider_payment_id)!;
+  t.equal((await deliver(stripe.event("payment_intent.succeeded", { ...third, status: "succeeded" }))).status, 200);
+  await eventsSettled(app.pool);
+  t.equal((await request(app.url, "GET", `/api/store/templates/${other}/download`, { token: buyer.token })).status, 200, "the paid template is delivered");
 });
