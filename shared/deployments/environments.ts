@@ -108,21 +108,28 @@ export function deployTargetOf(env: EnvironmentRow, secrets: EnvironmentSecrets,
 const fingerprintRow = z.object({ fingerprint: z.string().nullable() });
 const bare = (fingerprint: string) => fingerprint.replace(/=+$/, "");
 
+/** The SSH server an environment's stored config names (what a pin is for), or null. */
+const sshServerOf = (config: Record<string, unknown> | null): { host: string; port: string } | null =>
+  config && typeof config.host === "string" ? { host: config.host, port: typeof config.port === "number" ? String(config.port) : "22" } : null;
+
 /**
  * Pins `fingerprint` as environment `id`'s SSH host key unless one is pinned already: the
  * write only fills an empty pin, so two first connections racing each other never overwrite
- * one another. A deleted environment has nothing to pin.
+ * one another. A deleted environment has nothing to pin, and neither has one whose SSH config
+ * no longer names `server`, the server that presented the key (a manager moved it while the
+ * connection was being made): the old server's key would block every connection to the new one.
  * @throws DeployError `host_key_mismatch` when a different key was pinned meanwhile (by a
  * concurrent connection test or deployment); the caller then stops before moving any file.
  */
-export async function pinHostKey(conn: CommonQueryMethods, id: number, fingerprint: string): Promise<void> {
+export async function pinHostKey(conn: CommonQueryMethods, id: number, fingerprint: string, server: { host: string; port: string }): Promise<void> {
+  const sameServer = sql.fragment`ssh_config->>'host' = ${server.host} and coalesce(ssh_config->>'port', '22') = ${server.port}`;
   const set = await conn.maybeOne(sql.type(fingerprintRow)`
     update environments set ssh_host_key_fingerprint = ${fingerprint}, ssh_host_key_pinned_at = now(), updated_at = now()
-    where id = ${id} and ssh_host_key_fingerprint is null
+    where id = ${id} and ssh_host_key_fingerprint is null and ${sameServer}
     returning ssh_host_key_fingerprint as fingerprint`);
   if (set) return;
   // A separate statement: it sees the pin that made the update skip the row.
-  const current = await conn.maybeOneFirst(sql.type(fingerprintRow)`select ssh_host_key_fingerprint as fingerprint from environments where id = ${id}`);
+  const current = await conn.maybeOneFirst(sql.type(fingerprintRow)`select ssh_host_key_fingerprint as fingerprint from environments where id = ${id} and ${sameServer}`);
   if (current && bare(current) !== bare(fingerprint)) {
     throw new DeployError(
       "host_key_mismatch",
@@ -132,5 +139,10 @@ export async function pinHostKey(conn: CommonQueryMethods, id: number, fingerpri
   }
 }
 
-/** The pinner of environment `id` for deployers and connection tests. */
-export const hostKeyPinnerOf = (conn: CommonQueryMethods, id: number): HostKeyPinner => (fingerprint) => pinHostKey(conn, id, fingerprint);
+/** The pinner of an environment for deployers and connection tests: for the SSH server its config named when it was read. */
+export const hostKeyPinnerOf = (conn: CommonQueryMethods, env: Pick<EnvironmentRow, "id" | "ssh_config">): HostKeyPinner => {
+  const server = sshServerOf(env.ssh_config);
+  return async (fingerprint) => {
+    if (server) await pinHostKey(conn, env.id, fingerprint, server);
+  };
+};

@@ -26,7 +26,7 @@ import { recordEvent } from "../events/outbox.ts";
 import { generationFiles } from "../generations/files.ts";
 import { PermanentJobError } from "../jobs/errors.ts";
 import type { Logger } from "../logger.ts";
-import type { DeployLog } from "../deploy/types.ts";
+import type { DeployLog, HostKeyPinner } from "../deploy/types.ts";
 import { runGitOperation } from "../gitops/run.ts";
 import { networkPolicy } from "../net/networkGuard.ts";
 import { deployTargetOf, findEnvironment, hostKeyPinnerOf, methodsOf, openEnvironmentSecrets } from "./environments.ts";
@@ -122,15 +122,16 @@ async function finishSucceeded(pool: DatabasePool, deployment: DeploymentRow, re
   });
 }
 
-/** The target of a deployment, or a permanent DeployError explaining why there is none. */
-async function targetOf(ctx: RunContext, deployment: DeploymentRow): Promise<DeployTarget> {
+/** The target of a deployment with the host key pinner of its environment, or a permanent DeployError explaining why there is none. */
+async function targetOf(ctx: RunContext, deployment: DeploymentRow): Promise<{ target: DeployTarget; pinHostKey: HostKeyPinner }> {
   if (deployment.code_generation_id === null) throw new DeployError("invalid_config", "The code generation of this deployment was deleted.");
   const env = deployment.environment_id === null ? null : await findEnvironment(ctx.pool, deployment.environment_id);
   if (!env) throw new DeployError("invalid_config", "The environment of this deployment was deleted.");
   if (!methodsOf(env).includes(deployment.deployment_method)) {
     throw new DeployError("invalid_config", `The environment "${env.name}" has no ${deployment.deployment_method.toUpperCase()} configuration.`);
   }
-  return withConnectionToken(ctx.pool, ctx.config, deployTargetOf(env, await openEnvironmentSecrets(ctx.pool, ctx.config.appKey, env.id), deployment.deployment_method));
+  const target = await withConnectionToken(ctx.pool, ctx.config, deployTargetOf(env, await openEnvironmentSecrets(ctx.pool, ctx.config.appKey, env.id), deployment.deployment_method));
+  return { target, pinHostKey: hostKeyPinnerOf(ctx.pool, env) };
 }
 
 /**
@@ -145,8 +146,9 @@ export async function runDeployment(ctx: RunContext, id: number): Promise<RunOut
   }
   if (deployment.operation !== "deploy") return runGitOperation(ctx, deployment);
   let target: DeployTarget;
+  let pinHostKey: HostKeyPinner;
   try {
-    target = await targetOf(ctx, deployment);
+    ({ target, pinHostKey } = await targetOf(ctx, deployment));
   } catch (error) {
     return failBeforeStart(ctx, deployment, error);
   }
@@ -164,8 +166,7 @@ export async function runDeployment(ctx: RunContext, id: number): Promise<RunOut
         signal,
         state: await deploymentState(ctx.pool, id),
         network: networkPolicy(ctx.config),
-        // targetOf made sure the environment exists.
-        pinHostKey: hostKeyPinnerOf(ctx.pool, deployment.environment_id!),
+        pinHostKey,
       }),
   );
 }

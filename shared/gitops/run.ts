@@ -14,7 +14,7 @@ import { commitBitbucket, pushBitbucket } from "../deploy/git/branchOpsBitbucket
 import { commitGithub, pushGithub } from "../deploy/git/branchOpsGithub.ts";
 import { commitGitlab, pushGitlab } from "../deploy/git/branchOpsGitlab.ts";
 import { scrubberFor } from "../deploy/scrub.ts";
-import { findEnvironment, openEnvironmentSecrets } from "../deployments/environments.ts";
+import { findEnvironment, openEnvironmentSecrets, type EnvironmentRow } from "../deployments/environments.ts";
 import { connectionIdOf } from "../deployments/gitConnection.ts";
 import type { DeploymentRow } from "../deployments/records.ts";
 import { failBeforeStart, settleRun, type RunContext, type RunOutcome } from "../deployments/run.ts";
@@ -35,11 +35,34 @@ export interface GitTarget {
   commit?: string;
 }
 
+/** The repository an environment's git config names (GitLab: the project id). */
+export function environmentRepository(config: Record<string, unknown>): string {
+  const provider = detectGitProvider(config);
+  if (provider === "gitlab") return String(config.project_id);
+  if (provider === "bitbucket") return `${String(config.workspace)}/${String(config.repo)}`;
+  return `${String(config.owner)}/${String(config.repo)}`;
+}
+
+/**
+ * An operation through an environment goes to the environment's repository, as checked when
+ * it was queued; when the environment has since been moved to another host or repository, its
+ * access is not sent to the old one (a retry, a job queued before the change).
+ * @throws DeployError `invalid_config`
+ */
+function assertEnvironmentTarget(env: EnvironmentRow, target: GitTarget): void {
+  const config = env.git_config ?? {};
+  const repository = environmentRepository(config);
+  if (detectGitProvider(config) !== target.provider || repository.toLowerCase() !== target.repository.toLowerCase()) {
+    throw new DeployError("invalid_config", `The environment "${env.name}" now goes to ${repository}, not ${target.repository}; start a new operation.`);
+  }
+}
+
 const defaultApis = { github: "https://api.github.com", gitlab: "https://gitlab.com", bitbucket: "https://api.bitbucket.org/2.0" } as const;
 
 /** The access of a row: its connection, else its environment's git config. @throws DeployError */
 async function accessOf(ctx: RunContext, deployment: DeploymentRow): Promise<GitAccess> {
   const env = deployment.environment_id === null ? null : await findEnvironment(ctx.pool, deployment.environment_id);
+  if (env?.git_config && deployment.git_connection_id === null) assertEnvironmentTarget(env, deployment.git_target as unknown as GitTarget);
   // The row's own connection, else the one its environment's git config names.
   const connectionId = deployment.git_connection_id ?? connectionIdOf(env?.git_config);
   if (connectionId !== null) {

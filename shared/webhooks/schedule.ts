@@ -1,7 +1,7 @@
 /**
  * Scheduled webhooks: on every minute's cron tick, each active `scheduled` webhook whose
- * cron expression matches the tick (in its timezone) gets one delivery. The source key is
- * the tick's minute, so a tick that runs twice delivers once.
+ * cron expression matches the tick (in its timezone) gets one delivery, unless its project
+ * was deleted. The source key is the tick's minute, so a tick that runs twice delivers once.
  */
 import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
 import type { Logger } from "../logger.ts";
@@ -12,7 +12,11 @@ import { latestGeneration, scheduleDelivery, webhookColumns, webhookRow } from "
 export async function scheduleDue(pool: DatabasePool, tick: Date, log: Logger): Promise<number> {
   const minute = new Date(Math.floor(tick.getTime() / 60_000) * 60_000);
   const hooks = await pool.any(sql.type(webhookRow)`
-    select ${webhookColumns} from webhooks where event_type = 'scheduled' and is_active and cron is not null order by id`);
+    select ${webhookColumns} from webhooks
+    where event_type = 'scheduled' and is_active and cron is not null
+      -- A deleted project is gone for every read; its schedule must not keep announcing it.
+      and project_id in (select id from projects where deleted_at is null)
+    order by id`);
   let scheduled = 0;
   for (const hook of hooks) {
     let due: boolean;

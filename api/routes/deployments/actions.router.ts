@@ -8,6 +8,7 @@
  * One deployment per environment runs at a time: a second one is refused with 409 while
  * another is queued or running, since both would write to the same target.
  */
+import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { environmentBusy, findDeployment, insertDeployment, type DeploymentRow } from "../../../shared/deployments/records.ts";
@@ -30,10 +31,29 @@ const tags = ["Deployments"];
 async function assertEnvironmentFree(tx: CommonQueryMethods, deployment: DeploymentRow): Promise<void> {
   // A commit or push through a git connection has no environment to share.
   if (deployment.environment_id === null && deployment.git_connection_id !== null) return;
+  // One through a connection never had an environment (nor its type); its connection is what went.
+  if (deployment.environment_id === null && deployment.operation !== "deploy" && deployment.target_environment === null) {
+    throw conflict(`The git connection of this ${deployment.operation} was removed; connect the account again and start a new ${deployment.operation}.`, "git_connection_deleted");
+  }
   if (deployment.environment_id === null) throw conflict("The environment of this deployment was deleted.", "environment_deleted");
   await tx.query(sql.type(ignoredRow)`select 1 from environments where id = ${deployment.environment_id} for update`);
   if (await environmentBusy(tx, deployment.environment_id, deployment.id)) {
     throw conflict("Another deployment to this environment is queued or running; wait for it to finish.", "deployment_in_progress");
+  }
+}
+
+/**
+ * Refuses to supersede deployment `supersededId` unless it is the live one of `deployment`'s
+ * target (the newest success to its environment by its method): an older one is no longer
+ * there to roll back, and marking it would leave the one actually replaced "succeeded".
+ */
+async function assertLive(tx: CommonQueryMethods, deployment: DeploymentRow, supersededId: number, refusal: string): Promise<void> {
+  const live = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
+    select id from deployments
+    where environment_id = ${deployment.environment_id} and deployment_method = ${deployment.deployment_method} and operation = 'deploy' and status = 'succeeded'
+    order by id desc limit 1`);
+  if (live !== supersededId) {
+    throw conflict(`${refusal}: deployment #${live} replaced #${supersededId} on this target since; roll that one back instead.`, "invalid_deployment_state");
   }
 }
 
@@ -79,6 +99,8 @@ async function queueRun(ctx: AppContext, id: number, action: "execute" | "retry"
     const deployment = await deploymentForAction(tx, id, user, "deploy");
     if (!runnable(deployment)) refuseState(deployment, action);
     await assertEnvironmentFree(tx, deployment);
+    // A rollback retried after another deployment went live would replace that one instead.
+    if (deployment.rollback_of !== null) await assertLive(tx, deployment, deployment.rollback_of, `Cannot ${action} rollback #${deployment.id}`);
     return startRun(tx, deployment, user);
   });
   answer(ctx, started, message);
@@ -105,7 +127,7 @@ const retry = defineRoute({
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { ...projectStateResponses, 202: { description: "Queued again", schema: startedResponse }, 409: { description: "The deployment has not failed, or another runs in its environment; or the project is archived (`project_archived`)" } },
+  responses: { ...projectStateResponses, 202: { description: "Queued again", schema: startedResponse }, 409: { description: "The deployment has not failed, or it is a rollback of a deployment that another one replaced since, or another runs in its environment, or its environment (`environment_deleted`) or git connection (`git_connection_deleted`) was removed; or the project is archived (`project_archived`)" } },
   handler: (ctx, { params }) => queueRun(ctx, params.id, "retry", (d) => d.status === "failed", "Deployment queued for another run."),
 });
 
@@ -114,7 +136,7 @@ const rollback = defineRoute({
   path: "/deployments/{id}/rollback",
   summary: "Roll a deployment back to an earlier successful one",
   description:
-    "`rollback_to` names an earlier succeeded deployment of the same project and environment. A new deployment of its code generation is created and queued (`rollback_of` = this deployment, `rollback_to` = the earlier one); when it succeeds, this deployment becomes `rolled_back`.",
+    "Only the live deployment (the newest success to its environment by its method) can be rolled back. `rollback_to` names an earlier succeeded deployment of the same project and environment by the same method (not a git commit or push). A new deployment of its code generation is created and queued (`rollback_of` = this deployment, `rollback_to` = the earlier one); when it succeeds, this deployment becomes `rolled_back`.",
   tags,
   auth: "bearer",
   params: idParams,
@@ -129,9 +151,16 @@ const rollback = defineRoute({
         throw conflict(`Deployment #${current.id} is a git ${current.operation}; it cannot be rolled back (push an earlier generation's commit instead).`, "invalid_deployment_state");
       }
       const targetEnvironment = current.target_environment;
+      await assertLive(tx, current, current.id, `Cannot roll back deployment #${current.id}`);
       const target = await findDeployment(tx, body.rollback_to);
       if (!target || target.project_id !== current.project_id || target.environment_id !== current.environment_id || target.id >= current.id) {
         throw invalidField("rollback_to", "The rollback to field must name an earlier deployment to the same environment.");
+      }
+      // Only what was deployed to this target can be restored to it: not what another method of
+      // the environment put on another server, nor a git commit or push through it.
+      if (target.operation !== "deploy" || target.deployment_method !== current.deployment_method) {
+        const what = target.operation === "deploy" ? `a deployment by ${target.deployment_method.toUpperCase()}` : `a git ${target.operation}`;
+        throw invalidField("rollback_to", `Deployment #${target.id} is ${what}; only an earlier deployment to the same environment by ${current.deployment_method.toUpperCase()} can be restored.`);
       }
       if (target.status !== "succeeded") throw invalidField("rollback_to", `Deployment #${target.id} did not succeed (it is ${target.status}); only a successful deployment can be restored.`);
       if (target.code_generation_id === null) throw invalidField("rollback_to", `The code generation of deployment #${target.id} was deleted.`);

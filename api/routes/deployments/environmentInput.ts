@@ -10,7 +10,7 @@ import { checkGitConnection } from "../../../shared/deployments/gitConnection.ts
 import type { StoredConfig } from "../../../shared/deployments/targetConfigs.ts";
 import { prepareConfig, targetsOf, type DeploymentMethod } from "../../../shared/deployments/targetConfigs.ts";
 import { invalid, type FieldErrors } from "../../../shared/errors.ts";
-import { assertPublicHost, NetworkTargetError, networkPolicy } from "../../../shared/net/networkGuard.ts";
+import { assertPublicHost, hostOf, NetworkTargetError, networkPolicy } from "../../../shared/net/networkGuard.ts";
 import type { EnvironmentInput } from "./environments.schema.ts";
 
 type Fragment = ReturnType<typeof sql.fragment>;
@@ -19,8 +19,9 @@ type Fragment = ReturnType<typeof sql.fragment>;
 export type Assignments = Map<string, Fragment>;
 
 /**
- * Refuses hosts the network guard refuses (loopback, private, metadata unless allowed).
- * Names that do not resolve are accepted here: DNS may not know them yet, and every
+ * Refuses hosts the network guard refuses (loopback, private, metadata unless allowed), and
+ * text that is no host name at all (`user@host`, a path, a space), which no connection could
+ * use. Names that do not resolve are accepted here: DNS may not know them yet, and every
  * connection is checked again when it is opened.
  */
 export async function checkTargets(targets: Record<string, string>, config: Config): Promise<FieldErrors> {
@@ -28,6 +29,12 @@ export async function checkTargets(targets: Record<string, string>, config: Conf
   const policy = networkPolicy(config);
   await Promise.all(
     Object.entries(targets).map(async ([field, target]) => {
+      try {
+        hostOf(target);
+      } catch {
+        errors[field] = [`${JSON.stringify(target)} is not a host name or IP address (a user goes in username, a folder in remote_path).`];
+        return;
+      }
       try {
         await assertPublicHost(target, policy);
       } catch (error) {

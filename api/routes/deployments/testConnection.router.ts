@@ -81,7 +81,7 @@ const route = defineRoute({
       await pool.transaction((tx) => projectForDeploymentConfig(tx, env.project_id, user));
       const method = methodFor(env, input.deployment_method);
       target = deployTargetOf(env, await openEnvironmentSecrets(pool, config.appKey, env.id), method);
-      pinHostKey = hostKeyPinnerOf(pool, env.id);
+      pinHostKey = hostKeyPinnerOf(pool, env);
     } else {
       const method = inlineMethod(input);
       const prepared = prepareConfig(method, input[`${method}_config`], null);

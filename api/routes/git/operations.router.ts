@@ -3,7 +3,7 @@
  * makes one commit of a generation's files on a branch (created from the default branch when
  * missing); `POST /projects/{p}/git/push` points another branch at the commit a generation
  * got. Access is the caller's git connection (`connection_id` + `repository`) or one of the
- * project's environments with a git config (`environment_id`, its repository by default).
+ * project's environments with a git config (`environment_id`, always its own repository).
  * Both run as deployments (operation `commit` / `push`): 202 with the deployment and its
  * job, logs on `GET /deployments/{id}/logs` and `private-deployment.{id}`, retry as usual.
  */
@@ -11,10 +11,10 @@ import { z } from "zod";
 import { branchName, detectGitProvider } from "../../../shared/deploy/configs.ts";
 import { findEnvironment, type EnvironmentRow } from "../../../shared/deployments/environments.ts";
 import { environmentBusy, findDeployment } from "../../../shared/deployments/records.ts";
-import { sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
+import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { conflict, invalid } from "../../../shared/errors.ts";
-import type { GitTarget } from "../../../shared/gitops/run.ts";
+import { environmentRepository, type GitTarget } from "../../../shared/gitops/run.ts";
 import { findGenerationCommit, insertGitOperation } from "../../../shared/gitops/store.ts";
 import { findConnection } from "../../../shared/git/store.ts";
 import { currentUser } from "../../context.ts";
@@ -47,17 +47,20 @@ const oneAccess = (body: { connection_id?: number | undefined; environment_id?: 
   }
   if (body.connection_id !== undefined && !body.repository) ctx.addIssue({ code: "custom", path: ["repository"], message: "The repository field is required with a connection id." });
 };
-const commitBody = z.object({ ...target, message: z.string().trim().min(1).max(5000) }).superRefine(oneAccess);
+/**
+ * The commit message. It may not hold the service's trailer line: an operation recognises its
+ * own commit by it (Bitbucket, and retries), so a message naming another operation's id would
+ * make that one take this commit for its own and commit nothing.
+ */
+const message = z
+  .string()
+  .trim()
+  .min(1)
+  .max(5000)
+  .refine((value) => !/^\s*SchemaForge-Operation\s*:/im.test(value), { error: "The message must not hold a SchemaForge-Operation line; the service adds its own." });
+const commitBody = z.object({ ...target, message }).superRefine(oneAccess);
 const pushBody = z.object(target).superRefine(oneAccess);
 type Body = z.output<typeof pushBody>;
-
-/** The repository an environment's git config names. */
-function environmentRepository(config: Record<string, unknown>): string {
-  const provider = detectGitProvider(config);
-  if (provider === "gitlab") return String(config.project_id);
-  if (provider === "bitbucket") return `${String(config.workspace)}/${String(config.repo)}`;
-  return `${String(config.owner)}/${String(config.repo)}`;
-}
 
 /** Checks the generation, the access and the repository; what the row records. @throws 422, 404, 403, 423, 402, 409 */
 async function resolve(tx: CommonQueryMethods, projectId: number, user: UserRow, body: Body) {
@@ -76,7 +79,13 @@ async function resolve(tx: CommonQueryMethods, projectId: number, user: UserRow,
   if (!env.git_config) throw invalid({ environment_id: [`The environment "${env.name}" has no git configuration.`] });
   const provider = detectGitProvider(env.git_config);
   if (!provider) throw invalid({ environment_id: [`The environment "${env.name}" has no usable git configuration.`] });
-  return { project, connectionId: null, environment: { id: env.id, type: env.type }, provider, repository: body.repository ?? environmentRepository(env.git_config) };
+  // The environment's token (or connection) was set up by a manager for its repository; a
+  // member who may deploy does not get to send it to another repository it happens to reach.
+  const own = environmentRepository(env.git_config);
+  if (body.repository !== undefined && body.repository.toLowerCase() !== own.toLowerCase()) {
+    throw invalid({ repository: [`A commit or push through an environment goes to the environment's repository (${own}); leave the repository out, or use a git connection of your own.`] });
+  }
+  return { project, connectionId: null, environment: { id: env.id, type: env.type }, provider, repository: own };
 }
 
 /** Records and queues a commit or push, and answers 202. */
@@ -91,6 +100,9 @@ async function queue(ctx: Parameters<typeof answer>[0], operation: "commit" | "p
       if (!commit) throw invalid({ code_generation_id: [`Code generation ${body.code_generation_id} has no commit in ${resolved.repository} yet; commit it first.`] });
       gitTarget.commit = commit;
     }
+    // The environment's row lock, as an execute takes it (actions.router.ts), so that runs
+    // sent at once see each other and only one is queued.
+    if (resolved.environment) await tx.query(sql.type(ignoredRow)`select 1 from environments where id = ${resolved.environment.id} for update`);
     if (resolved.environment && (await environmentBusy(tx, resolved.environment.id, 0))) {
       throw conflict("Another deployment to this environment is queued or running; wait for it to finish.", "deployment_in_progress");
     }
@@ -119,7 +131,7 @@ const commit = defineRoute({
   path: "/projects/{projectId}/git/commit",
   summary: "Commit a generation's files to a branch (no pull request)",
   description:
-    "`{code_generation_id, connection_id + repository | environment_id, branch, message}`. One commit of all the generation's files on `branch`, created from the repository's default branch when missing; files already identical are not committed again (a retried job finds its commit by the same tree). Runs as a deployment with operation `commit`.",
+    "`{code_generation_id, connection_id + repository | environment_id, branch, message}`. One commit of all the generation's files on `branch`, created from the repository's default branch when missing (through an environment, always the environment's repository); files already identical are not committed again (a retried job finds its commit by the same tree). Runs as a deployment with operation `commit`.",
   tags,
   auth: "bearer",
   params: projectParams,

@@ -95,18 +95,19 @@ t.test("environments and deployment creation", async (t) => {
     seen.push(res.body);
     const id = res.body.environment.id;
     const stored = async () => (await findEnvironment(app.pool, id))?.ssh_host_key_fingerprint;
-    const outcomes = await Promise.allSettled([pinHostKey(app.pool, id, "SHA256:first"), pinHostKey(app.pool, id, "SHA256:second")]);
+    const server = { host: "127.0.0.1", port: "22" };
+    const outcomes = await Promise.allSettled([pinHostKey(app.pool, id, "SHA256:first", server), pinHostKey(app.pool, id, "SHA256:second", server)]);
     const won = outcomes.findIndex((o) => o.status === "fulfilled");
     t.same(outcomes.map((o) => o.status).sort(), ["fulfilled", "rejected"], "one pins, the other is refused");
     const lost = outcomes.find((o) => o.status === "rejected") as PromiseRejectedResult;
     t.match(lost.reason, { code: "host_key_mismatch", message: /Another connection pinned the SSH host key/ });
     const winner = ["SHA256:first", "SHA256:second"][won]!;
     t.equal(await stored(), winner);
-    await pinHostKey(app.pool, id, `${winner}=`);
+    await pinHostKey(app.pool, id, `${winner}=`, server);
     t.equal(await stored(), winner, "the same key again (padding aside) passes and changes nothing");
-    await t.rejects(pinHostKey(app.pool, id, "SHA256:third"), { code: "host_key_mismatch" });
+    await t.rejects(pinHostKey(app.pool, id, "SHA256:third", server), { code: "host_key_mismatch" });
     t.equal(await stored(), winner, "a pinned key is never overwritten");
-    await pinHostKey(app.pool, 999_999, "SHA256:nowhere");
+    await pinHostKey(app.pool, 999_999, "SHA256:nowhere", server);
     t.equal((await api.delete(`/api/environments/${id}`)).status, 200);
   });
 

@@ -140,6 +140,65 @@ t.test("deployment guards", async (t) => {
     t.match(accepted.body.deployment, { rollback_of: current, rollback_to: ok });
   });
 
+  await t.test("rollback restores only a deployment to the same target: not another method's, not a git commit's", async (t) => {
+    const project = await buildProject(app.pool, user.id);
+    const generation = await buildGeneration(app.pool, project, user.id);
+    const env = await buildEnvironment(app.url, token, project, {
+      ftp_config: ftpConfig,
+      ssh_config: { host: "ssh.example.com", username: "deployer", auth_method: "password", password: "Ssh-Secret-0123456", remote_path: "/srv/www" },
+      git_config: { owner: "acme", repo: "site", branch: "main", access_token: "ghp_Example0123456789" },
+    });
+    const by = async (method: string) => {
+      const res = await api.post("/api/deployments", { environment_id: env, code_generation_id: generation, deployment_method: method });
+      if (res.status !== 201) throw new Error(res.text);
+      await setStatus(app.pool, res.body.deployment.id, "succeeded");
+      return res.body.deployment.id as number;
+    };
+    const ftp = await by("ftp");
+    const ssh = await by("ssh");
+    const committed = await api.post(`/api/projects/${project}/git/commit`, { code_generation_id: generation, environment_id: env, branch: "generated", message: "m" });
+    t.equal(committed.status, 202, committed.text);
+    await setStatus(app.pool, committed.body.deployment.id, "succeeded");
+    const current = await by("ftp");
+    const before = await snapshot(app.pool, project);
+    for (const [name, target] of [["an SSH deployment", ssh], ["a git commit", committed.body.deployment.id]] as const) {
+      const res = await api.post(`/api/deployments/${current}/rollback`, { rollback_to: target });
+      t.equal(res.status, 422, `${name}: ${res.text}`);
+      t.match(res.body.errors?.rollback_to, [/same environment by FTP/], name);
+    }
+    t.same(await snapshot(app.pool, project), before, "nothing written");
+    const accepted = await api.post(`/api/deployments/${current}/rollback`, { rollback_to: ftp });
+    t.equal(accepted.status, 202, accepted.text);
+  });
+
+  await t.test("only the live deployment is rolled back, not one that a later deployment replaced", async (t) => {
+    const w = await workspace();
+    const first = await create(w.env, w.generation);
+    const second = await create(w.env, w.generation);
+    const third = await create(w.env, w.generation);
+    for (const id of [first, second, third]) await setStatus(app.pool, id, "succeeded");
+    const failedLater = await create(w.env, w.generation);
+    await setStatus(app.pool, failedLater, "failed");
+    const before = await snapshot(app.pool, w.project);
+    const replaced = await api.post(`/api/deployments/${second}/rollback`, { rollback_to: first });
+    t.equal(replaced.status, 409, replaced.text);
+    t.match(replaced.body, { code: "invalid_deployment_state", message: new RegExp(`deployment #${third} replaced #${second}`) });
+    t.same(await snapshot(app.pool, w.project), before, "nothing written");
+    const live = await api.post(`/api/deployments/${third}/rollback`, { rollback_to: first });
+    t.equal(live.status, 202, `the live one (a later failure changed nothing there): ${live.text}`);
+    const rollback = live.body.deployment.id as number;
+
+    // The rollback fails; meanwhile another deployment goes live: retrying the rollback would replace that one.
+    await setStatus(app.pool, rollback, "failed");
+    const fourth = await create(w.env, w.generation);
+    await setStatus(app.pool, fourth, "succeeded");
+    const later = await snapshot(app.pool, w.project);
+    const retried = await api.post(`/api/deployments/${rollback}/retry`);
+    t.equal(retried.status, 409, retried.text);
+    t.match(retried.body, { code: "invalid_deployment_state", message: new RegExp(`deployment #${fourth} replaced #${third}`) });
+    t.same(await snapshot(app.pool, w.project), later, "nothing written");
+  });
+
   const states = [
     { name: "locked", status: 423, code: "project_locked", apply: (p: number) => api.post(`/api/projects/${p}/lock`) },
     {
