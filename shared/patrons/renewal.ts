@@ -28,22 +28,33 @@ export const listPatronLevels = (conn: CommonQueryMethods) =>
 export const findPatronLevel = (conn: CommonQueryMethods, level: number) =>
   conn.maybeOne(sql.type(patronLevelRow)`select level, name, price_credits, price_cents, monthly_credits, duration_days from patron_levels where level = ${level}`);
 
-/** Adds a period of `level` for `userId`, after the latest one still running; returns its id. */
-export async function addPatronPeriod(tx: CommonQueryMethods, userId: number, level: PatronLevelRow, at: Date = new Date()): Promise<number> {
+/** Adds a period of `level` for `userId`, after the latest one still running; `transactionId` names the payment that bought it, if one did. Returns its id. */
+export async function addPatronPeriod(tx: CommonQueryMethods, userId: number, level: PatronLevelRow, at: Date = new Date(), transactionId: number | null = null): Promise<number> {
   // Serialises purchases of one user, so two periods never start at the same end.
   await tx.query(sql.type(ignoredRow)`select 1 from users where id = ${userId} for update`);
   const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
     with latest as (
       select max(expires_at) as ends from patron_memberships where user_id = ${userId} and expires_at > ${at.toISOString()}::timestamptz
     )
-    insert into patron_memberships (user_id, level, started_at, expires_at)
+    insert into patron_memberships (user_id, level, started_at, expires_at, transaction_id)
     select ${userId}, ${level.level}, coalesce(ends, ${at.toISOString()}::timestamptz),
-      coalesce(ends, ${at.toISOString()}::timestamptz) + make_interval(days => ${level.duration_days})
+      coalesce(ends, ${at.toISOString()}::timestamptz) + make_interval(days => ${level.duration_days}), ${transactionId}
     from latest returning id`);
   await tx.query(sql.type(ignoredRow)`
     update patron_memberships set renewed_at = now(), cancelled_at = null
     where user_id = ${userId} and id <> ${id} and renewed_at is null and expires_at > ${at.toISOString()}::timestamptz`);
   return id;
+}
+
+/**
+ * Takes back the period that refunded payment `transactionId` bought: a running one ends now
+ * and is not renewed, one that had not begun yet is removed.
+ */
+export async function withdrawRefundedPatronPeriod(tx: CommonQueryMethods, transactionId: number): Promise<void> {
+  await tx.query(sql.type(ignoredRow)`delete from patron_memberships where transaction_id = ${transactionId} and started_at >= now()`);
+  await tx.query(sql.type(ignoredRow)`
+    update patron_memberships set expires_at = now(), lapsed_at = coalesce(lapsed_at, now())
+    where transaction_id = ${transactionId} and expires_at > now()`);
 }
 
 /**

@@ -86,6 +86,7 @@ export const transactionRow = z.object({
   provider_order_id: z.string().nullable(),
   provider_capture_id: z.string().nullable(),
   refund_shortfall: z.number(),
+  refunded_cents: z.number(),
   failure_reason: z.string().nullable(),
   succeeded_at: z.date().nullable(),
   refunded_at: z.date().nullable(),
@@ -95,7 +96,7 @@ export const transactionRow = z.object({
 export type TransactionRow = z.infer<typeof transactionRow>;
 export const transactionColumns = sql.fragment`
   id, user_id, kind, package_id, item_id, project_id, payment_method, status, credits, amount_cents, currency,
-  provider_payment_id, provider_order_id, provider_capture_id, refund_shortfall, failure_reason, succeeded_at, refunded_at, created_at, updated_at`;
+  provider_payment_id, provider_order_id, provider_capture_id, refund_shortfall, refunded_cents, failure_reason, succeeded_at, refunded_at, created_at, updated_at`;
 
 /** A new pending transaction. */
 export async function insertTransaction(
@@ -124,16 +125,23 @@ export async function setTransactionProvider(
     where id = ${id} returning ${transactionColumns}`);
 }
 
-/** The transaction a provider event names, row-locked: by our id, else by the provider's payment or order id. */
+/**
+ * The transaction a provider event names, row-locked (`lock`): every id the event gives must
+ * match, our id (Stripe metadata, PayPal custom_id) and the provider's payment, order or capture id alike.
+ * Another integration on the same provider account may put its own number in those free fields,
+ * so our id alone must not pick a transaction when the event names a payment that is not ours.
+ */
 export async function findTransactionForEvent(
   conn: CommonQueryMethods,
-  by: { id?: number | null; paymentId?: string | null; orderId?: string | null },
+  by: { id?: number | null; paymentId?: string | null; orderId?: string | null; captureId?: string | null },
+  lock = true,
 ): Promise<TransactionRow | null> {
   const filters = [];
   if (by.id) filters.push(sql.fragment`id = ${by.id}`);
   if (by.paymentId) filters.push(sql.fragment`provider_payment_id = ${by.paymentId}`);
   if (by.orderId) filters.push(sql.fragment`provider_order_id = ${by.orderId}`);
+  if (by.captureId) filters.push(sql.fragment`provider_capture_id = ${by.captureId}`);
   if (!filters.length) return null;
   return conn.maybeOne(sql.type(transactionRow)`
-    select ${transactionColumns} from credit_transactions where ${sql.join(filters, sql.fragment` or `)} order by id limit 1 for update`);
+    select ${transactionColumns} from credit_transactions where ${sql.join(filters, sql.fragment` and `)} ${lock ? sql.fragment`for update` : sql.fragment``}`);
 }

@@ -1,12 +1,12 @@
 /**
  * What a succeeded payment buys besides credits: its invoice, and a subscription period for its
  * project or a patron membership period. Runs in the transaction that marks the payment succeeded, so
- * the period exists exactly when the payment counts.
+ * the period exists exactly when the payment counts; a refund of the payment takes the period back.
  */
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import { issueInvoice } from "../billing/invoices.ts";
-import { addPatronPeriod, findPatronLevel } from "../patrons/renewal.ts";
-import { findPlan, insertSubscription } from "../subscriptions/store.ts";
+import { addPatronPeriod, findPatronLevel, withdrawRefundedPatronPeriod } from "../patrons/renewal.ts";
+import { findPlan, insertSubscription, withdrawRefundedSubscription } from "../subscriptions/store.ts";
 import { z } from "zod";
 import { completeEuroPurchase, refundEuroPurchase } from "../store/euroPurchases.ts";
 import type { TransactionRow } from "./store.ts";
@@ -17,16 +17,18 @@ export async function afterPaymentSucceeded(tx: CommonQueryMethods, transaction:
   if (transaction.kind === "subscription" && transaction.item_id !== null && transaction.project_id !== null) {
     const plan = await findPlan(tx, transaction.item_id);
     const live = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`select id from projects where id = ${transaction.project_id} and deleted_at is null`);
-    if (plan && live !== null) await insertSubscription(tx, transaction.project_id, plan);
+    if (plan && live !== null) await insertSubscription(tx, transaction.project_id, plan, transaction.id);
   }
   if (transaction.kind === "patron" && transaction.item_id !== null) {
     const level = await findPatronLevel(tx, transaction.item_id);
-    if (level) await addPatronPeriod(tx, transaction.user_id, level);
+    if (level) await addPatronPeriod(tx, transaction.user_id, level, new Date(), transaction.id);
   }
   if (transaction.kind === "store_template") await completeEuroPurchase(tx, transaction);
 }
 
-/** Runs in the transaction that marks `transaction` refunded. */
+/** Runs in the transaction that marks `transaction` refunded: what it bought is taken back. */
 export async function afterPaymentRefunded(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
+  if (transaction.kind === "subscription") await withdrawRefundedSubscription(tx, transaction.id);
+  if (transaction.kind === "patron") await withdrawRefundedPatronPeriod(tx, transaction.id);
   if (transaction.kind === "store_template") await refundEuroPurchase(tx, transaction);
 }

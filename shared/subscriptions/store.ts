@@ -2,7 +2,7 @@
  * SQL of project subscriptions and plans.
  */
 import { z } from "zod";
-import { sql, type CommonQueryMethods } from "../db/pool.ts";
+import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 
 export const planRow = z.object({
   id: z.number(),
@@ -57,6 +57,11 @@ export async function findSubscription(conn: CommonQueryMethods, id: number, loc
   return conn.maybeOne(sql.type(subscriptionRow)`${subscriptionSelect} where s.id = ${id} and p.deleted_at is null ${lock ? sql.fragment`for update of s` : sql.fragment``}`);
 }
 
+/** The latest period of live project `projectId` (the one that decides its state), or null. */
+export async function findLatestSubscription(conn: CommonQueryMethods, projectId: number): Promise<SubscriptionRow | null> {
+  return conn.maybeOne(sql.type(subscriptionRow)`${subscriptionSelect} where s.project_id = ${projectId} and p.deleted_at is null order by s.started_at desc, s.id desc limit 1`);
+}
+
 /** Subscriptions of the live projects `userId` owns, newest first. */
 export async function listOwnedSubscriptions(conn: CommonQueryMethods, userId: number): Promise<readonly SubscriptionRow[]> {
   return conn.any(sql.type(subscriptionRow)`${subscriptionSelect} where p.owner_id = ${userId} and p.deleted_at is null order by s.started_at desc, s.id desc`);
@@ -71,9 +76,23 @@ export async function listDueSubscriptions(conn: CommonQueryMethods, at: Date, l
     order by s.expires_at, s.id limit ${limit}`);
 }
 
-/** Inserts a subscription period of `plan` for a project, starting now. */
-export async function insertSubscription(conn: CommonQueryMethods, projectId: number, plan: PlanRow): Promise<number> {
+/** Inserts a subscription period of `plan` for a project, starting now; `transactionId` names the payment that bought it, if one did. */
+export async function insertSubscription(conn: CommonQueryMethods, projectId: number, plan: PlanRow, transactionId: number | null = null): Promise<number> {
   return conn.oneFirst(sql.type(z.object({ id: z.number() }))`
-    insert into subscriptions (project_id, plan_id, expires_at, credits_allocated)
-    values (${projectId}, ${plan.id}, now() + make_interval(days => ${plan.duration_days}), ${plan.credits}) returning id`);
+    insert into subscriptions (project_id, plan_id, expires_at, credits_allocated, transaction_id)
+    values (${projectId}, ${plan.id}, now() + make_interval(days => ${plan.duration_days}), ${plan.credits}, ${transactionId}) returning id`);
+}
+
+/**
+ * Takes back the period that refunded payment `transactionId` bought: the subscription it
+ * started loses one plan duration (renewals paid since in credits stay); when nothing is
+ * left it is expired now, as the renewal job expires a lapsed period (the soft lock).
+ */
+export async function withdrawRefundedSubscription(conn: CommonQueryMethods, transactionId: number): Promise<void> {
+  await conn.query(sql.type(ignoredRow)`
+    update subscriptions s set
+      expires_at = case when s.expires_at - make_interval(days => pl.duration_days) <= now() then least(s.expires_at, now()) else s.expires_at - make_interval(days => pl.duration_days) end,
+      expired_at = case when s.expires_at - make_interval(days => pl.duration_days) <= now() then now() end
+    from plans pl
+    where pl.id = s.plan_id and s.transaction_id = ${transactionId} and s.expired_at is null`);
 }

@@ -9,10 +9,24 @@ import { z } from "zod";
 import { findCreditAccount } from "../credits/store.ts";
 import { spendCredits } from "../credits/ledger.ts";
 import { ignoredRow, sql, type CommonQueryMethods, type DatabasePool } from "../db/pool.ts";
-import { AppError } from "../errors.ts";
+import { AppError, conflict } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { enqueueMail } from "../mail/enqueueMail.ts";
-import { findPlan, findSubscription, insertSubscription, listDueSubscriptions, type PlanRow, type SubscriptionRow } from "./store.ts";
+import { findLatestSubscription, findPlan, findSubscription, insertSubscription, listDueSubscriptions, type PlanRow, type SubscriptionRow } from "./store.ts";
+
+/**
+ * Refuses a new period of `plan` while the project's latest period is one of the same plan
+ * still running: the new one would start now and replace it, so the buyer would pay twice
+ * for the days that overlap (a double-clicked purchase paid two periods and got one).
+ * Renewing adds a period after the running one. Call it with the project row locked.
+ * @throws 409 subscription_active
+ */
+export async function refuseRunningSamePlan(tx: CommonQueryMethods, projectId: number, plan: PlanRow): Promise<void> {
+  const latest = await findLatestSubscription(tx, projectId);
+  if (latest && latest.plan_id === plan.id && latest.effective_expires_at.getTime() > Date.now()) {
+    throw conflict(`The project's ${plan.name} subscription runs until ${latest.expires_at.toISOString()}; renew it (POST /subscriptions/${latest.id}/renew) to add a period.`, "subscription_active");
+  }
+}
 
 /**
  * A new period of `plan` for the project, paid by `payerId` in credits, in `tx`.

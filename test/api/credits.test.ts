@@ -45,6 +45,13 @@ t.test("credit packages: public list, administrators manage them, bought ones ar
   t.equal((await me.get("/api/admin/credit-packages")).status, 403);
   t.equal((await me.post("/api/admin/credit-packages", { name: "X", credits: 1, price_cents: 100 })).status, 403);
   t.equal((await admin.post("/api/admin/credit-packages", { name: "", credits: 0, price_cents: 1 })).status, 422);
+  for (const currency of ["JPY", "KRW", "BHD", "XYZ"]) {
+    const odd = await admin.post("/api/admin/credit-packages", { name: "Odd", credits: 100, price_cents: 500, currency });
+    t.equal(odd.status, 422, `${currency}: not a currency priced in hundredths`);
+    t.ok(odd.body.errors?.currency, "named on the field");
+  }
+  t.equal((await admin.put("/api/admin/credit-packages/1", { currency: "JPY" })).status, 422, "nor can a package be changed to one");
+  t.equal((await admin.post("/api/admin/credit-packages", { name: "Dollars", credits: 100, price_cents: 500, currency: "USD" })).status, 201, "USD is fine");
   const created = await admin.post("/api/admin/credit-packages", { name: "Mega", credits: 9000, price_cents: 30000 });
   t.equal(created.status, 201, created.text);
   const id = created.body.credit_package.id;

@@ -65,25 +65,25 @@ const show = defineRoute({
         subscriptions: z.array(subscriptionResource),
         patron_level: z.number().nullable(),
         credits: z.number(),
-        has_payment_method: z.boolean(),
+        has_payment_method: z.boolean().describe("A card was saved: the card processor reported a SetupIntent of POST /billing/payment-method confirmed."),
       }),
     },
   },
   handler: async (ctx) => {
     const user = currentUser(ctx);
     const { pool } = ctx.deps;
-    const [plans, subs, patron, account, customer] = await Promise.all([
+    const [plans, subs, patron, account, cardSaved] = await Promise.all([
       listPlans(pool),
       listOwnedSubscriptions(pool, user.id),
       currentPatronPeriod(pool, user.id),
       findCreditAccount(pool, user.id),
-      pool.oneFirst(sql.type(z.object({ id: z.string().nullable() }))`select stripe_customer_id as id from users where id = ${user.id}`),
+      pool.oneFirst(sql.type(z.object({ saved: z.boolean() }))`select payment_method_saved_at is not null as saved from users where id = ${user.id}`),
     ]);
     const live = subs.filter((s) => s.is_latest && s.effective_expires_at.getTime() > Date.now());
     const rank = (planId: number) => plans.find((p) => p.id === planId)?.price_cents ?? -1;
     const best = live.map((s) => s.plan_id).sort((a, b) => rank(b) - rank(a))[0];
     const plan = plans.find((p) => p.id === best) ?? plans.find((p) => p.is_default) ?? plans[0]!;
-    ctx.body = { plan: presentPlan(plan), subscriptions: live.map(presentSubscription), patron_level: patron?.level ?? null, credits: account.balance, has_payment_method: customer !== null };
+    ctx.body = { plan: presentPlan(plan), subscriptions: live.map(presentSubscription), patron_level: patron?.level ?? null, credits: account.balance, has_payment_method: cardSaved };
   },
 });
 
@@ -141,7 +141,8 @@ const paymentMethod = defineRoute({
   method: "post",
   path: "/billing/payment-method",
   summary: "Save a card for later payments",
-  description: "Answers a card processor SetupIntent: confirm `client_secret` with Stripe.js to save the card on the caller's customer. 503 when the card processor is not configured.",
+  description:
+    "Answers a card processor SetupIntent: confirm `client_secret` with Stripe.js to save the card on the caller's customer; `has_payment_method` turns true when the card processor's `setup_intent.succeeded` webhook arrives. 503 when the card processor is not configured.",
   tags,
   auth: "bearer",
   responses: {

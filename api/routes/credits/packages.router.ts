@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { notFound } from "../../../shared/errors.ts";
+import { isCentCurrency } from "../../../shared/payments/currency.ts";
 import { deleteCreditPackage, findCreditPackage, insertCreditPackage, listCreditPackages, updateCreditPackage } from "../../../shared/payments/store.ts";
 import { currentUser, type AppContext } from "../../context.ts";
 import { authorize } from "../../policies/authorize.ts";
@@ -13,18 +14,22 @@ import { adminCreditPackageResource, creditPackageResource, presentAdminCreditPa
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/)
+  .refine(isCentCurrency, "Expected the ISO 4217 code of a currency with two decimal places (prices are in its hundredths), such as EUR.");
 const packageBody = z.object({
   name: z.string().trim().min(1).max(100),
   credits: z.number().int().min(1).max(10_000_000),
   price_cents: z.number().int().min(50).max(100_000_000),
-  currency: z.string().regex(/^[A-Z]{3}$/).default("EUR"),
+  currency: currency.default("EUR"),
   is_active: z.boolean().default(true),
 });
 const packageUpdate = z.object({
   name: packageBody.shape.name.optional(),
   credits: packageBody.shape.credits.optional(),
   price_cents: packageBody.shape.price_cents.optional(),
-  currency: z.string().regex(/^[A-Z]{3}$/).optional(),
+  currency: currency.optional(),
   is_active: z.boolean().optional(),
 });
 

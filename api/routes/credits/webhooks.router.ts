@@ -39,7 +39,7 @@ const cardProcessor = defineRoute({
   path: "/cardprocessor/webhook",
   summary: "Card processor (Stripe) events",
   description:
-    "Verified with the `Stripe-Signature` header and `STRIPE_WEBHOOK_SECRET` over the raw body (timestamps older than five minutes are refused). Handles `payment_intent.succeeded`, `payment_intent.payment_failed` and `charge.refunded`; other types are recorded and ignored.",
+    "Verified with the `Stripe-Signature` header and `STRIPE_WEBHOOK_SECRET` over the raw body (timestamps older than five minutes are refused). Handles `payment_intent.succeeded`, `payment_intent.payment_failed`, `charge.refunded` (partial refunds too) and `setup_intent.succeeded` (a saved card); other types are recorded and ignored.",
   tags: ["Payments"],
   auth: "public",
   unlimited: true,

@@ -62,6 +62,7 @@ const subscribe = defineRoute({
     const level = await findPatronLevel(pool, body.level);
     if (!level) throw invalidField("level", "The selected level is invalid.");
     if (body.payment_method !== "credits") {
+      if (level.price_cents <= 0) throw invalidField("payment_method", "This level is not sold for money; choose credits.");
       const started = await startPayment(pool, config, user, body.payment_method, {
         kind: "patron",
         packageId: null,

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { conflict, invalidField, notFound } from "../../../shared/errors.ts";
 import { startPayment } from "../../../shared/payments/purchase.ts";
-import { cancelSubscription, renewWithCredits, subscribeWithCredits } from "../../../shared/subscriptions/subscriptions.ts";
+import { cancelSubscription, refuseRunningSamePlan, renewWithCredits, subscribeWithCredits } from "../../../shared/subscriptions/subscriptions.ts";
 import { findPlan, findSubscription, listOwnedSubscriptions, listPlans } from "../../../shared/subscriptions/store.ts";
 import { currentUser } from "../../context.ts";
 import { projectForWrite } from "../../policies/projectGuard.ts";
@@ -60,7 +60,7 @@ const create = defineRoute({
   path: "/subscriptions",
   summary: "Subscribe a project to a plan",
   description:
-    "`payment_method: credits` (the default) charges the plan's `price_credits` to the caller at once and answers 201 with the subscription. `cardprocessor`/`walletprovider` answers 202 with a pending transaction; the period starts when the payment's webhook arrives.",
+    "`payment_method: credits` (the default) charges the plan's `price_credits` to the caller at once and answers 201 with the subscription. `cardprocessor`/`walletprovider` answers 202 with a pending transaction; the period starts when the payment's webhook arrives. A new period starts now and replaces the project's latest one, so while that one is of the same plan and still running the answer is 409 `subscription_active`: renew it instead.",
   tags,
   auth: "bearer",
   body: z.object({ project_id: id, plan_id: id, payment_method: z.enum(["credits", "cardprocessor", "walletprovider"]).default("credits") }),
@@ -68,6 +68,7 @@ const create = defineRoute({
     201: { description: "Subscribed", schema: one },
     202: { description: "Payment started", schema: z.object({ message: z.string(), transaction: transactionResource }) },
     ...refusals,
+    409: { description: "The project's latest subscription is of this plan and still running (`subscription_active`: renew it instead); or the project is archived (`project_archived`)" },
     502: { description: "The payment provider refused" },
     503: { description: "The payment method is not configured" },
   },
@@ -77,7 +78,10 @@ const create = defineRoute({
     const plan = await findPlan(pool, body.plan_id);
     if (!plan) throw invalidField("plan_id", "The selected plan id is invalid.");
     if (body.payment_method !== "credits") {
-      await pool.transaction((tx) => projectForWrite(tx, body.project_id, user, "manage", { allowExpired: true }));
+      await pool.transaction(async (tx) => {
+        await projectForWrite(tx, body.project_id, user, "manage", { allowExpired: true });
+        await refuseRunningSamePlan(tx, body.project_id, plan);
+      });
       if (plan.price_cents <= 0) throw invalidField("payment_method", "This plan is not sold for money; choose credits.");
       const started = await startPayment(pool, config, user, body.payment_method, {
         kind: "subscription",
@@ -95,6 +99,7 @@ const create = defineRoute({
     }
     const subId = await pool.transaction(async (tx) => {
       await projectForWrite(tx, body.project_id, user, "manage", { allowExpired: true });
+      await refuseRunningSamePlan(tx, body.project_id, plan);
       return subscribeWithCredits(tx, user.id, body.project_id, plan);
     });
     ctx.status = 201;

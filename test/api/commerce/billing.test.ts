@@ -66,6 +66,11 @@ t.test("invoices, plan and patron payments by card, saved cards, admin report an
     await pay(started.body.transaction);
     t.equal(await isPatron(app.pool, user.id), true);
     t.equal((await me.get("/api/billing/invoices")).body.meta.total, 3, "every succeeded payment has its invoice");
+
+    await app.pool.query(sql.type(z.object({}))`insert into patron_levels (level, name, price_credits, price_cents) values (9, 'Friend', 10, 0)`);
+    const free = await me.post("/api/patron/subscribe", { level: 9, payment_method: "cardprocessor" });
+    t.equal(free.status, 422, `a level not sold for money is refused by card, as a plan is: ${free.text}`);
+    t.match(free.body, { code: "validation_failed", errors: { payment_method: [/credits/] } });
   });
 
   await t.test("saving a card creates the customer once and a SetupIntent each time", async (t) => {
@@ -76,7 +81,13 @@ t.test("invoices, plan and patron payments by card, saved cards, admin report an
     const second = await me.post("/api/billing/payment-method");
     t.equal(stripe.setupIntents.get(second.body.setup_intent_id)!.customer, stripe.setupIntents.get(first.body.setup_intent_id)!.customer, "same customer");
     t.equal(stripe.customers.size, 1);
-    t.equal((await me.get("/api/billing/subscription")).body.has_payment_method, true);
+    t.equal((await me.get("/api/billing/subscription")).body.has_payment_method, false, "no card yet: the SetupIntents were not confirmed");
+    const setup = stripe.setupIntents.get(second.body.setup_intent_id)!;
+    const { body, signature } = stripe.signed(stripe.event("setup_intent.succeeded", { ...setup, object: "setup_intent", status: "succeeded" }));
+    t.equal((await request(app.url, "POST", "/api/cardprocessor/webhook", { raw: true, body, headers: { "content-type": "application/json", "stripe-signature": signature } })).status, 200);
+    await eventsSettled(app.pool);
+    t.equal((await me.get("/api/billing/subscription")).body.has_payment_method, true, "confirmed: a card is saved");
+    t.equal((await stranger.get("/api/billing/subscription")).body.has_payment_method, false, "for that user only");
   });
 
   await t.test("admin billing report and manual adjustments", async (t) => {
@@ -110,5 +121,13 @@ t.test("invoices, plan and patron payments by card, saved cards, admin report an
     t.equal((await me.get("/api/credits")).body.data[0].reason, "admin_adjustment: bigger", "the refused grant wrote nothing");
     const ledger = (await me.get("/api/credits")).body.data;
     t.match(ledger[2], { amount: -20, reason: "admin_adjustment: correction", reference_type: "admin_user" });
+
+    // Each balance fits its integer column; a month's sums of them need not.
+    for (const amount of [-1_000_000_000, -1_000_000_000, 1_000_000_000, -1_000_000_000]) {
+      t.equal((await admin.post(`/api/admin/users/${user.id}/credits`, { amount, reason: "churn" })).status, 200);
+    }
+    const big = await admin.get("/api/admin/billing-report?group=month");
+    t.equal(big.status, 200, big.text);
+    t.equal(big.body.data.at(-1).credits_spent, 3_000_000_020, "three billion credits spent in a month are reported, not a 500");
   });
 });

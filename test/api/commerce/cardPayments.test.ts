@@ -55,6 +55,17 @@ t.test("card payments through the Stripe stand-in, with signed webhooks", async 
     t.equal((await creditState(app.pool, user.id)).balance, 0);
   });
 
+  await t.test("events about another integration's payment on the same account change nothing, even when its metadata names our transaction", async (t) => {
+    const before = await paymentCounts(app.pool);
+    const foreign = { ...intent, id: "pi_of_another_shop", client_secret: "pi_of_another_shop_secret", amount: 99, status: "succeeded" };
+    t.equal((await deliver(stripe.event("payment_intent.succeeded", foreign))).status, 200, "recorded");
+    t.equal((await deliver(stripe.event("charge.refunded", { id: "ch_of_another_shop", object: "charge", amount: 99, amount_refunded: 99, refunded: true, payment_intent: foreign.id, metadata: intent.metadata }))).status, 200);
+    await eventsSettled(app.pool);
+    t.equal((await transactionStatus(transaction.id)).status, "pending", "our transaction is still waiting for its own payment");
+    t.same(await creditState(app.pool, user.id), { balance: 0, shortfall: 0, entries: 0, sum: 0 }, "nothing credited");
+    t.equal((await paymentCounts(app.pool)).entries, before.entries);
+  });
+
   await t.test("payment_intent.succeeded delivered five times, three at once, credits once", async (t) => {
     const event = stripe.event("payment_intent.succeeded", { ...intent, status: "succeeded" });
     const first = await deliver(event);
@@ -96,10 +107,12 @@ t.test("card payments through the Stripe stand-in, with signed webhooks", async 
     const event = stripe.event("payment_intent.payment_failed", { ...failedIntent, status: "requires_payment_method", last_payment_error: { message: "Your card was declined." } });
     t.equal((await deliver(event)).status, 200);
     t.equal((await deliver(stripe.event("customer.created", { id: "cus_1", object: "customer" }))).status, 200, "unknown type: 200");
+    const balance = { object: "balance", available: [{ amount: 500, currency: "eur" }], pending: [], livemode: false };
+    t.equal((await deliver(stripe.event("balance.available", balance))).status, 200, "a type whose object has no id: 200");
     await eventsSettled(app.pool);
     t.equal((await transactionStatus(second.body.transaction.id)).status, "failed");
-    const ignored = await app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from payment_events where event_type = 'customer.created'`);
-    t.equal(ignored, "ignored");
+    const ignored = await app.pool.anyFirst(sql.type(z.object({ status: z.string() }))`select status from payment_events where event_type in ('customer.created', 'balance.available')`);
+    t.same(ignored, ["ignored", "ignored"], "both recorded as ignored, the job did not fail on them");
   });
 
   await t.test("bad purchase requests", async (t) => {

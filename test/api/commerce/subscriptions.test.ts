@@ -158,3 +158,33 @@ t.test("a locked or archived project's subscription is neither bought, cancelled
   }
   t.same({ rows: await stored(), balance: (await creditState(app.pool, user.id)).balance }, before, "no subscription changed, no credit spent");
 });
+
+t.test("subscribing twice to the plan that is running charges once: the second answer is 409, also when both come at once", async (t) => {
+  const app = await startTestApp(t);
+  const { user, token } = await buildUserWithToken(app.pool);
+  const me = client(app.url, token);
+  const plans = (await me.get("/api/plans")).body.data as { id: number; code: string; price_credits: number }[];
+  const pro = plans.find((p) => p.code === "pro")!;
+  const team = plans.find((p) => p.code === "team")!;
+  const project = (await me.post("/api/projects", { name: "Double click" })).body.project;
+  await give(app.pool, user.id, 5000, "start");
+  const periods = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from subscriptions where project_id = ${project.id} and plan_id = ${pro.id}`);
+
+  const both = await Promise.all([me.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id }), me.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id })]);
+  t.same(both.map((r) => r.status).sort(), [201, 409], "one buys, the other is refused");
+  const refused = both.find((r) => r.status === 409)!;
+  t.equal(refused.body.code, "subscription_active");
+  t.match(refused.body.message, /renew/);
+  t.equal((await creditState(app.pool, user.id)).balance, 5000 - pro.price_credits, "one period charged");
+  t.equal(await periods(), 1, "one period written");
+
+  const again = await me.post("/api/billing/subscription", { project_id: project.id, plan_id: pro.id });
+  t.equal(again.status, 409, "later, too (the billing route is the same operation)");
+  const byCard = await me.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id, payment_method: "cardprocessor" });
+  t.equal(byCard.status, 409, "and before any payment is started");
+  t.equal(await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from credit_transactions`), 0, "no payment started");
+
+  const upgraded = await me.post("/api/subscriptions", { project_id: project.id, plan_id: team.id });
+  t.equal(upgraded.status, 201, "another plan may replace it");
+  t.equal((await creditState(app.pool, user.id)).balance, 5000 - pro.price_credits - team.price_credits);
+});

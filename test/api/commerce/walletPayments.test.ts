@@ -47,6 +47,17 @@ t.test("wallet payments through the PayPal stand-in: order, approval, capture, c
     t.same(paypal.captures, [], "nothing captured");
   });
 
+  await t.test("events about another integration's orders on the same account change nothing, even when they carry our transaction id", async (t) => {
+    const foreignOrder = { id: "FOREIGNORDER1", status: "APPROVED", purchase_units: [{ custom_id: order.customId }] };
+    t.equal((await deliver(paypal.event("CHECKOUT.ORDER.APPROVED", foreignOrder))).status, 200, "recorded");
+    const foreignCapture = { id: "FOREIGNCAPTURE1", status: "COMPLETED", custom_id: order.customId, supplementary_data: { related_ids: { order_id: foreignOrder.id } } };
+    t.equal((await deliver(paypal.event("PAYMENT.CAPTURE.COMPLETED", foreignCapture))).status, 200);
+    await eventsSettled(app.pool);
+    t.same(paypal.captures, [], "an order that is not ours is not captured");
+    t.equal(await status(transaction.id), "pending", "our transaction is still waiting for its own payment");
+    t.same(await creditState(app.pool, user.id), { balance: 0, shortfall: 0, entries: 0, sum: 0 }, "nothing credited");
+  });
+
   await t.test("approval captures once; the completed capture credits once", async (t) => {
     const approved = paypal.event("CHECKOUT.ORDER.APPROVED", { id: order.id, status: "APPROVED", purchase_units: [{ custom_id: order.customId }] });
     const answers = await Promise.all([deliver(approved), deliver(approved), deliver(approved)]);
@@ -64,10 +75,20 @@ t.test("wallet payments through the PayPal stand-in: order, approval, capture, c
   });
 
   await t.test("a refund reverses the credits; a denied capture fails its transaction", async (t) => {
-    const refunded = paypal.event("PAYMENT.CAPTURE.REFUNDED", { id: "REFUND1", status: "COMPLETED", custom_id: order.customId });
+    const foreignRefund = { ...(paypal.refundResource(order.id) as { links: { href: string }[] }), links: [{ rel: "up", href: "https://api.paypal.example/v2/payments/captures/FOREIGNCAPTURE1" }] };
+    t.equal((await deliver(paypal.event("PAYMENT.CAPTURE.REFUNDED", foreignRefund))).status, 200, "a refund of another shop's capture carrying our custom_id");
+    await eventsSettled(app.pool);
+    t.equal(await status(transaction.id), "succeeded", "changes nothing");
+    t.same([transaction.credits, transaction.amount_cents], [550, 2500], "the seeded standard package");
+    const partial = { ...paypal.refundResource(order.id), seller_payable_breakdown: { total_refunded_amount: { currency_code: "EUR", value: "5.00" } } };
+    t.equal((await deliver(paypal.event("PAYMENT.CAPTURE.REFUNDED", partial))).status, 200, "5 of 25 euros refunded");
+    await eventsSettled(app.pool);
+    t.same(await creditState(app.pool, user.id), { balance: 440, shortfall: 0, entries: 2, sum: 440 }, "a fifth of the credits taken back");
+    t.equal(await status(transaction.id), "succeeded", "the payment still counts");
+    const refunded = paypal.event("PAYMENT.CAPTURE.REFUNDED", paypal.refundResource(order.id));
     t.equal((await deliver(refunded)).status, 200);
     await eventsSettled(app.pool);
-    t.same(await creditState(app.pool, user.id), { balance: 0, shortfall: 0, entries: 2, sum: 0 });
+    t.same(await creditState(app.pool, user.id), { balance: 0, shortfall: 0, entries: 3, sum: 0 }, "the whole refund takes the rest");
     t.equal(await status(transaction.id), "refunded");
 
     const second = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "walletprovider" });

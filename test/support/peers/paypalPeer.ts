@@ -32,6 +32,8 @@ export interface PaypalStandIn extends HttpPeer {
   signed(event: object, options?: { webhookId?: string }): { body: string; headers: Record<string, string> };
   /** The capture resource of an order, as in PAYMENT.CAPTURE.* events. */
   captureResource(orderId: string): object;
+  /** The refund of the capture of order `orderId`, as PayPal reports it (linked `up` to the capture). */
+  refundResource(orderId: string): object;
 }
 
 /** Starts the stand-in. */
@@ -151,6 +153,16 @@ export async function startPaypalStandIn(): Promise<PaypalStandIn> {
           "paypal-transmission-sig": sign.sign(privateKey, "base64"),
           "paypal-transmission-time": time,
         },
+      };
+    },
+    refundResource: (orderId) => {
+      const order = orders.get(orderId)!;
+      return {
+        id: `REFUND-${randomBytes(6).toString("hex").toUpperCase()}`,
+        status: "COMPLETED",
+        custom_id: order.customId,
+        amount: order.amount,
+        links: [{ rel: "up", href: `${peer.url}/v2/payments/captures/${order.captureId ?? "UNCAPTURED"}`, method: "GET" }],
       };
     },
     captureResource: (orderId) => {

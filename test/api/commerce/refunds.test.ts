@@ -1,0 +1,107 @@
+import t from "tap";
+import { z } from "zod";
+import { grantCredits } from "../../../shared/credits/ledger.ts";
+import { sql } from "../../../shared/db/pool.ts";
+import { currentPatronPeriod } from "../../../shared/patrons/membership.ts";
+import { startTestApp } from "../../support/app.ts";
+import { buildUserWithToken } from "../../support/factories.ts";
+import { client, request } from "../../support/http.ts";
+import { creditState, eventsSettled } from "../../support/payments.ts";
+import { startStripeStandIn } from "../../support/peers/stripePeer.ts";
+
+t.test("a refunded card payment takes back what it bought", async (t) => {
+  const stripe = await startStripeStandIn();
+  t.teardown(() => stripe.close());
+  const app = await startTestApp(t, { worker: true, env: stripe.env });
+  const { user, token } = await buildUserWithToken(app.pool);
+  const me = client(app.url, token);
+  const deliver = async (event: object) => {
+    const { body, signature } = stripe.signed(event);
+    const res = await request(app.url, "POST", "/api/cardprocessor/webhook", { raw: true, body, headers: { "content-type": "application/json", "stripe-signature": signature } });
+    t.equal(res.status, 200, `the webhook is accepted: ${res.text}`);
+    await eventsSettled(app.pool);
+  };
+  const succeeded = (transaction: { provider_payment_id: string }) => {
+    const intent = stripe.intents.get(transaction.provider_payment_id)!;
+    return deliver(stripe.event("payment_intent.succeeded", { ...intent, status: "succeeded" }));
+  };
+  const refunded = (transaction: { provider_payment_id: string }) => deliver(stripe.event("charge.refunded", stripe.refundedCharge(transaction.provider_payment_id)));
+  const transactionStatus = (id: number) => app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from credit_transactions where id = ${id}`);
+
+  await t.test("a refunded plan payment ends the period it started: the project is soft-locked as after a lapse", async (t) => {
+    const plans = (await me.get("/api/plans")).body.data as { id: number; code: string }[];
+    const pro = plans.find((p) => p.code === "pro")!;
+    const project = (await me.post("/api/projects", { name: "Paid by card" })).body.project;
+    const started = await me.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id, payment_method: "cardprocessor" });
+    t.equal(started.status, 202, started.text);
+    await succeeded(started.body.transaction);
+    t.equal((await me.get("/api/billing/subscription")).body.plan.code, "pro", "paid: the plan is pro");
+
+    await refunded(started.body.transaction);
+    t.equal(await transactionStatus(started.body.transaction.id), "refunded");
+    const billing = await me.get("/api/billing/subscription");
+    t.equal(billing.body.plan.code, "free", "refunded: the plan is no longer pro");
+    const sub = (await me.get("/api/subscriptions")).body.data.find((s: { project_id: number; plan_id: number }) => s.project_id === project.id && s.plan_id === pro.id);
+    t.match(sub, { is_expired: true, auto_renew: false }, "the period is over and will not renew");
+    const write = await me.put(`/api/projects/${project.id}`, { name: "Still mine?" });
+    t.equal(write.status, 402, "the project is soft-locked, as when a period lapses");
+    t.equal(write.body.code, "subscription_expired");
+  });
+
+  await t.test("a refunded patron payment ends its period; one that had not begun is removed", async (t) => {
+    const started = await me.post("/api/patron/subscribe", { level: 2, payment_method: "cardprocessor" });
+    await succeeded(started.body.transaction);
+    t.equal((await currentPatronPeriod(app.pool, user.id))?.level, 2, "paid: a level-2 patron");
+    await refunded(started.body.transaction);
+    t.equal(await currentPatronPeriod(app.pool, user.id), null, "refunded: no longer a patron");
+    const lapsed = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from patron_memberships where user_id = ${user.id} and lapsed_at is null and renewed_at is null`);
+    t.equal(lapsed, 0, "and the renewal job has nothing to renew");
+
+    await grantCredits(app.pool, { userId: user.id, amount: 300, reason: "test", referenceType: null, referenceId: null, idempotencyKey: "patron-credits" });
+    t.equal((await me.post("/api/patron/subscribe", { level: 1 })).status, 201, "level 1 bought with credits");
+    const next = await me.post("/api/patron/subscribe", { level: 3, payment_method: "cardprocessor" });
+    await succeeded(next.body.transaction);
+    await refunded(next.body.transaction);
+    t.equal((await currentPatronPeriod(app.pool, user.id))?.level, 1, "the running period paid in credits stays");
+    const queued = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      select count(*)::int as n from patron_memberships where transaction_id = ${next.body.transaction.id}`);
+    t.equal(queued, 0, "the refunded period that was to follow it is gone");
+  });
+
+  await t.test("a partial refund takes back the same share of the credits; the payment is refunded once all of it is back", async (t) => {
+    const bought = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "cardprocessor" });
+    const { id, credits, amount_cents: amount, provider_payment_id: intentId } = bought.body.transaction as { id: number; credits: number; amount_cents: number; provider_payment_id: string };
+    t.same([credits, amount], [100, 500], "the seeded starter package: 100 credits for 5 euros");
+    const start = (await creditState(app.pool, user.id)).balance;
+    await succeeded(bought.body.transaction);
+    const refundedSoFar = (cents: number) =>
+      deliver(stripe.event("charge.refunded", { ...stripe.refundedCharge(intentId), amount_refunded: cents, refunded: cents === amount }));
+    const state = async () => ({
+      balance: (await creditState(app.pool, user.id)).balance - start,
+      ...(await app.pool.one(sql.type(z.object({ status: z.string(), refunded_cents: z.number() }))`select status, refunded_cents from credit_transactions where id = ${id}`)),
+    });
+
+    await refundedSoFar(100);
+    t.same(await state(), { balance: 80, status: "succeeded", refunded_cents: 100 }, "1 euro of 5 back: 20 of the 100 credits taken, the payment still counts");
+    await refundedSoFar(100);
+    t.same(await state(), { balance: 80, status: "succeeded", refunded_cents: 100 }, "the same total again (another event id) changes nothing");
+    await refundedSoFar(250);
+    t.same(await state(), { balance: 50, status: "succeeded", refunded_cents: 250 }, "half back: half the credits taken");
+    await refundedSoFar(100);
+    t.same(await state(), { balance: 50, status: "succeeded", refunded_cents: 250 }, "an older, smaller total arriving late changes nothing");
+    await refundedSoFar(500);
+    t.same(await state(), { balance: 0, status: "refunded", refunded_cents: 500 }, "all back: every credit taken, the payment refunded");
+    const ledger = await creditState(app.pool, user.id);
+    t.equal(ledger.sum, ledger.balance, "the ledger still sums to the balance");
+  });
+
+  await t.test("a refund that arrives before the success credits nothing", async (t) => {
+    const bought = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "cardprocessor" });
+    const before = await creditState(app.pool, user.id);
+    await refunded(bought.body.transaction);
+    await succeeded(bought.body.transaction);
+    t.equal(await transactionStatus(bought.body.transaction.id), "refunded", "the payment ends refunded");
+    t.same(await creditState(app.pool, user.id), before, "no credits for a refunded payment");
+  });
+});
