@@ -60,6 +60,15 @@ t.test("store reviews", async (t) => {
     t.same(second.body.data.map((r: { id: number }) => r.id), [ids[0]]);
   });
 
+  await t.test("a withdrawn template: its buyers still read the reviews they may still write", async (t) => {
+    await app.pool.query(sql.type(z.object({}))`update store_templates set status = 'withdrawn' where id = ${storeId}`);
+    t.teardown(() => app.pool.query(sql.type(z.object({}))`update store_templates set status = 'published' where id = ${storeId}`));
+    const read = await request(app.url, "GET", base, { token: buyers[0]!.token });
+    t.equal(read.status, 200, read.text);
+    t.equal(read.body.meta.total, 3);
+    t.equal((await request(app.url, "GET", base, { token: stranger.token })).status, 404, "hidden from others");
+  });
+
   await t.test("concurrent reviews all count in review_count and review_score", async (t) => {
     const other = await buildStoreTemplate(app.pool, seller.user.id, [template], { name: "Second kit", price_type: "free" });
     const reviewers = await Promise.all([1, 2, 3, 4].map(() => buildUserWithToken(app.pool)));
