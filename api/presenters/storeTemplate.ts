@@ -8,10 +8,12 @@ import type { StoreMediaItem, StoreTemplateRow } from "../../shared/store/catalo
 /** The public address of a stored store image. */
 export const storeMediaPath = (item: Pick<StoreMediaItem, "id" | "sha256">) => `/api/store/media/${item.id}?v=${item.sha256!.slice(0, 16)}`;
 
-const presentMedia = (item: StoreMediaItem, appUrl: string) => ({
+/** One media item (spec Template media: `file_path` for images and logos, `video_url` for videos; `url` is `file_path` made absolute). */
+export const presentStoreMedia = (item: StoreMediaItem, appUrl: string) => ({
   id: item.id,
   media_type: item.media_type,
   title: item.title,
+  file_path: item.sha256 ? storeMediaPath(item) : null,
   url: item.sha256 ? `${appUrl}${storeMediaPath(item)}` : null,
   video_url: item.video_url,
   width: item.width,
@@ -23,7 +25,7 @@ export const euros = (cents: number) => Math.round(cents) / 100;
 
 /** One store template for `viewerId` (null: anonymous), with `version` the number of its current version. */
 export function presentStoreTemplate(row: StoreTemplateRow, viewerId: number | null, appUrl: string) {
-  const media = row.media.map((item) => presentMedia(item, appUrl));
+  const media = row.media.map((item) => presentStoreMedia(item, appUrl));
   const logo = media.find((item) => item.media_type === "logo");
   return {
     id: row.id,

@@ -83,7 +83,7 @@ export async function findStoreTemplate(conn: CommonQueryMethods, id: number, vi
 
 /** Locks a store template row; null when it does not exist. */
 export async function lockStoreTemplate(conn: CommonQueryMethods, id: number) {
-  return conn.maybeOne(sql.type(z.object({ id: z.number(), seller_id: z.number(), status: z.enum(storeStatuses), sales_count: z.number() }))`
+  return conn.maybeOne(sql.type(z.object({ id: z.number(), seller_id: z.number().nullable(), status: z.enum(storeStatuses), sales_count: z.number() }))`
     select id, seller_id, status, sales_count from store_templates where id = ${id} for update`);
 }
 

@@ -18,7 +18,7 @@ import { findVersion, type FrozenTemplate, type VersionRow } from "./versions.ts
  * @throws 404 when the template does not exist or is hidden from them, 403 when they did not buy it
  */
 export async function deliverableVersion(conn: CommonQueryMethods, storeTemplateId: number, userId: number): Promise<{ name: string; version: VersionRow }> {
-  const template = await conn.maybeOne(sql.type(z.object({ name: z.string(), seller_id: z.number(), status: z.string() }))`
+  const template = await conn.maybeOne(sql.type(z.object({ name: z.string(), seller_id: z.number().nullable(), status: z.string() }))`
     select name, seller_id, status from store_templates where id = ${storeTemplateId}`);
   if (!template) throw notFound("Store template");
   const bought = await findPurchase(conn, userId, storeTemplateId);

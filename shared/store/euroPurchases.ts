@@ -15,7 +15,7 @@ import { createPaymentIntent } from "../payments/stripe.ts";
 import { insertTransaction, setTransactionProvider, type TransactionRow } from "../payments/store.ts";
 import { findPurchase, refundPurchase } from "./purchases.ts";
 
-const template = z.object({ id: z.number(), name: z.string(), seller_id: z.number(), status: z.string(), price_type: z.string(), price_euro_cents: z.number(), current_version_id: z.number().nullable() });
+const template = z.object({ id: z.number(), name: z.string(), seller_id: z.number().nullable(), status: z.string(), price_type: z.string(), price_euro_cents: z.number(), current_version_id: z.number().nullable() });
 
 /**
  * Starts the euro purchase of a store template by `buyer`.
@@ -76,18 +76,21 @@ export async function startEuroPurchase(
 
 /** Records the purchase a succeeded store payment paid for (once: the purchase carries the transaction id). */
 export async function completeEuroPurchase(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
-  const intent = await tx.maybeOne(sql.type(z.object({ buyer_id: z.number(), store_template_id: z.number(), version_id: z.number(), seller_cents: z.number(), seller_id: z.number() }))`
+  const intent = await tx.maybeOne(sql.type(z.object({ buyer_id: z.number(), store_template_id: z.number(), version_id: z.number(), seller_cents: z.number(), seller_id: z.number().nullable() }))`
     select i.buyer_id, i.store_template_id, i.version_id, i.seller_cents, st.seller_id
     from store_payment_intents i join store_templates st on st.id = i.store_template_id where i.transaction_id = ${transaction.id}`);
   if (!intent) return;
   const purchaseId = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
     insert into store_purchases (buyer_id, store_template_id, version_id, payment_type, price_euro_cents, transaction_id)
     values (${intent.buyer_id}, ${intent.store_template_id}, ${intent.version_id}, 'euros', ${transaction.amount_cents}, ${transaction.id})
-    on conflict (buyer_id, store_template_id) do nothing returning id`);
+    on conflict (buyer_id, store_template_id) where status = 'completed' do nothing returning id`);
   // Bought meanwhile by another payment: the buyer keeps the first purchase; this payment is for an operator to refund.
   if (purchaseId === null) return;
-  await tx.query(sql.type(z.object({}))`
-    insert into seller_earnings (seller_id, purchase_id, amount_cents) values (${intent.seller_id}, ${purchaseId}, ${intent.seller_cents})`);
+  // A seller who closed their account while the payment ran earns nothing; the buyer still gets the template.
+  if (intent.seller_id !== null) {
+    await tx.query(sql.type(z.object({}))`
+      insert into seller_earnings (seller_id, purchase_id, amount_cents) values (${intent.seller_id}, ${purchaseId}, ${intent.seller_cents})`);
+  }
   await tx.query(sql.type(z.object({}))`update store_templates set sales_count = sales_count + 1 where id = ${intent.store_template_id}`);
 }
 

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
-import { storeStatuses } from "./catalog.ts";
+import { lockStoreTemplate, storeStatuses } from "./catalog.ts";
 
 /** Media one store template may hold at most (the logo included). */
 export const MAX_STORE_MEDIA = 20;
@@ -35,7 +35,8 @@ export const storeMediaRow = z.object({
   width: z.number().nullable(),
   height: z.number().nullable(),
   status: z.enum(storeStatuses),
-  seller_id: z.number(),
+  /** Null once the seller closed their account. */
+  seller_id: z.number().nullable(),
 });
 export type StoreMediaRow = z.infer<typeof storeMediaRow>;
 
@@ -55,6 +56,9 @@ export type NewStoreMedia = { storeTemplateId: number; title: string | null } & 
 
 /** Inserts a media row (a new logo replaces the old one); returns its id. @returns null when the template is full */
 export async function insertStoreMedia(tx: CommonQueryMethods, media: NewStoreMedia): Promise<number | null> {
+  // One upload of a template at a time, so the count below sees the one before (two uploads
+  // into the last free place both counted 19 and both were stored).
+  await lockStoreTemplate(tx, media.storeTemplateId);
   if (media.mediaType === "logo") {
     await tx.query(sql.type(z.object({}))`delete from store_template_media where store_template_id = ${media.storeTemplateId} and media_type = 'logo'`);
   }

@@ -26,11 +26,14 @@ export type PayoutRow = z.infer<typeof payoutRow>;
 
 const columns = sql.fragment`id, seller_id, amount_cents, status, transferred_cents, sepa_storage_key, failure, processed_at, paid_at, created_at`;
 
-/** Euro cents a seller may still ask for: pending earnings less the payouts not yet processed. */
+/**
+ * Euro cents a seller may still ask for: pending earnings less the payouts not yet processed,
+ * and never below 0 (a refund after a request can leave less pending than was requested).
+ */
 export async function availableCents(conn: CommonQueryMethods, sellerId: number): Promise<number> {
   return conn.oneFirst(sql.type(z.object({ cents: z.number() }))`
-    select ((select coalesce(sum(amount_cents), 0) from seller_earnings where seller_id = ${sellerId} and status = 'pending')
-      - (select coalesce(sum(amount_cents), 0) from seller_payouts where seller_id = ${sellerId} and status = 'requested'))::int as cents`);
+    select greatest((select coalesce(sum(amount_cents), 0) from seller_earnings where seller_id = ${sellerId} and status = 'pending')
+      - (select coalesce(sum(amount_cents), 0) from seller_payouts where seller_id = ${sellerId} and status = 'requested'), 0)::bigint as cents`);
 }
 
 /** Records a payout request. */
@@ -65,6 +68,12 @@ export async function lockPayout(tx: CommonQueryMethods, id: number): Promise<Pa
 export async function attachEarnings(tx: CommonQueryMethods, payoutId: number, holdDays: number): Promise<PayoutRow | null> {
   const payout = await lockPayout(tx, payoutId);
   if (!payout || payout.status !== "requested") return payout;
+  // Payouts of one seller attach one at a time: a second one waits here until the first
+  // commits, and its next statement then sees what the first took. Without this, two jobs
+  // computed the same eligible earnings and the later update, re-checking only the row it
+  // waited for, took them again: both payouts carried the same money.
+  await tx.any(sql.type(z.object({ id: z.number() }))`
+    select id from seller_earnings where seller_id = ${payout.seller_id} and status = 'pending' order by id for update`);
   const taken = await tx.oneFirst(sql.type(z.object({ cents: z.number() }))`
     with eligible as (
       select id, sum(amount_cents) over (order by created_at, id) as running
@@ -72,7 +81,7 @@ export async function attachEarnings(tx: CommonQueryMethods, payoutId: number, h
       where seller_id = ${payout.seller_id} and status = 'pending' and created_at <= now() - make_interval(days => ${holdDays})
     ), taken as (
       update seller_earnings e set status = 'paid_out', payout_id = ${payoutId}
-      from eligible where e.id = eligible.id and eligible.running <= ${payout.amount_cents}
+      from eligible where e.id = eligible.id and eligible.running <= ${payout.amount_cents} and e.status = 'pending'
       returning e.amount_cents
     )
     select coalesce(sum(amount_cents), 0)::int as cents from taken`);
@@ -81,6 +90,13 @@ export async function attachEarnings(tx: CommonQueryMethods, payoutId: number, h
       status = ${taken > 0 ? "processing" : "failed"},
       failure = ${taken > 0 ? null : `No earnings past the ${holdDays}-day refund hold fit in this amount yet.`}
     where id = ${payoutId} returning ${columns}`);
+}
+
+/** A `requested` payout that cannot be processed becomes `failed` with `failure`, taking nothing. Returns it as it is afterwards. */
+export async function failPayout(tx: CommonQueryMethods, payoutId: number, failure: string): Promise<PayoutRow | null> {
+  await tx.query(sql.type(z.object({}))`
+    update seller_payouts set status = 'failed', failure = ${failure}, processed_at = now() where id = ${payoutId} and status = 'requested'`);
+  return lockPayout(tx, payoutId);
 }
 
 /** Step 3: a `processing` payout whose transfer file is stored becomes `sent`. */

@@ -1,6 +1,7 @@
 /**
- * Purchases of store templates (spec purchase rules): one per buyer and template (a
- * concurrent double purchase meets the unique key and charges once), of the template's
+ * Purchases of store templates (spec purchase rules): one completed purchase per buyer and
+ * template (a concurrent double purchase meets the unique key and charges once; a refunded
+ * one is history, and its buyer may buy again as a new purchase), of the template's
  * current version; the seller's share is recorded as a `pending` earning in the same
  * transaction; credits are spent through the ledger in that transaction too. A refund gives
  * credits back and reverses the earning while it is still pending.
@@ -12,7 +13,8 @@ import { AppError, conflict, forbidden, notFound } from "../errors.ts";
 
 export const purchaseRow = z.object({
   id: z.number(),
-  buyer_id: z.number(),
+  /** Null once the buyer closed their account (the sale stays). */
+  buyer_id: z.number().nullable(),
   store_template_id: z.number(),
   version_id: z.number(),
   payment_type: z.enum(["credits", "euros", "free"]),
@@ -27,7 +29,7 @@ const purchaseColumns = sql.fragment`p.id, p.buyer_id, p.store_template_id, p.ve
 
 const buyable = z.object({
   id: z.number(),
-  seller_id: z.number(),
+  seller_id: z.number().nullable(),
   status: z.string(),
   price_type: z.enum(["credits", "euros", "free"]),
   price_credits: z.number(),
@@ -63,7 +65,7 @@ export async function purchase(
     insert into store_purchases as p (buyer_id, store_template_id, version_id, payment_type, price_credits, price_euro_cents)
     values (${input.buyerId}, ${template.id}, ${template.current_version_id}, ${template.price_type},
       ${template.price_type === "credits" ? template.price_credits : 0}, 0)
-    on conflict (buyer_id, store_template_id) do nothing
+    on conflict (buyer_id, store_template_id) where status = 'completed' do nothing
     returning ${purchaseColumns}`);
   if (!row) throw conflict("You already bought this template.", "already_purchased");
   if (template.price_type === "credits") {
@@ -77,9 +79,11 @@ export async function purchase(
     });
     await tx.query(sql.type(z.object({}))`update store_purchases set ledger_entry_id = ${entryId} where id = ${row.id}`);
     const cents = Math.floor((template.price_credits * share.creditValueCents * share.sharePercent) / 100);
-    await tx.query(sql.type(z.object({}))`
-      insert into seller_earnings (seller_id, purchase_id, amount_cents, amount_credits)
-      values (${template.seller_id}, ${row.id}, ${cents}, ${template.price_credits})`);
+    if (template.seller_id !== null) {
+      await tx.query(sql.type(z.object({}))`
+        insert into seller_earnings (seller_id, purchase_id, amount_cents, amount_credits)
+        values (${template.seller_id}, ${row.id}, ${cents}, ${template.price_credits})`);
+    }
   }
   await tx.query(sql.type(z.object({}))`update store_templates set sales_count = sales_count + 1 where id = ${template.id}`);
   return row;
@@ -91,11 +95,12 @@ export async function purchase(
  * was refunded before.
  */
 export async function refundPurchase(tx: CommonQueryMethods, purchaseId: number): Promise<boolean> {
-  const row = await tx.maybeOne(sql.type(z.object({ store_template_id: z.number(), buyer_id: z.number(), price_credits: z.number(), payment_type: z.string() }))`
+  const row = await tx.maybeOne(sql.type(z.object({ store_template_id: z.number(), buyer_id: z.number().nullable(), price_credits: z.number(), payment_type: z.string() }))`
     update store_purchases set status = 'refunded', refunded_at = now()
     where id = ${purchaseId} and status = 'completed' returning store_template_id, buyer_id, price_credits, payment_type`);
   if (!row) return false;
-  if (row.payment_type === "credits" && row.price_credits > 0) {
+  // A closed account has no balance to give credits back to.
+  if (row.payment_type === "credits" && row.price_credits > 0 && row.buyer_id !== null) {
     await grantCredits(tx, {
       userId: row.buyer_id,
       amount: row.price_credits,
@@ -119,9 +124,10 @@ export async function findPurchase(conn: CommonQueryMethods, buyerId: number, st
 
 export const purchaseListRow = purchaseRow.extend({
   template_name: z.string(),
-  seller_id: z.number(),
-  seller_username: z.string(),
-  seller_name: z.string(),
+  /** The seller's; null once they closed their account. */
+  seller_id: z.number().nullable(),
+  seller_username: z.string().nullable(),
+  seller_name: z.string().nullable(),
   version: z.number(),
 });
 export type PurchaseListRow = z.infer<typeof purchaseListRow>;
@@ -131,7 +137,7 @@ export async function listPurchases(conn: CommonQueryMethods, buyerId: number, p
   const rows = await conn.any(sql.type(purchaseListRow.extend({ total: z.number() }))`
     select ${purchaseColumns}, st.name as template_name, u.id as seller_id, u.username as seller_username, u.name as seller_name,
       v.version, count(*) over ()::int as total
-    from store_purchases p join store_templates st on st.id = p.store_template_id join users u on u.id = st.seller_id
+    from store_purchases p join store_templates st on st.id = p.store_template_id left join users u on u.id = st.seller_id
     join store_template_versions v on v.id = p.version_id
     where p.buyer_id = ${buyerId}
     order by p.created_at desc, p.id desc

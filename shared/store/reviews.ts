@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import { conflict, forbidden, notFound } from "../errors.ts";
+import { lockStoreTemplate } from "./catalog.ts";
 import { findPurchase } from "./purchases.ts";
 
 export const reviewRow = z.object({
@@ -30,12 +31,15 @@ const columns = sql.fragment`r.id, r.store_template_id, r.reviewer_id, u.usernam
  */
 export async function insertReview(tx: CommonQueryMethods, input: { storeTemplateId: number; reviewerId: number; rating: number; comment: string }): Promise<ReviewRow> {
   if (!(await findPurchase(tx, input.reviewerId, input.storeTemplateId))) throw forbidden("Only buyers can review a template.");
+  // Reviews of one template are written one at a time: the score below is computed from the
+  // reviews its statement sees, and a statement that only waited on the template row's lock
+  // would not see a review committed meanwhile (four at once counted as one).
+  await lockStoreTemplate(tx, input.storeTemplateId);
   const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
     insert into store_reviews (store_template_id, reviewer_id, rating, comment)
     values (${input.storeTemplateId}, ${input.reviewerId}, ${input.rating}, ${input.comment})
     on conflict (store_template_id, reviewer_id) do nothing returning id`);
   if (id === null) throw conflict("You reviewed this template before.", "already_reviewed");
-  // The template row is locked by this update, so concurrent reviews update the mean in turn.
   await tx.query(sql.type(z.object({}))`
     update store_templates st set review_count = s.n, review_score = s.mean
     from (select count(*)::int as n, round(avg(rating), 2) as mean from store_reviews where store_template_id = ${input.storeTemplateId}) s

@@ -35,3 +35,16 @@ export async function requireSeller(conn: CommonQueryMethods, appKey: Buffer, us
   }
   return { iban, holder: row.bank_account_holder || row.name };
 }
+
+/** The user's stored IBAN when it opens and is valid, else null (none, cleared, or unreadable). */
+export async function payoutIban(conn: CommonQueryMethods, appKey: Buffer, userId: number): Promise<string | null> {
+  const sealed = await conn.maybeOneFirst(sql.type(z.object({ bank_iban: z.instanceof(Buffer).nullable() }))`
+    select bank_iban from users where id = ${userId}`);
+  if (!sealed) return null;
+  try {
+    const iban = openText(appKey, sealed);
+    return isValidIban(iban) ? iban : null;
+  } catch {
+    return null;
+  }
+}

@@ -51,6 +51,10 @@ export const sellerBody = z
       .nullable()
       .optional(),
     bank_account_holder: z.string().trim().min(1).max(255).nullable().optional(),
+    /** Required when the IBAN or the account holder changes on an account that has one (or has earned): the account's password. */
+    current_password: z.string().max(1024).optional(),
+    /** With `current_password`, on an account with two-factor authentication: a current TOTP code or a recovery code. */
+    two_factor_code: z.string().trim().max(32).optional(),
   })
   .superRefine((v, ctx) => {
     if (v.is_seller && v.payout_method === "bank_transfer") {

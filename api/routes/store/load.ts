@@ -9,7 +9,7 @@ import { findStoreTemplate, type StoreTemplateRow } from "../../../shared/store/
 import { isSiteAdmin } from "../../policies/roles.ts";
 
 /** Whether `user` may see the store template (published, or their own, or an administrator). */
-export const canViewStoreTemplate = (user: UserRow | null, row: Pick<StoreTemplateRow, "status" | "seller_id">) =>
+export const canViewStoreTemplate = (user: UserRow | null, row: { status: StoreTemplateRow["status"]; seller_id: number | null }) =>
   row.status === "published" || (user !== null && (row.seller_id === user.id || isSiteAdmin(user)));
 
 /** A store template the caller may see. @throws 404 */

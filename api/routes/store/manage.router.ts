@@ -79,8 +79,9 @@ const update = defineRoute({
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction(async (tx) => {
-      const current = await storeTemplateForEdit(tx, params.id, user);
+      // Locked first, then read: a withdraw or another update committed while this one waited is seen.
       await lockStoreTemplate(tx, params.id);
+      const current = await storeTemplateForEdit(tx, params.id, user);
       if (current.status === "withdrawn") throw conflict("A withdrawn store template cannot be changed.");
       const priceType = body.price_type ?? current.price_type;
       const credits = priceType === "credits" ? (body.price_credits ?? current.price_credits) : 0;
@@ -102,7 +103,7 @@ const remove = defineRoute({
   method: "delete",
   path: "/store/templates/{id}",
   summary: "Delete a store template (withdrawn instead once sold)",
-  description: "The seller only. A template that was ever bought is withdrawn: it leaves the store, and its buyers keep downloads and installs.",
+  description: "The seller only. A template that was ever bought, or for which a payment was started, is withdrawn: it leaves the store, and its buyers keep downloads and installs.",
   tags,
   auth: "bearer",
   params: storeIdParams,
@@ -110,9 +111,13 @@ const remove = defineRoute({
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
     const withdrawn = await ctx.deps.pool.transaction(async (tx) => {
-      await storeTemplateForEdit(tx, params.id, user);
       await lockStoreTemplate(tx, params.id);
-      const sold = await tx.exists(sql.type(z.object({ one: z.number() }))`select 1 as one from store_purchases where store_template_id = ${params.id}`);
+      await storeTemplateForEdit(tx, params.id, user);
+      // A payment started for it counts as a sale: deleting the template would drop the
+      // payment's intent, and a payment succeeding later would then buy nothing.
+      const sold = await tx.exists(sql.type(z.object({ one: z.number() }))`
+        select 1 as one from store_purchases where store_template_id = ${params.id}
+        union all select 1 from store_payment_intents where store_template_id = ${params.id}`);
       if (sold) await setStatus(tx, params.id, "withdrawn");
       else await deleteStoreTemplate(tx, params.id);
       return sold;
@@ -142,9 +147,11 @@ const publish = defineRoute({
     const user = currentUser(ctx);
     const { config } = ctx.deps;
     const outcome = await ctx.deps.pool.transaction(async (tx) => {
+      // Locked first, then read: a publish that waited for a concurrent withdraw must see it
+      // (read before the lock, the template came back to the store as published).
+      await lockStoreTemplate(tx, params.id);
       const current = await storeTemplateForEdit(tx, params.id, user);
       await requireSeller(tx, config.appKey, user.id);
-      await lockStoreTemplate(tx, params.id);
       if (current.status === "withdrawn") throw conflict("A withdrawn store template cannot be published.");
       const content = await snapshotTemplates(tx, await listSources(tx, params.id));
       if (!content.length) throw invalid({ template_ids: ["The packaged templates no longer exist; choose templates to sell first."] });

@@ -11,11 +11,11 @@ import { checkImage, defaultImageLimits, ImageRejected } from "../../../shared/m
 import { deleteStoreMedia, findStoreMedia, insertStoreMedia, isKnownVideoUrl, MAX_STORE_MEDIA, VIDEO_HOSTS } from "../../../shared/store/media.ts";
 import { findStoreTemplate } from "../../../shared/store/catalog.ts";
 import { currentUser } from "../../context.ts";
-import { presentStoreTemplate } from "../../presenters/storeTemplate.ts";
+import { presentStoreMedia, presentStoreTemplate } from "../../presenters/storeTemplate.ts";
 import { messageResponse } from "../auth/auth.schema.ts";
 import { defineRoute } from "../route.ts";
 import { canViewStoreTemplate, storeTemplateForEdit } from "./load.ts";
-import { storeIdParams, storeTemplateResource } from "./store.schema.ts";
+import { storeIdParams, storeMediaResource, storeTemplateResource } from "./store.schema.ts";
 
 const tags = ["Template store"];
 const FIELD = "file";
@@ -55,7 +55,7 @@ const upload = defineRoute({
   params: storeIdParams,
   body: uploadBody,
   bodyKind: "multipart",
-  responses: { 201: { description: "Stored", schema: z.object({ message: z.string(), store_template: storeTemplateResource }) } },
+  responses: { 201: { description: "Stored: the media item and the template", schema: z.object({ message: z.string(), media: storeMediaResource, store_template: storeTemplateResource }) } },
   handler: async (ctx, { params, body }) => {
     const { pool, storage, config } = ctx.deps;
     const user = currentUser(ctx);
@@ -78,8 +78,9 @@ const upload = defineRoute({
       key = `media/store/${params.id}/${randomBytes(12).toString("hex")}.${image.extension}`;
       await storage.put(key, image.data, { contentType: image.contentType });
     }
+    let mediaId = 0;
     try {
-      await pool.transaction(async (tx) => {
+      mediaId = await pool.transaction(async (tx) => {
         await storeTemplateForEdit(tx, params.id, user);
         const id = await insertStoreMedia(
           tx,
@@ -88,13 +89,16 @@ const upload = defineRoute({
             : { storeTemplateId: params.id, title, mediaType: "video", videoUrl: body.video_url! },
         );
         if (id === null) throw invalid({ [FIELD]: [`A store template holds at most ${MAX_STORE_MEDIA} media; delete one first.`] });
+        return id;
       });
     } catch (error) {
       if (key) await storage.delete(key);
       throw error;
     }
+    const row = (await findStoreTemplate(pool, params.id, user.id))!;
+    const item = row.media.find((m) => m.id === mediaId)!;
     ctx.status = 201;
-    ctx.body = { message: "Media stored.", store_template: presentStoreTemplate((await findStoreTemplate(pool, params.id, user.id))!, user.id, config.appUrl) };
+    ctx.body = { message: "Media stored.", media: presentStoreMedia(item, config.appUrl), store_template: presentStoreTemplate(row, user.id, config.appUrl) };
   },
 });
 

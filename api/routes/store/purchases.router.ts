@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { createZipStream } from "../../../shared/archive/zipWriter.ts";
-import { forbidden, notFound } from "../../../shared/errors.ts";
+import { conflict, forbidden, notFound } from "../../../shared/errors.ts";
 import { deliverableVersion, installVersion, versionZipEntries } from "../../../shared/store/delivery.ts";
 import { listPurchases, purchase, refundPurchase, type PurchaseListRow } from "../../../shared/store/purchases.ts";
 import { startEuroPurchase } from "../../../shared/store/euroPurchases.ts";
@@ -27,7 +27,7 @@ const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const purchaseResource = z.object({
   id: z.number(),
   template: z.object({ id: z.number(), name: z.string(), version: z.number() }),
-  seller: z.object({ id: z.number(), username: z.string(), name: z.string() }),
+  seller: z.object({ id: z.number(), username: z.string(), name: z.string() }).nullable(),
   payment_type: z.enum(["credits", "euros", "free"]),
   price_credits: z.number(),
   price_euros: z.number(),
@@ -38,7 +38,8 @@ const purchaseResource = z.object({
 const presentPurchase = (row: PurchaseListRow) => ({
   id: row.id,
   template: { id: row.store_template_id, name: row.template_name, version: row.version },
-  seller: { id: row.seller_id, username: row.seller_username, name: row.seller_name },
+  // A seller who closed their account leaves the purchase without one.
+  seller: row.seller_id === null ? null : { id: row.seller_id, username: row.seller_username!, name: row.seller_name! },
   payment_type: row.payment_type,
   price_credits: row.price_credits,
   price_euros: euros(row.price_euro_cents),
@@ -155,17 +156,29 @@ const refund = defineRoute({
   method: "post",
   path: "/admin/store/purchases/{id}/refund",
   summary: "Refund a store purchase (administrators)",
-  description: "The sale stops counting and the buyer loses access; the seller's earning is reversed while it is still pending.",
+  description: [
+    "The sale stops counting and the buyer loses access; the seller's earning is reversed while it is still pending. Credits go back",
+    "to the buyer. A euro purchase is refunded at the payment provider instead (409 `refund_at_provider`): the provider's refund",
+    "webhook returns the money and refunds the purchase, so the buyer never loses access without getting the money back.",
+  ].join(" "),
   tags,
   auth: "bearer",
   params: storeIdParams,
-  responses: { 200: { description: "Refunded", schema: z.object({ message: z.string(), refunded: z.boolean() }) } },
+  responses: {
+    200: { description: "Refunded", schema: z.object({ message: z.string(), refunded: z.boolean() }) },
+    409: { description: "A euro purchase: refund the payment at the provider (`refund_at_provider`)" },
+  },
   handler: async (ctx, { params }) => {
     if (!isSiteAdmin(currentUser(ctx))) throw forbidden();
     const refunded = await ctx.deps.pool.transaction(async (tx) => {
-      const done = await refundPurchase(tx, params.id);
-      if (!done && !(await tx.exists(sql.type(z.object({ id: z.number() }))`select id from store_purchases where id = ${params.id}`))) throw notFound("Purchase");
-      return done;
+      const paidBy = await tx.maybeOneFirst(sql.type(z.object({ payment_type: z.string() }))`select payment_type from store_purchases where id = ${params.id}`);
+      if (paidBy === null) throw notFound("Purchase");
+      // This service cannot send euros back: marking the purchase refunded here took the
+      // buyer's access and left their money with us.
+      if (paidBy === "euros") {
+        throw conflict("A euro purchase is refunded at the payment provider; its refund webhook then refunds the purchase.", "refund_at_provider");
+      }
+      return refundPurchase(tx, params.id);
     });
     ctx.body = { message: refunded ? "Purchase refunded." : "The purchase was refunded before.", refunded };
   },

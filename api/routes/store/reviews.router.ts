@@ -7,7 +7,7 @@ import { notFound } from "../../../shared/errors.ts";
 import { findReview, insertReview, listReviews, voteReview, type ReviewRow } from "../../../shared/store/reviews.ts";
 import { currentUser } from "../../context.ts";
 import { defineRoute } from "../route.ts";
-import { canViewStoreTemplate, storeTemplateForRead } from "./load.ts";
+import { canViewStoreTemplate } from "./load.ts";
 import { storeIdParams, storePage, storePageQuery, storePageSchema } from "./store.schema.ts";
 import { findStoreTemplate } from "../../../shared/store/catalog.ts";
 
@@ -60,13 +60,17 @@ const list = defineRoute({
   method: "get",
   path: "/store/templates/{id}/reviews",
   summary: "Reviews of a store template, most helpful first",
+  description: "Of a template you may see, or one you bought that was withdrawn since (whose buyers may still review it).",
   tags,
   auth: "bearer",
   params: storeIdParams,
   query: storePageQuery,
   responses: { 200: { description: "One page", schema: storePageSchema(reviewResource) } },
   handler: async (ctx, { params, query }) => {
-    await storeTemplateForRead(ctx.deps.pool, params.id, currentUser(ctx));
+    const user = currentUser(ctx);
+    // As for writing one: buyers of a withdrawn template still read its reviews.
+    const template = await findStoreTemplate(ctx.deps.pool, params.id, user.id);
+    if (!template || (!canViewStoreTemplate(user, template) && !template.is_purchased)) throw notFound("Store template");
     const { rows, total } = await listReviews(ctx.deps.pool, params.id, query);
     ctx.body = storePage(rows.map(presentReview), total, query);
   },

@@ -86,10 +86,11 @@ export const storePageQuery = z.object({
 });
 
 const creator = z.object({ id: z.number(), username: z.string(), name: z.string() });
-const media = z.object({
+export const storeMediaResource = z.object({
   id: z.number(),
   media_type: z.enum(["logo", "image", "video"]),
   title: z.string().nullable(),
+  file_path: z.string().nullable(),
   url: z.string().nullable(),
   video_url: z.string().nullable(),
   width: z.number().nullable(),
@@ -113,8 +114,8 @@ export const storeTemplateResource = z.object({
   version: z.number().nullable(),
   creator,
   logo: z.string().nullable(),
-  images: z.array(media),
-  media: z.array(media),
+  images: z.array(storeMediaResource),
+  media: z.array(storeMediaResource),
   is_purchased: z.boolean(),
   is_own: z.boolean(),
   can_purchase: z.boolean(),

@@ -4,6 +4,7 @@
  * plagiarism check at publish and by administrators, delete and withdraw; browsing a
  * seeded catalogue of 240 templates: typo queries, filters, sorts and the page envelope.
  */
+import pg from "pg";
 import t from "tap";
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
@@ -13,6 +14,7 @@ import { request } from "../../support/http.ts";
 import { catalogue } from "../../support/storeCatalogue.ts";
 import { buildSeller, seedCatalogue } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
+import { until } from "../../support/wait.ts";
 
 const crudTemplate = {
   name: "CRUD controllers",
@@ -184,6 +186,35 @@ t.test("store templates", async (t) => {
     const withdrawn = await request(app.url, "DELETE", `/api/store/templates/${storeId}`, { token: seller.token });
     t.match(withdrawn.body, { withdrawn: true });
     t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}`, { token: plain.token })).status, 404);
+  });
+
+  await t.test("a publish that waited for a concurrent withdraw leaves the template withdrawn", async (t) => {
+    const own = await buildTemplate(app.pool, { ownerId: seller.user.id }, seller.user.id, {
+      name: "Audit trail",
+      content: "{:for entry in entries:}{:entry.at:} {:entry.who:} {:entry.what:}{:endfor:}",
+      files: [{ file_name: "audit/trail.sql", content: "create table audit_trail (at timestamptz, who text, what text);" }],
+    });
+    const created = await request(app.url, "POST", "/api/store/templates", { token: seller.token, body: { ...body, name: "Audit trail", template_ids: [own] } });
+    const id: number = created.body.store_template.id;
+    t.equal((await request(app.url, "POST", `/api/store/templates/${id}/publish`, { token: seller.token })).status, 200);
+    // Another session (a withdraw in flight) holds the row while the second publish starts.
+    const holder = new pg.Client({ connectionString: app.db.url });
+    await holder.connect();
+    t.teardown(() => holder.end());
+    await holder.query("begin");
+    await holder.query("select id from store_templates where id = $1 for no key update", [id]);
+    const publishing = request(app.url, "POST", `/api/store/templates/${id}/publish`, { token: seller.token });
+    await until(
+      async () =>
+        (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+          select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) >= 1,
+      { timeoutMs: 20_000, message: "the publish waiting on the template row" },
+    );
+    await holder.query("update store_templates set status = 'withdrawn' where id = $1", [id]);
+    await holder.query("commit");
+    const res = await publishing;
+    t.equal(res.status, 409, res.text);
+    t.equal(await app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from store_templates where id = ${id}`), "withdrawn");
   });
 });
 

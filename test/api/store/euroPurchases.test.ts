@@ -1,7 +1,8 @@
 /**
  * Euro purchases of store templates through the Stripe stand-in, with webhooks signed by the
  * real `stripe` signing helper: the payment starts pending, a redelivered success records the
- * purchase and the seller's pending earning once, a refund reverses them.
+ * purchase and the seller's pending earning once, a refund reverses them (the provider's; an
+ * administrator's refund route refuses euro purchases).
  */
 import t from "tap";
 import { z } from "zod";
@@ -60,8 +61,41 @@ t.test("euro purchases by card", async (t) => {
     body: { code: "already_purchased" },
   });
 
+  // An administrator cannot refund it here: the money would stay with the service while the buyer lost access.
+  const admin = await buildUserWithToken(app.pool, { roles: ["user", "admin"] });
+  const purchaseId = listed.body.data[0].id;
+  t.match(await request(app.url, "POST", `/api/admin/store/purchases/${purchaseId}/refund`, { token: admin.token }), { status: 409, body: { code: "refund_at_provider" } });
+  t.same(await state(), { purchases: 1, earning: 1399, earning_status: "pending", sales: 1 }, "nothing changed by the refused refund");
+  t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}/download`, { token: buyer.token })).status, 200, "the buyer keeps access");
+
   t.equal((await deliver(stripe.event("charge.refunded", stripe.refundedCharge(intent.id)))).status, 200);
   await eventsSettled(app.pool);
   t.same(await state(), { purchases: 0, earning: 1399, earning_status: "reversed", sales: 0 }, "the refund reverses the pending earning");
   t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}/download`, { token: buyer.token })).status, 403);
+
+  // Refunded, the template can be bought again, and the second payment buys it (it was taken and delivered nothing).
+  t.match((await request(app.url, "GET", `/api/store/templates/${storeId}`, { token: buyer.token })).body.data, { is_purchased: false, can_purchase: true });
+  const again = await request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: storeId, payment_method: "cardprocessor" } });
+  t.equal(again.status, 202, again.text);
+  const second = stripe.intents.get(again.body.transaction.provider_payment_id)!;
+  t.not(second.id, intent.id, "a new payment");
+  t.equal((await deliver(stripe.event("payment_intent.succeeded", { ...second, status: "succeeded" }))).status, 200);
+  await eventsSettled(app.pool);
+  t.equal((await state()).purchases, 1, "the second payment is recorded as a purchase");
+  t.equal((await state()).sales, 1);
+  t.equal((await request(app.url, "GET", `/api/store/templates/${storeId}/download`, { token: buyer.token })).status, 200, "and delivers");
+  const earnings = await app.pool.anyFirst(sql.type(z.object({ status: z.string() }))`select status from seller_earnings order by id`);
+  t.same(earnings, ["reversed", "pending"]);
+
+  // The seller deletes a template while a payment for it runs: it is withdrawn, not deleted, and the payment still buys it.
+  const other = await buildStoreTemplate(app.pool, seller.user.id, [template], { name: "Second kit", price_type: "euros", price_euro_cents: 500 });
+  const paying = await request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: other, payment_method: "cardprocessor" } });
+  t.equal(paying.status, 202, paying.text);
+  const removed = await request(app.url, "DELETE", `/api/store/templates/${other}`, { token: seller.token });
+  t.equal(removed.status, 200, removed.text);
+  t.equal(removed.body.withdrawn, true, "withdrawn while a payment for it is open");
+  const third = stripe.intents.get(paying.body.transaction.provider_payment_id)!;
+  t.equal((await deliver(stripe.event("payment_intent.succeeded", { ...third, status: "succeeded" }))).status, 200);
+  await eventsSettled(app.pool);
+  t.equal((await request(app.url, "GET", `/api/store/templates/${other}/download`, { token: buyer.token })).status, 200, "the paid template is delivered");
 });

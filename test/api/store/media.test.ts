@@ -3,15 +3,18 @@
  * template is published (not while it is a draft), SVG and non-images refused, video links
  * only to known hosts, the seller only, deletion.
  */
+import pg from "pg";
 import sharp from "sharp";
 import t from "tap";
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
+import { MAX_STORE_MEDIA } from "../../../shared/store/media.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
 import { buildSeller } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
+import { until } from "../../support/wait.ts";
 
 t.test("store media", async (t) => {
   const app = await startTestApp(t);
@@ -37,10 +40,14 @@ t.test("store media", async (t) => {
   t.match(logo.body.store_template.logo, new RegExp(`/api/store/media/\\d+\\?v=[0-9a-f]{16}$`));
   const image = await upload({ media_type: "image", title: "Screen" }, { bytes: png, name: "s.png" });
   t.equal(image.body.store_template.images.length, 1);
-  t.match(image.body.store_template.images[0], { title: "Screen", width: 40, height: 30 });
+  t.match(image.body.store_template.images[0], { title: "Screen", width: 40, height: 30, file_path: /^\/api\/store\/media\/\d+\?v=[0-9a-f]{16}$/ });
+  // The spec's Template media (id, media_type, file_path for images and logos, video_url, title) answers the upload.
+  t.match(image.body.media, { id: image.body.store_template.images[0].id, media_type: "image", title: "Screen", file_path: image.body.store_template.images[0].file_path, video_url: null });
+  t.equal(image.body.media.url, `${app.url}${image.body.media.file_path}`);
   const video = await upload({ media_type: "video", video_url: "https://www.youtube.com/watch?v=abc" });
   t.equal(video.status, 201, video.text);
   t.equal(video.body.store_template.media.length, 2, "image and video");
+  t.match(video.body.media, { media_type: "video", video_url: "https://www.youtube.com/watch?v=abc", file_path: null });
 
   const before = await mediaCount();
   t.equal((await upload({ media_type: "video", video_url: "https://evil.example.com/v.mp4" })).status, 422, "unknown video host");
@@ -65,4 +72,25 @@ t.test("store media", async (t) => {
   t.equal((await request(app.url, "DELETE", `/api/store/media/${mediaId}`, { token: seller.token })).status, 200);
   t.equal((await fetch(`${app.url}${logoUrl.pathname}`)).status, 404);
   t.equal(await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from media_garbage where storage_key like 'media/store/%'`), 1, "its file left to the media sweep");
+
+  await t.test("two uploads at once into the last free place: one is stored, the limit holds", async (t) => {
+    const free = MAX_STORE_MEDIA - (await mediaCount());
+    for (let i = 0; i < free - 1; i++) t.equal((await upload({ media_type: "video", video_url: `https://vimeo.com/${i}` })).status, 201);
+    // Another session keeps new media rows from being written until both uploads have counted.
+    const holder = new pg.Client({ connectionString: app.db.url });
+    await holder.connect();
+    t.teardown(() => holder.end());
+    await holder.query("begin");
+    await holder.query("lock table store_template_media in share row exclusive mode");
+    const both = Promise.all(["a", "b"].map((v) => upload({ media_type: "video", video_url: `https://vimeo.com/last-${v}` })));
+    await until(
+      async () =>
+        (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+          select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) >= 2,
+      { timeoutMs: 20_000, message: "both uploads waiting" },
+    );
+    await holder.query("rollback");
+    t.same((await both).map((res) => res.status).sort(), [201, 422]);
+    t.equal(await mediaCount(), MAX_STORE_MEDIA);
+  });
 });

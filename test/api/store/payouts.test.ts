@@ -151,3 +151,88 @@ t.test("a worker killed mid-payout: the retry pays once", async (t) => {
   t.equal(xml.match(/<CdtTrfTxInf>/g)?.length, 1);
   t.match(xml, /<CtrlSum>70\.00<\/CtrlSum>/);
 });
+
+t.test("two payouts of one seller processed at once take different earnings", async (t) => {
+  const app = await startTestApp(t, { worker: true, env });
+  const seller = await sellerWithSales(app, 2, 20);
+  // Another session holds the first earning, so both jobs have read the seller's pending
+  // earnings before either attaches any.
+  const holder = new pg.Client({ connectionString: app.db.url });
+  await holder.connect();
+  t.teardown(() => holder.end());
+  await holder.query("begin");
+  await holder.query("select id from seller_earnings where seller_id = $1 order by id limit 1 for no key update", [seller.user.id]);
+  const ids: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const res = await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 35 } });
+    t.equal(res.status, 201, res.text);
+    ids.push(res.body.payout.id);
+  }
+  await until(
+    async () =>
+      (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) >= 2,
+    { timeoutMs: 30_000, message: "both payout jobs waiting on the seller's earnings" },
+  );
+  await holder.query("commit");
+  const done = await Promise.all(
+    ids.map((id) => until(async () => { const p = await payoutState(app.pool, id); return p.status === "sent" ? p : undefined; }, { timeoutMs: 60_000, message: `payout ${id}` })),
+  );
+  t.same(done.map((p) => p.transferred_cents), [3500, 3500]);
+  const earnings = await app.pool.any(sql.type(z.object({ status: z.string(), payout_id: z.number().nullable() }))`
+    select status, payout_id from seller_earnings where seller_id = ${seller.user.id} order by id`);
+  t.same(earnings.map((e) => e.status), ["paid_out", "paid_out"], "both earnings paid out");
+  t.same(earnings.map((e) => e.payout_id).sort(), [...ids].sort(), "each by its own payout");
+  const transferred = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select coalesce(sum(transferred_cents), 0)::int as n from seller_payouts where seller_id = ${seller.user.id}`);
+  t.equal(transferred, 7000, "no more paid out than was earned");
+});
+
+t.test("a refund after a payout request: nothing more is available, never a negative amount", async (t) => {
+  const app = await startTestApp(t, { env });
+  const admin = await buildUserWithToken(app.pool, { roles: ["user", "admin"] });
+  const seller = await sellerWithSales(app, 2, 20);
+  t.equal((await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 70 } })).status, 201);
+  const purchaseId = await app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
+    select id from store_purchases where store_template_id = ${seller.storeId} order by id limit 1`);
+  t.equal((await request(app.url, "POST", `/api/admin/store/purchases/${purchaseId}/refund`, { token: admin.token })).status, 200);
+  const metrics = (await request(app.url, "GET", "/api/seller/analytics", { token: seller.token })).body.data;
+  t.match(metrics, { pending_payout: 35, available_for_payout: 0 });
+  t.match(await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 20 } }), { status: 422, body: { errors: { amount: ["At most 0 EUR can be paid out now."] } } });
+});
+
+t.test("analytics of a seller whose sums pass the 32-bit range", async (t) => {
+  const app = await startTestApp(t, { env });
+  const seller = await sellerWithSales(app, 1, 20);
+  // 300 sales at the highest credit price: 3,000,000,000 credits and 21,000,000,000 cents earned.
+  await app.pool.query(sql.type(z.object({}))`
+    with sold as (
+      insert into store_purchases (buyer_id, store_template_id, version_id, payment_type, price_credits)
+      select null, st.id, st.current_version_id, 'credits', 10000000 from store_templates st, generate_series(1, 300) where st.id = ${seller.storeId}
+      returning id)
+    insert into seller_earnings (seller_id, purchase_id, amount_cents, amount_credits, created_at)
+    select ${seller.user.id}, id, 70000000, 10000000, now() - interval '20 days' from sold`);
+  const res = await request(app.url, "GET", "/api/seller/analytics", { token: seller.token });
+  t.equal(res.status, 200, res.text);
+  t.match(res.body.data, { total_sales: 301, total_revenue_credits: 3_000_000_500, pending_payout: 210_000_035, available_for_payout: 210_000_035 });
+  t.equal(res.body.data.sales_per_day.at(-1).revenue_credits, 3_000_000_500);
+  t.same(res.body.data.top_templates.map((x: { revenue: { credits: number } }) => x.revenue.credits), [3_000_000_500]);
+  const payout = await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 20 } });
+  t.equal(payout.status, 201, payout.text);
+});
+
+t.test("a payout whose seller removed the IBAN fails without taking earnings or writing a file", async (t) => {
+  const app = await startTestApp(t, { env });
+  const seller = await sellerWithSales(app, 1, 20);
+  const res = await request(app.url, "POST", "/api/seller/payouts", { token: seller.token, body: { amount: 35 } });
+  t.equal(res.status, 201, res.text);
+  const cleared = await request(app.url, "PUT", "/api/profile/seller", { token: seller.token, body: { is_seller: true, bank_iban: null } });
+  t.equal(cleared.status, 200, cleared.text);
+  const worker = await startWorker({ config: app.config, pool: app.pool, log: createLogger("silent") }, { databaseUrl: app.db.url, crontab: "" });
+  t.teardown(() => worker.stop());
+  const done = await until(async () => { const p = await payoutState(app.pool, res.body.payout.id); return p.status !== "requested" ? p : undefined; }, { timeoutMs: 60_000, message: "the payout" });
+  t.same(done, { status: "failed", transferred_cents: null, sepa_storage_key: null });
+  const listed = (await request(app.url, "GET", "/api/seller/payouts", { token: seller.token })).body.data[0];
+  t.match(listed, { status: "failed", failure: /IBAN/ });
+  t.equal(await app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from seller_earnings where seller_id = ${seller.user.id}`), "pending", "the earning stays to be paid later");
+});

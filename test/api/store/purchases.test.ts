@@ -162,4 +162,22 @@ t.test("store purchases", async (t) => {
     t.match(shown.body.data, { is_purchased: false, sales_count: 0 });
     t.equal((await request(app.url, "GET", `/api/store/templates/${paid}/download`, { token: buyer.token })).status, 403);
   });
+
+  await t.test("after a refund the buyer may buy again: charged again, a new sale and earning", async (t) => {
+    const again = await buy(buyer.token, paid);
+    t.equal(again.status, 201, again.text);
+    t.match(again.body.purchase, { template: { id: paid }, payment_type: "credits", price_credits: 300, status: "completed" });
+    t.equal(await balance(buyer.user.id), 200, "charged again");
+    const earnings = await app.pool.any(sql.type(z.object({ status: z.string(), amount_cents: z.number() }))`
+      select e.status, e.amount_cents from seller_earnings e join store_purchases p on p.id = e.purchase_id
+      where p.store_template_id = ${paid} order by e.id`);
+    t.same(earnings, [{ status: "reversed", amount_cents: 2100 }, { status: "pending", amount_cents: 2100 }]);
+    const shown = await request(app.url, "GET", `/api/store/templates/${paid}`, { token: buyer.token });
+    t.match(shown.body.data, { is_purchased: true, sales_count: 1 });
+    t.equal((await request(app.url, "GET", `/api/store/templates/${paid}/download`, { token: buyer.token })).status, 200);
+    const listed = await request(app.url, "GET", "/api/store/purchases", { token: buyer.token });
+    t.same(listed.body.data.filter((p: { template: { id: number } }) => p.template.id === paid).map((p: { status: string }) => p.status), ["completed", "refunded"]);
+    t.match(await buy(buyer.token, paid), { status: 409, body: { code: "already_purchased" } }, "bought again, so not a third time");
+    t.equal(await balance(buyer.user.id), 200);
+  });
 });

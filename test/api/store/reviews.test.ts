@@ -3,12 +3,16 @@
  * review; the list most helpful first with page/rows; helpful votes once per user and never
  * on one's own review.
  */
+import pg from "pg";
 import t from "tap";
+import { z } from "zod";
+import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
 import { buildSeller, buildStoreTemplate } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
+import { until } from "../../support/wait.ts";
 
 t.test("store reviews", async (t) => {
   const app = await startTestApp(t);
@@ -54,5 +58,41 @@ t.test("store reviews", async (t) => {
     t.same(list.body.meta, { current_page: 1, rows: 2, total: 3, last_page: 2 });
     const second = await request(app.url, "GET", `${base}?rows=2&page=2`, { token: stranger.token });
     t.same(second.body.data.map((r: { id: number }) => r.id), [ids[0]]);
+  });
+
+  await t.test("a withdrawn template: its buyers still read the reviews they may still write", async (t) => {
+    await app.pool.query(sql.type(z.object({}))`update store_templates set status = 'withdrawn' where id = ${storeId}`);
+    t.teardown(() => app.pool.query(sql.type(z.object({}))`update store_templates set status = 'published' where id = ${storeId}`));
+    const read = await request(app.url, "GET", base, { token: buyers[0]!.token });
+    t.equal(read.status, 200, read.text);
+    t.equal(read.body.meta.total, 3);
+    t.equal((await request(app.url, "GET", base, { token: stranger.token })).status, 404, "hidden from others");
+  });
+
+  await t.test("concurrent reviews all count in review_count and review_score", async (t) => {
+    const other = await buildStoreTemplate(app.pool, seller.user.id, [template], { name: "Second kit", price_type: "free" });
+    const reviewers = await Promise.all([1, 2, 3, 4].map(() => buildUserWithToken(app.pool)));
+    for (const r of reviewers) t.equal((await request(app.url, "POST", "/api/store/purchase", { token: r.token, body: { template_id: other } })).status, 201);
+    // Another session holds the template row (as a concurrent review's score update would), so
+    // all four reviews are under way before any of them commits.
+    const holder = new pg.Client({ connectionString: app.db.url });
+    await holder.connect();
+    t.teardown(() => holder.end());
+    await holder.query("begin");
+    await holder.query("select id from store_templates where id = $1 for no key update", [other]);
+    const pending = Promise.all(
+      reviewers.map((r, i) => request(app.url, "POST", `/api/store/templates/${other}/reviews`, { token: r.token, body: { rating: i + 1 } })),
+    );
+    await until(
+      async () =>
+        (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+          select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) >= 4,
+      { timeoutMs: 20_000, message: "four reviews waiting on the template row" },
+    );
+    await holder.query("commit");
+    t.same((await pending).map((res) => res.status), [201, 201, 201, 201]);
+    const shown = await request(app.url, "GET", `/api/store/templates/${other}`, { token: stranger.token });
+    t.equal(shown.body.data.review_count, 4, "every review counted");
+    t.equal(shown.body.data.review_score, 2.5, "mean of 1, 2, 3 and 4");
   });
 });
