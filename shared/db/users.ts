@@ -138,13 +138,12 @@ export async function updateProfile(conn: CommonQueryMethods, userId: number, ch
 /** Why an account cannot go, by the table whose RESTRICT key holds it: records kept for someone else. */
 const keptBy: Record<string, string> = {
   invoices: "it has invoices, which are kept for accounting",
-  store_purchases: "templates it sells in the store were bought by others, who keep them",
 };
 
 /**
  * Deletes an account and, by cascade, what was only its own.
- * @throws 409 `account_has_records` when records kept for others refer to it (its invoices, its
- * store templates someone bought); the statement deletes nothing then.
+ * @throws 409 `account_has_records` when records kept for others refer to it (its invoices);
+ * the statement deletes nothing then. (A seller's bought templates are withdrawn, 0122.)
  */
 export async function deleteUser(conn: CommonQueryMethods, userId: number): Promise<void> {
   try {

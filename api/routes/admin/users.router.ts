@@ -97,7 +97,7 @@ const deleteUser = defineRoute({
     200: { description: "Deleted", schema: z.object({ message: z.string() }) },
     403: { description: "Not an administrator, one's own account, or an administrator's account without super_admin" },
     404: { description: "No such account" },
-    409: { description: "The last super administrator (`last_super_admin`), or an account that records kept for others refer to (`account_has_records`: invoices, store templates someone bought)" },
+    409: { description: "The last super administrator (`last_super_admin`), or an account that records kept for others refer to (`account_has_records`: invoices)" },
   },
   handler: async (ctx, { params }) => {
     const actor = currentUser(ctx);

@@ -82,7 +82,7 @@ const closeResponses = {
   200: { description: "Deleted", schema: messageResponse },
   409: {
     description:
-      "The account is the last super administrator's (`last_super_admin`), or records kept for others refer to it (`account_has_records`: its invoices, its store templates someone bought)",
+      "The account is the last super administrator's (`last_super_admin`), or records kept for others refer to it (`account_has_records`: its invoices)",
   },
 };
 
