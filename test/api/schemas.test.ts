@@ -2,6 +2,7 @@ import t from "tap";
 import { z } from "zod";
 import { sql, type DatabasePool } from "../../shared/db/pool.ts";
 import { parseDdl } from "../../shared/sqlddl/index.ts";
+import { KEPT_PARSES } from "../../api/routes/schemas/sqlParse.router.ts";
 import { startTestApp } from "../support/app.ts";
 import { buildProject, buildTeam, buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
@@ -320,6 +321,26 @@ t.test("schemas", async (t) => {
     const bad = await api.post("/api/sql-parse", { sql_text: "\u0000\u0001binary", database_type: "MySQL" });
     t.equal(bad.status, 422);
     t.equal(await count(app.pool, "sql_parses"), 1, "a failed parse is not kept");
+  });
+
+  t.test("/sql-parse: a user keeps only the newest parses, without their SQL text", async (t) => {
+    const carol = await buildUserWithToken(app.pool);
+    const c = client(app.url, carol.token);
+    const ids: number[] = [];
+    for (let i = 0; i <= KEPT_PARSES; i += 1) {
+      const res = await c.post("/api/sql-parse", { sql_text: `create table t${i} (id int);`, database_type: "MySQL" });
+      t.equal(res.status, 200, res.text);
+      ids.push(res.body.parse.id);
+    }
+    t.equal((await c.get(`/api/sql-parse/${ids[0]}/schema`)).status, 404, "the oldest beyond the cap is gone");
+    const newest = await c.get(`/api/sql-parse/${ids.at(-1)}/schema`);
+    t.equal(newest.status, 200);
+    t.equal(newest.body.parse.tables[0].table_name, `t${KEPT_PARSES}`);
+    t.equal((await c.get(`/api/sql-parse/${ids[1]}/schema`)).status, 200, "the cap's worth of newest ones stay");
+    const kept = await app.pool.one(sql.type(z.object({ count: z.number(), text_bytes: z.number() }))`
+      select count(*)::int as count, coalesce(sum(octet_length(sql_text)), 0)::int as text_bytes from sql_parses where user_id = ${carol.user.id}`);
+    t.same(kept, { count: KEPT_PARSES, text_bytes: 0 }, "the cap holds, and parsed texts are not kept");
+    t.equal((await api.get(`/api/sql-parse/${ids.at(-1)}/schema`)).status, 404, "another user's parses stay theirs");
   });
 
   t.test("authorization: viewers read, members write, strangers see nothing; a locked project refuses changes", async (t) => {

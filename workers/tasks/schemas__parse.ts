@@ -79,8 +79,9 @@ export default defineTask(schemasParse, async (payload, { deps }) => {
     await deps.pool.query(sql.type(ignoredRow)`delete from sql_parses where id = ${parse.id}`);
     throw outcome;
   }
+  // Once parsed, the text is not needed: it is emptied, and only the parse is kept.
   await deps.pool.query(sql.type(ignoredRow)`
-    update sql_parses set parsed = ${sql.jsonb(outcome.schema as never)}, warnings = ${sql.jsonb(outcome.warnings as never)}
+    update sql_parses set parsed = ${sql.jsonb(outcome.schema as never)}, warnings = ${sql.jsonb(outcome.warnings as never)}, sql_text = ''
     where id = ${parse.id}`);
   return { parse_id: parse.id, tables_count: outcome.schema.tables.length, warnings_count: outcome.warnings.length };
 });

@@ -1,10 +1,12 @@
 /**
  * Stand-alone parsing (spec `POST /sql-parse`, `GET /sql-parse/{id}/schema`): SQL parsed
  * outside any project, for previews and imports. The parse is kept for its author for
- * seven days (cleaned up by the maintenance job), then it is gone.
+ * seven days (cleaned up by the maintenance job), then it is gone; of one author's parses
+ * only the newest KEPT_PARSES are kept, so the 5 MB texts one may send a thousand times an
+ * hour do not pile up for a week.
  */
 import { z } from "zod";
-import { sql } from "../../../shared/db/pool.ts";
+import { ignoredRow, sql } from "../../../shared/db/pool.ts";
 import { notFound } from "../../../shared/errors.ts";
 import { enqueue } from "../../../shared/jobs/enqueue.ts";
 import { schemasParse } from "../../../shared/jobs/kinds.ts";
@@ -16,6 +18,9 @@ import { acceptedResponse, respondWithJob } from "../../jobResponse.ts";
 import { defineRoute } from "../route.ts";
 import type { DatabasePool } from "../../../shared/db/pool.ts";
 import { checkSqlSize, sqlBodyLimit, sqlParseBody } from "./schemas.schema.ts";
+
+/** Parses kept per user: a new one drops the oldest beyond this many. */
+export const KEPT_PARSES = 20;
 
 const parseResource = z.object({
   id: z.number(),
@@ -56,7 +61,9 @@ const parse = defineRoute({
   method: "post",
   path: "/sql-parse",
   summary: "Parse SQL DDL without storing it in a project",
-  description: "Answers the parsed tables (ids of tables and fields are null: they get ids when saved as a project schema) and the warnings.",
+  description:
+    "Answers the parsed tables (ids of tables and fields are null: they get ids when saved as a project schema) and the warnings. " +
+    `The parse is kept for 7 days; of a user's parses only the newest ${KEPT_PARSES} are kept.`,
   tags: ["Schemas"],
   auth: "bearer",
   body: sqlParseBody,
@@ -69,6 +76,9 @@ const parse = defineRoute({
     const { id, job } = await pool.transaction(async (tx) => {
       const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
         insert into sql_parses (user_id, database_type, sql_text) values (${user.id}, ${body.database_type}, ${body.sql_text}) returning id`);
+      await tx.query(sql.type(ignoredRow)`
+        delete from sql_parses where user_id = ${user.id}
+          and id in (select id from sql_parses where user_id = ${user.id} order by id desc offset ${KEPT_PARSES})`);
       return { id, job: await enqueue(tx, schemasParse, { target: "sql_parse", parse_id: id }, { userId: user.id }) };
     });
     await respondWithJob(ctx, job, async () => {
