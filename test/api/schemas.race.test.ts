@@ -103,6 +103,19 @@ t.test("jobs re-check the project before writing its content", async (t) => {
     });
   }
 
+  t.test("a rename while a new text waits for its parse is kept when the parse applies", async (t) => {
+    const { base, schemaId } = await projectWithSchema();
+    const update = await api.put(`${base}/${schemaId}`, { sql_text: v2 }, async);
+    t.equal(update.status, 202, update.text);
+    const renamed = await api.put(`${base}/${schemaId}`, { name: "Renamed" });
+    t.equal(renamed.status, 200, renamed.text);
+    t.equal(renamed.body.schema.name, "Renamed");
+    const [job] = await runJobs(app, [update.body.job.id]);
+    t.equal(job!.status, "succeeded");
+    const schema = (await api.get(`${base}/${schemaId}`)).body.schema;
+    t.same({ name: schema.name, tables: schema.tables.map((x: { table_name: string }) => x.table_name) }, { name: "Renamed", tables: ["items", "extra"] }, "the later rename and the new text both hold");
+  });
+
   t.test("a create committed before a lock leaves no schema behind", async (t) => {
     const projectId = await buildProject(app.pool, alice.user.id);
     const created = await api.post(`/api/projects/${projectId}/schemas`, { name: "Late", sql_text: v1, database_type: "MySQL" }, async);

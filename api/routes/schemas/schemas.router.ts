@@ -119,7 +119,11 @@ const update = defineRoute({
       if (!schema) throw notFound("Schema");
       const reparse = (body.sql_text !== undefined && body.sql_text !== schema.sql_text) || (body.database_type !== undefined && body.database_type !== schema.database_type);
       if (!reparse) {
-        if (body.name !== undefined) await tx.query(sql.type(ignoredRow)`update schemas set name = ${body.name}, updated_at = now() where id = ${schema.id}`);
+        if (body.name !== undefined) {
+          await tx.query(sql.type(ignoredRow)`update schemas set name = ${body.name}, updated_at = now() where id = ${schema.id}`);
+          // A text still waiting for its parse carries the name of its request: the later rename wins when it applies.
+          await tx.query(sql.type(ignoredRow)`update schema_revisions set name = ${body.name} where schema_id = ${schema.id}`);
+        }
         return null;
       }
       const revisionId = await insertRevision(tx, {
