@@ -49,8 +49,9 @@ function headerPath(name: string | undefined): string | null {
 
 /**
  * Applies a user's unified diff of `path` to `base` and answers the adjusted file.
- * @throws DiffRejected: not a diff, several files, another file, no change, or a hunk whose
- * context or removed lines are not in `base` (named with its header and number).
+ * @throws DiffRejected: not a diff, several files, another file, no change, hunks out of order
+ * or overlapping, or a hunk whose context or removed lines are not in `base` (named with its
+ * header and number).
  */
 export function applyDiff(path: string, base: string, diff: string): string {
   let patches: StructuredPatch[];
@@ -66,6 +67,17 @@ export function applyDiff(path: string, base: string, diff: string): string {
   for (const name of [patch.oldFileName, patch.newFileName]) {
     const named = headerPath(name);
     if (named !== null && named !== path) throw new DiffRejected(`The diff is for ${named}, not ${path}.`);
+  }
+  // Hunks follow one another down the file, as diff writes them and patch requires: jsdiff
+  // applies misordered or overlapping ones without complaint, duplicating lines.
+  for (let i = 1; i < patch.hunks.length; i += 1) {
+    const before = patch.hunks[i - 1]!;
+    const hunk = patch.hunks[i]!;
+    if (hunk.oldStart < before.oldStart + before.oldLines) {
+      throw new DiffRejected(
+        `Hunk ${i + 1} of ${patch.hunks.length} (${hunkHeader(hunk)}) starts before hunk ${i} (${hunkHeader(before)}) ends; hunks must follow one another down the file.`,
+      );
+    }
   }
   // Hunk by hunk, so the refusal can name the first one that does not fit.
   let applied: string | false = base;

@@ -84,6 +84,13 @@ t.test("code adjustments", async (t) => {
     t.match(stale.body.errors.diff, [/^Hunk 1 of 1 \(@@ -1,3 \+1,3 @@\) does not apply to README\.md/]);
     const other = await api.post(`/api/code-generations/${g1}/adjustments`, { file_path: "src/User.ts", diff });
     t.match(other.body.errors.diff, ["The diff is for README.md, not src/User.ts."]);
+    // jsdiff applies hunks out of order or overlapping by duplicating lines; patch refuses them.
+    const misordered = "--- a/README.md\n+++ b/README.md\n@@ -3 +3 @@\n-Generated.\n+Explained.\n@@ -1 +1 @@\n-# Models\n+# Types\n";
+    const refused = await api.post(`/api/code-generations/${g1}/adjustments`, { file_path: "README.md", diff: misordered });
+    t.equal(refused.status, 422, refused.text);
+    t.match(refused.body.errors.diff, [/^Hunk 2 of 2 \(@@ -1,1 \+1,1 @@\) starts before hunk 1 \(@@ -3,1 \+3,1 @@\) ends/]);
+    const overlapping = "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-# Models\n+# Types\n@@ -1 +1 @@\n-# Models\n+# Types\n";
+    t.equal((await api.post(`/api/code-generations/${g1}/adjustments`, { file_path: "README.md", diff: overlapping })).status, 422);
   });
 
   await t.test("validation", async (t) => {
