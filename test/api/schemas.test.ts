@@ -260,6 +260,27 @@ t.test("schemas", async (t) => {
     t.equal((await api.delete(`${tr}/${field.body.translation.id}`)).status, 404);
   });
 
+  t.test("translations of a schema-qualified table are kept under its qualified name, however it was named", async (t) => {
+    const project = await buildProject(app.pool, alice.user.id);
+    const schemas = `/api/projects/${project}/schemas`;
+    const sqlText = "CREATE TABLE public.users (id int, email text);\nCREATE TABLE audit.users (id int);\nCREATE TABLE public.orders (id int);\n";
+    const created = await api.post(schemas, { name: "Qualified", sql_text: sqlText, database_type: "PostgreSQL" });
+    t.equal(created.status, 201, created.text);
+    const tr = `${schemas}/${created.body.schema.id}/translations`;
+    const bare = await api.post(tr, { language: "de", table_name: "orders", label: "Bestellungen" });
+    t.equal(bare.status, 201, bare.text);
+    t.equal(bare.body.translation.table_name, "public.orders", "the key the automatic translation and the export use");
+    const again = await api.post(tr, { language: "de", table_name: "public.orders", label: "Aufträge" });
+    t.equal(again.status, 422, "one label per table and language, whichever way the table is named");
+    t.match(again.body.errors.language, [/exists already/]);
+    const field = await api.post(tr, { language: "de", table_name: "public.users", field_name: "email", label: "E-Mail" });
+    t.equal(field.status, 201, field.text);
+    const ambiguous = await api.post(tr, { language: "de", table_name: "users", label: "Benutzer" });
+    t.equal(ambiguous.status, 422, ambiguous.text);
+    t.match(ambiguous.body.errors.table_name, ["Several tables are named users; name one with its schema: audit.users, public.users."]);
+    t.same((await api.get(tr)).body.data.map((x: { table_name: string; field_name: string | null }) => [x.table_name, x.field_name]), [["public.orders", null], ["public.users", "email"]]);
+  });
+
   t.test("translations export: schemas that share a name are keyed `name (#id)` and never merge", async (t) => {
     const project = await buildProject(app.pool, alice.user.id);
     const schemas = `/api/projects/${project}/schemas`;

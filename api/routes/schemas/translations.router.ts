@@ -10,7 +10,7 @@ import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { dict } from "../../../shared/dict.ts";
 import { invalid, notFound } from "../../../shared/errors.ts";
-import { findReadySchema, type ReadySchema } from "../../../shared/schemas/store.ts";
+import { findReadySchema, qualifiedName, type ReadySchema } from "../../../shared/schemas/store.ts";
 import { currentUser } from "../../context.ts";
 import { projectForRead, projectForWrite } from "../../policies/projectGuard.ts";
 import { messageResponse } from "../auth/auth.schema.ts";
@@ -56,13 +56,22 @@ const present = (row: TranslationRow) => ({ ...row, created_at: row.created_at.t
 
 const translationParams = schemaParams.extend({ translationId: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
 
-/** 422 unless the table (and field) exist in the schema's current parse. */
-function checkTarget(schema: ReadySchema, tableName: string, fieldName: string | null): void {
-  const table = schema.parsed.tables.find((t) => t.table_name === tableName || (t.schema_name !== null && `${t.schema_name}.${t.table_name}` === tableName));
-  if (!table) throw invalid({ table_name: [`The schema has no table named ${tableName}.`] });
-  if (fieldName !== null && !table.fields.some((f) => f.field_name === fieldName)) {
+/**
+ * The key of the table a label is for: its qualified name (`public.users`), which the
+ * automatic translation and the export use too, whether the request named it so or bare
+ * (`users`, when only one table has that name). 422 unless the table (and field) exist in
+ * the schema's current parse.
+ */
+function targetTable(schema: ReadySchema, tableName: string, fieldName: string | null): string {
+  const exact = schema.parsed.tables.filter((t) => qualifiedName(t) === tableName);
+  const matches = exact.length > 0 ? exact : schema.parsed.tables.filter((t) => t.table_name === tableName);
+  const names = [...new Set(matches.map(qualifiedName))].sort();
+  if (names.length === 0) throw invalid({ table_name: [`The schema has no table named ${tableName}.`] });
+  if (names.length > 1) throw invalid({ table_name: [`Several tables are named ${tableName}; name one with its schema: ${names.join(", ")}.`] });
+  if (fieldName !== null && !matches.some((t) => t.fields.some((f) => f.field_name === fieldName))) {
     throw invalid({ field_name: [`The table ${tableName} has no field named ${fieldName}.`] });
   }
+  return names[0]!;
 }
 
 const list = defineRoute({
@@ -109,13 +118,13 @@ const add = defineRoute({
       const schema = await findReadySchema(tx, project.id, params.schemaId);
       if (!schema) throw notFound("Schema");
       const fieldName = body.field_name ?? null;
-      checkTarget(schema, body.table_name, fieldName);
+      const tableName = targetTable(schema, body.table_name, fieldName);
       const inserted = await tx.maybeOne(sql.type(translationRow)`
         insert into schema_translations (schema_id, language, table_name, field_name, label, description)
-        values (${schema.id}, ${body.language}, ${body.table_name}, ${fieldName}, ${body.label}, ${body.description ?? ""})
+        values (${schema.id}, ${body.language}, ${tableName}, ${fieldName}, ${body.label}, ${body.description ?? ""})
         on conflict do nothing returning *`);
       if (!inserted) {
-        throw invalid({ language: [`A ${body.language} label for ${fieldName === null ? body.table_name : `${body.table_name}.${fieldName}`} exists already; update it instead.`] });
+        throw invalid({ language: [`A ${body.language} label for ${fieldName === null ? tableName : `${tableName}.${fieldName}`} exists already; update it instead.`] });
       }
       return inserted;
     });
