@@ -141,6 +141,24 @@ t.test("form designer", async (t) => {
     await api.put(`/api/projects/${projectId}`, { form_designer_snap_to_grid: false });
   });
 
+  t.test("an element update changes only the fields it sends", async (t) => {
+    const set = await newSet();
+    const w = await newWindow(set.id);
+    const stored = {
+      element_type: "button_save", button_label: "Save", button_action: "save", x_position: 20, y_position: 40, width: 120, height: 30,
+      sort_order: 3, is_visible: false, background_color: "#112233", border_width: 2, border_color: "#445566",
+      anchor_right: 15, anchor_bottom: 25, anchor_width: null, anchor_height: 100,
+    };
+    const created = await api.post("/api/form-elements", { form_window_id: w.id, ...stored });
+    t.equal(created.status, 201, created.text);
+    t.match(created.body.form_element, stored);
+    const moved = await api.put(`/api/form-elements/${created.body.form_element.id}`, { x_position: 30 });
+    t.equal(moved.status, 200, moved.text);
+    t.match(moved.body.form_element, { ...stored, x_position: 30 }, "the fields not sent keep their values");
+    const relabelled = await api.put(`/api/form-elements/${created.body.form_element.id}`, { button_label: "Store" });
+    t.match(relabelled.body.form_element, { ...stored, x_position: 30, button_label: "Store" });
+  });
+
   t.test("tab order stays 1…n after inserts, moves, deletes and layout writes", async (t) => {
     const set = await newSet();
     const w = await newWindow(set.id);
