@@ -74,6 +74,16 @@ t.test("form designer", async (t) => {
     await api.post("/api/form-elements", { form_window_id: w.id, element_type: "separator_horizontal", x_position: 350, width: 200 });
     const shrink = await api.put(`/api/form-windows/${w.id}`, { default_width: 500 });
     t.equal(shrink.status, 422, "a window does not shrink below its elements");
+    // Anchors lie within the window too (an element write checks them), so a shrink below one
+    // would leave the element refused by every later write of it.
+    const anchored = await newWindow(set.id, { window_type: "create_edit" });
+    const element = await api.post("/api/form-elements", { form_window_id: anchored.id, element_type: "separator_horizontal", width: 100, anchor_right: 550, anchor_height: 450 });
+    t.equal(element.status, 201, element.text);
+    const narrower = await api.put(`/api/form-windows/${anchored.id}`, { default_width: 500, default_height: 400 });
+    t.equal(narrower.status, 422, "a window does not shrink below its elements' anchors");
+    t.same(Object.keys(narrower.body.errors ?? {}).sort(), ["default_height", "default_width"], narrower.text);
+    const moved = await api.put(`/api/form-elements/${element.body.form_element.id}`, { x_position: 10 });
+    t.equal(moved.status, 200, `the element stays writable: ${moved.text}`);
   });
 
   t.test("every element kind accepted with its fields, refused without them", async (t) => {
