@@ -137,11 +137,22 @@ export function defaultSize(type: ElementType): { width: number; height: number 
   return { width: 200, height: 24 };
 }
 
-/** A partial update of an element: any of its fields; the result is checked as a whole (the kind's rules over the merged element). */
+/**
+ * `common` without its defaults: zod fills a default in also when the key is optional (as
+ * `.partial()` makes it), which turned an update of one field into a reset of the others.
+ */
+const commonChanges = Object.fromEntries(
+  Object.entries(common).map(([key, schema]) => [key, schema instanceof z.ZodDefault ? schema.unwrap() : schema]),
+) as { [K in keyof typeof common]: (typeof common)[K] extends z.ZodDefault<infer T> ? T : (typeof common)[K] };
+
+/**
+ * A partial update of an element: any of its fields, the ones not sent kept as stored; the
+ * result is checked as a whole (the kind's rules over the merged element).
+ */
 export const elementChanges = z
   .object({
     element_type: z.enum(elementTypes),
-    ...common,
+    ...commonChanges,
     ...Object.fromEntries(kindColumns.map((column) => [column, z.union([z.string().max(255), z.number(), z.null()])])),
   })
   .omit({ id: true })

@@ -10,11 +10,12 @@
  * project (share-locked, as content writes lock it) still takes changes. Otherwise it
  * writes nothing and says so, and the caller finds out why. When the caller wrote from a
  * remembered context instead of reading it (windowContextCache.ts), the statement also
- * re-checks that context (`ContextGuard`).
+ * re-checks that context (`ContextGuard`), and that the writer may still change the
+ * project's content (the access levels of api/policies/project.ts `canEditProjectContent`).
  */
 import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
-import { latestSubscriptionJoin } from "../db/projects.ts";
+import { accessFragment, latestSubscriptionJoin } from "../db/projects.ts";
 import { formDesignerAccessFragment } from "./access.ts";
 import { invalid, type FieldErrors } from "../errors.ts";
 import { assignments, batchRow, batchRowColumns, columnList, differs } from "./elementColumns.ts";
@@ -83,8 +84,10 @@ export function strayIdsError(plan: LayoutPlan, strayIds: readonly number[]) {
  * window snapshot, windowContextCache.ts): the write happens only while it still holds.
  */
 export interface ContextGuard {
-  /** The writer, who must still have form designer access. */
+  /** The writer, who must still have form designer access and may still change the project's content. */
   userId: number;
+  /** Whether the writer is a super admin (who changes any project's content). */
+  superAdmin: boolean;
   /** Row versions (`xmin`) of the window and of its set as remembered. */
   windowXmin: string;
   setId: number;
@@ -158,6 +161,8 @@ export async function applyLayout(
     ), fresh as (
       select ${guard === null}::boolean or (
         ${formDesignerAccessFragment(guard?.userId ?? 0)}
+        and (${guard?.superAdmin ?? false}::boolean or not exists (select 1 from projects p where p.id = ${projectId}::int8 and p.deleted_at is null
+          and not coalesce((${accessFragment(guard?.userId ?? 0)}) in ('owner', 'admin', 'member'), false)))
         and exists (select 1 from form_sets fs where fs.id = ${guard?.setId ?? null}::int8 and fs.xmin = ${guard?.setXmin ?? null}::xid)
         and ${guard?.grid ?? null}::int is not distinct from (select case when p.form_designer_snap_to_grid then p.form_designer_grid_size end
           from projects p where p.id = ${projectId}::int8 and p.deleted_at is null)

@@ -2,21 +2,24 @@
  * Loading form sets, windows and elements for a route: 402 without form designer access,
  * 404 for what the caller may not read, 403 for what they read but may not change, and for
  * a change to a set that belongs to a project, what any change to that project's content
- * answers while it is locked (423), its subscription expired (402) or archived (409). Writes
- * lock the window row (FOR UPDATE) so element writes and layout writes of one window
- * serialise and its `version` is current, and share-lock the project as content writes do.
+ * answers: 403 when the caller may not change it (any more), 423 while it is locked, 402 when
+ * its subscription expired, 409 when archived. Writes lock the window row (FOR UPDATE) so
+ * element writes and layout writes of one window serialise and its `version` is current, and
+ * share-lock the project as content writes do.
  */
 import { z } from "zod";
 import type { CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
-import { notFound } from "../../../shared/errors.ts";
-import { lockProjectForContent } from "../../../shared/projects/writable.ts";
+import { findProject } from "../../../shared/db/projects.ts";
+import { forbidden, notFound } from "../../../shared/errors.ts";
+import { projectStateError } from "../../../shared/projects/writable.ts";
 import { formDesignerAccessFragment, formDesignerLocked, requireFormDesignerAccess } from "../../../shared/forms/access.ts";
 import { WindowContext } from "../../../shared/forms/elements.ts";
 import { formElementColumns, formElementRow, formSetColumns, formSetRow, formWindowRow, type FormElementRow, type FormSetRow } from "../../../shared/forms/rows.ts";
 import { authorize } from "../../policies/authorize.ts";
 import { canEditFormSet, formSetReadable } from "../../policies/formSet.ts";
+import { canEditProjectContent } from "../../policies/project.ts";
 
 export type Action = "read" | "edit";
 
@@ -30,19 +33,26 @@ export const projectStates = {
 async function check(conn: CommonQueryMethods, user: UserRow, set: FormSetRow, action: Action): Promise<void> {
   if (action !== "edit") return;
   authorize(canEditFormSet(user, set), "Only the form set's creator may change it.");
-  await requireProjectWritable(conn, set.project_id);
+  await requireProjectEditable(conn, user, set.project_id);
 }
 
+export const lostProjectAccess = () => forbidden("The form set belongs to a project whose content you may no longer change.");
+
 /**
- * Refuses a change to the content of project `projectId` in a state that takes none (423,
- * 402, 409), share-locking the project row so a lock waits for the change or the change
- * sees the lock. A set whose project was deleted no longer belongs to it and stays editable.
- * @throws AppError 423, 402, 409
+ * A set in a project is the project's content: its creator changes it only while they may
+ * change that content (a creator who left the project's team, or became a viewer, gets 403,
+ * and so no placement check against the project's schemas), and only while the project
+ * takes changes (423, 402, 409; share-locked as content writes lock it). A set whose
+ * project was deleted no longer belongs to it and stays editable.
+ * @throws AppError 403, 423, 402, 409
  */
-export async function requireProjectWritable(conn: CommonQueryMethods, projectId: number | null): Promise<void> {
+export async function requireProjectEditable(conn: CommonQueryMethods, user: UserRow, projectId: number | null): Promise<void> {
   if (projectId === null) return;
-  const refusal = await lockProjectForContent(conn, projectId);
-  if (refusal && refusal.status !== 404) throw refusal;
+  const project = await findProject(conn, projectId, user.id, "share");
+  if (!project) return;
+  if (!canEditProjectContent(user, project)) throw lostProjectAccess();
+  const refusal = projectStateError(project);
+  if (refusal) throw refusal;
 }
 
 export async function formSetFor(conn: CommonQueryMethods, id: number, user: UserRow, action: Action): Promise<FormSetRow> {

@@ -1,7 +1,8 @@
 /**
  * `PUT /form-windows/{id}/layout` in one or two round trips. When this process wrote the
  * window last, at the version the client sends, the write goes out alone, checked in memory
- * against the remembered context and guarded by it in the statement (windowContextCache.ts).
+ * against the remembered context and guarded by it in the statement (windowContextCache.ts;
+ * the guard also re-checks that the caller may still change the project's content).
  * Otherwise, or when that write finds the context changed, one read gathers everything the
  * checks need (the window, its set, access, the project's grid and state, and the schema's
  * fields when the list places fields and this process has not cached them:
@@ -24,11 +25,13 @@ import { formSetRow, formWindowRow, type FormElementRow, type FormWindowRow } fr
 import { schemaFieldsOf, schemaTableRow, schemaTablesJson } from "../../../shared/forms/schemaFields.ts";
 import { cachedSchemaFields, lastSchemaKey, rememberSchemaFields, schemaKeyFragment } from "../../../shared/forms/schemaFieldsCache.ts";
 import { forgetWindowSnapshot, rememberWindowSnapshot, windowSnapshot, type WindowSnapshot } from "../../../shared/forms/windowContextCache.ts";
-import { latestSubscriptionJoin } from "../../../shared/db/projects.ts";
+import { accessFragment, latestSubscriptionJoin, projectAccessLevels } from "../../../shared/db/projects.ts";
 import { projectStateError } from "../../../shared/projects/writable.ts";
 import { authorize } from "../../policies/authorize.ts";
 import { canEditFormSet, formSetReadable } from "../../policies/formSet.ts";
-import { isSiteAdmin } from "../../policies/roles.ts";
+import { canEditProjectContent } from "../../policies/project.ts";
+import { hasRole, isSiteAdmin } from "../../policies/roles.ts";
+import { lostProjectAccess } from "./load.ts";
 
 const jsonDates = { created_at: z.coerce.date(), updated_at: z.coerce.date() };
 const targetRow = z.object({
@@ -36,8 +39,10 @@ const targetRow = z.object({
   w: formWindowRow.extend(jsonDates),
   fs: formSetRow.extend(jsonDates),
   grid: z.number().nullable(),
-  /** The project's state; null when the set has no live project. */
+  /** The project's state and the caller's access to it (shared/db/projects.ts); null when the set has no live project. */
   is_locked: z.boolean().nullable(),
+  project_owner_id: z.number().nullable(),
+  project_access: z.enum(projectAccessLevels).nullable(),
   archived_at: z.date().nullable(),
   subscription_expires_at: z.date().nullable(),
   /** The schema key of the set's placements (shared/forms/schemaFieldsCache.ts); null without a project. */
@@ -61,7 +66,8 @@ interface WritableWindow {
 const ATTEMPTS = 3;
 
 /**
- * The window to write with its checks passed (402, 404, 403, 423/402/409), from one query.
+ * The window to write with its checks passed (402, 404, 403 for another's set or a project
+ * whose content the caller may no longer change, 423/402/409), from one query.
  * A named statement: planning it cost more than running it. Site administrators read every
  * set, so their condition is another text and another statement.
  */
@@ -70,7 +76,7 @@ async function writableWindow(pool: DatabasePool, id: number, user: UserRow, pla
   const found = await pool.maybeOne(sql.prepared(isSiteAdmin(user) ? "forms_layout_window_admin" : "forms_layout_window", targetRow)`
     select ${formDesignerAccessFragment(user.id)} as has_access, to_jsonb(w) as w, to_jsonb(fs) as fs,
       case when p.form_designer_snap_to_grid then p.form_designer_grid_size end as grid,
-      p.is_locked, p.archived_at, s.expires_at as subscription_expires_at, k.schema_key, w.xmin::text as window_xmin, fs.xmin::text as set_xmin,
+      p.is_locked, p.owner_id as project_owner_id, ${accessFragment(user.id)} as project_access, p.archived_at, s.expires_at as subscription_expires_at, k.schema_key, w.xmin::text as window_xmin, fs.xmin::text as set_xmin,
       case when ${placesFields}::boolean and k.schema_key is not null and k.schema_key is distinct from ${known}::text
         then ${schemaTablesJson(sql.fragment`fs.project_id`, sql.fragment`fs.schema_id`)} end as tables
     from form_windows w join form_sets fs on fs.id = w.form_set_id
@@ -87,6 +93,7 @@ async function writableWindow(pool: DatabasePool, id: number, user: UserRow, pla
   if (!found.has_access) throw formDesignerLocked();
   authorize(canEditFormSet(user, found.fs), "Only the form set's creator may change it.");
   if (found.is_locked !== null) {
+    if (!canEditProjectContent(user, { owner_id: found.project_owner_id!, access: found.project_access })) throw lostProjectAccess();
     const refusal = projectStateError({ is_locked: found.is_locked, archived_at: found.archived_at, subscription_expires_at: found.subscription_expires_at });
     if (refusal) throw refusal;
   }
@@ -117,6 +124,7 @@ async function writeFromSnapshot(pool: DatabasePool, id: number, user: UserRow, 
   }
   const guard = {
     userId: user.id,
+    superAdmin: hasRole(user, "super_admin"),
     windowXmin: snapshot.windowXmin,
     setId: snapshot.set.id,
     setXmin: snapshot.setXmin,

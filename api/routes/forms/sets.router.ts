@@ -19,7 +19,7 @@ import { messageResponse } from "../auth/auth.schema.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { defineRoute } from "../route.ts";
 import { createSetBody, listSetsQuery, updateSetBody } from "./formDesigner.schema.ts";
-import { formSetFor, projectStates, requireProjectWritable } from "./load.ts";
+import { formSetFor, projectStates, requireProjectEditable } from "./load.ts";
 
 const tags = ["Form designer"];
 const envelope = z.object({ message: z.string(), form_set: formSetResource });
@@ -173,13 +173,16 @@ const remove = defineRoute({
 /** Copies `set` with its windows and elements for `user`; returns the new set's id. */
 export async function cloneSet(tx: CommonQueryMethods, set: FormSetRow, user: UserRow): Promise<number> {
   const own = set.creator_user_id === user.id;
-  // Another's clone keeps the project only when the caller may edit that project's content;
-  // without that right the copy is private and outside it. A caller who has the right but
-  // meets a project that takes no changes now (locked, expired, archived) is refused as the
-  // creator is, rather than handed a copy that silently left the project.
+  // A copy keeps the project only when the caller may edit that project's content (the
+  // creator too: one who left the project's team gets a copy outside it); without that right
+  // the copy is outside the project, and another's copy is private. A caller who has the
+  // right but meets a project that takes no changes now (locked, expired, archived) is
+  // refused, rather than handed a copy that silently left the project. The creator's copy of
+  // a set whose project was deleted keeps the set's project_id, as the set does.
   let projectId = set.project_id;
-  if (!own && projectId !== null) {
-    projectId = await projectForWrite(tx, projectId, user, "content").then(
+  if (projectId !== null) {
+    const allowed = own ? requireProjectEditable(tx, user, projectId) : projectForWrite(tx, projectId, user, "content");
+    projectId = await allowed.then(
       () => projectId,
       (error: unknown) => {
         if (error instanceof AppError && (error.status === 403 || error.status === 404)) return null;
@@ -187,8 +190,6 @@ export async function cloneSet(tx: CommonQueryMethods, set: FormSetRow, user: Us
       },
     );
   }
-  // The creator's copy stays in the project: content added to it, so its lock applies.
-  if (own) await requireProjectWritable(tx, projectId);
   const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
     insert into form_sets (creator_user_id, project_id, schema_id, name, description, visibility, cloned_from_id, default_background_color,
       default_window_color, default_text_color, default_button_color, default_button_text_color, is_active)
@@ -222,7 +223,7 @@ const clone = defineRoute({
   method: "post",
   path: "/form-sets/{id}/clone",
   summary: "Copy a form set the caller may read, with its windows and elements",
-  description: "The copy belongs to the caller and names the original in `cloned_from_id`. A copy of another's set is private and keeps the project only when the caller may edit that project's content; a caller who may, in a project that takes no changes now (locked, expired, archived), is refused as the creator is.",
+  description: "The copy belongs to the caller and names the original in `cloned_from_id`. A copy of another's set is private; any copy keeps the project only when the caller may edit that project's content; a caller who may, in a project that takes no changes now (locked, expired, archived), is refused as the creator is.",
   tags,
   auth: "bearer",
   params: idParams,

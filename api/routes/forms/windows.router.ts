@@ -111,7 +111,7 @@ const update = defineRoute({
   method: "put",
   path: "/form-windows/{id}",
   summary: "Update a window (its set's creator only)",
-  description: "Changing `window_type` without sizes takes the new type's defaults. A window may not shrink below its elements (422).",
+  description: "Changing `window_type` without sizes takes the new type's defaults. A window may not shrink below its elements or their anchors (422).",
   tags,
   auth: "bearer",
   params: idParams,
@@ -124,7 +124,8 @@ const update = defineRoute({
       const type = body.window_type ?? row.window_type;
       const sizes = sizesFor(type, body, type === row.window_type ? row : null);
       const extent = await tx.one(sql.type(z.object({ w: z.number(), h: z.number() }))`
-        select coalesce(max(x_position + width), 0)::int as w, coalesce(max(y_position + height), 0)::int as h
+        select coalesce(greatest(max(x_position + width), max(anchor_right), max(anchor_width)), 0)::int as w,
+          coalesce(greatest(max(y_position + height), max(anchor_bottom), max(anchor_height)), 0)::int as h
         from form_elements where form_window_id = ${row.id}`);
       const errors: FieldErrors = {};
       if (sizes.default_width < extent.w) errors.default_width = [`The window's elements need a width of ${extent.w}.`];

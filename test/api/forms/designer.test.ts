@@ -74,6 +74,16 @@ t.test("form designer", async (t) => {
     await api.post("/api/form-elements", { form_window_id: w.id, element_type: "separator_horizontal", x_position: 350, width: 200 });
     const shrink = await api.put(`/api/form-windows/${w.id}`, { default_width: 500 });
     t.equal(shrink.status, 422, "a window does not shrink below its elements");
+    // Anchors lie within the window too (an element write checks them), so a shrink below one
+    // would leave the element refused by every later write of it.
+    const anchored = await newWindow(set.id, { window_type: "create_edit" });
+    const element = await api.post("/api/form-elements", { form_window_id: anchored.id, element_type: "separator_horizontal", width: 100, anchor_right: 550, anchor_height: 450 });
+    t.equal(element.status, 201, element.text);
+    const narrower = await api.put(`/api/form-windows/${anchored.id}`, { default_width: 500, default_height: 400 });
+    t.equal(narrower.status, 422, "a window does not shrink below its elements' anchors");
+    t.same(Object.keys(narrower.body.errors ?? {}).sort(), ["default_height", "default_width"], narrower.text);
+    const moved = await api.put(`/api/form-elements/${element.body.form_element.id}`, { x_position: 10 });
+    t.equal(moved.status, 200, `the element stays writable: ${moved.text}`);
   });
 
   t.test("every element kind accepted with its fields, refused without them", async (t) => {
@@ -139,6 +149,24 @@ t.test("form designer", async (t) => {
     const moved = await api.put(`/api/form-elements/${snapped.body.form_element.id}`, { x_position: 57 });
     t.equal(moved.body.form_element.x_position, 60);
     await api.put(`/api/projects/${projectId}`, { form_designer_snap_to_grid: false });
+  });
+
+  t.test("an element update changes only the fields it sends", async (t) => {
+    const set = await newSet();
+    const w = await newWindow(set.id);
+    const stored = {
+      element_type: "button_save", button_label: "Save", button_action: "save", x_position: 20, y_position: 40, width: 120, height: 30,
+      sort_order: 3, is_visible: false, background_color: "#112233", border_width: 2, border_color: "#445566",
+      anchor_right: 15, anchor_bottom: 25, anchor_width: null, anchor_height: 100,
+    };
+    const created = await api.post("/api/form-elements", { form_window_id: w.id, ...stored });
+    t.equal(created.status, 201, created.text);
+    t.match(created.body.form_element, stored);
+    const moved = await api.put(`/api/form-elements/${created.body.form_element.id}`, { x_position: 30 });
+    t.equal(moved.status, 200, moved.text);
+    t.match(moved.body.form_element, { ...stored, x_position: 30 }, "the fields not sent keep their values");
+    const relabelled = await api.put(`/api/form-elements/${created.body.form_element.id}`, { button_label: "Store" });
+    t.match(relabelled.body.form_element, { ...stored, x_position: 30, button_label: "Store" });
   });
 
   t.test("tab order stays 1…n after inserts, moves, deletes and layout writes", async (t) => {
