@@ -124,10 +124,11 @@ export async function applyRevision(
   }
   const current = await tx.maybeOne(sql.type(z.object({ revision: z.number(), project_id: z.number() }))`
     select revision, project_id from schemas where id = ${revision.schema_id} for update`);
-  await tx.query(sql.type(ignoredRow)`delete from schema_revisions where id = ${revision.id}`);
+  // The row's name, not the caller's copy: a rename while the text was parsing renamed the revision too.
+  const name = await tx.maybeOneFirst(sql.type(z.object({ name: z.string() }))`delete from schema_revisions where id = ${revision.id} returning name`);
   if (!current || current.revision > revision.id) return false;
   await tx.query(sql.type(ignoredRow)`
-    update schemas set name = ${revision.name}, database_type = ${revision.database_type}, sql_text = ${revision.sql_text},
+    update schemas set name = ${name ?? revision.name}, database_type = ${revision.database_type}, sql_text = ${revision.sql_text},
       parsed = ${sql.jsonb(parsed as never)}, warnings = ${sql.jsonb(warnings as never)}, tables_count = ${parsed.tables.length},
       status = 'ready', revision = ${revision.id}, updated_at = now()
     where id = ${revision.schema_id}`);

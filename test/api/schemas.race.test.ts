@@ -10,6 +10,8 @@ import { z } from "zod";
 import { createPool, sql, type DatabasePool } from "../../shared/db/pool.ts";
 import { findJob, isFinished, type JobRow } from "../../shared/jobs/records.ts";
 import { createLogger } from "../../shared/logger.ts";
+import { applyRevision, revisionRow } from "../../shared/schemas/store.ts";
+import { parseDdl } from "../../shared/sqlddl/index.ts";
 import { startWorker } from "../../workers/index.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { buildProject, buildUserWithToken } from "../support/factories.ts";
@@ -114,6 +116,18 @@ t.test("jobs re-check the project before writing its content", async (t) => {
     t.equal(job!.status, "succeeded");
     const schema = (await api.get(`${base}/${schemaId}`)).body.schema;
     t.same({ name: schema.name, tables: schema.tables.map((x: { table_name: string }) => x.table_name) }, { name: "Renamed", tables: ["items", "extra"] }, "the later rename and the new text both hold");
+  });
+
+  t.test("a rename while the job parses (its revision read already) is kept too", async (t) => {
+    const { base, schemaId } = await projectWithSchema();
+    const update = await api.put(`${base}/${schemaId}`, { sql_text: v2 }, async);
+    t.equal(update.status, 202, update.text);
+    // What the job read before its parse, then the rename, then what the job writes.
+    const read = await app.pool.one(sql.type(revisionRow)`select id, schema_id, user_id, name, database_type, sql_text from schema_revisions where schema_id = ${schemaId}`);
+    t.equal((await api.put(`${base}/${schemaId}`, { name: "Renamed meanwhile" })).status, 200);
+    const parsed = parseDdl(read.sql_text, read.database_type);
+    t.equal(await app.pool.transaction((tx) => applyRevision(tx, read, parsed.schema, parsed.warnings)), true);
+    t.equal((await api.get(`${base}/${schemaId}`)).body.schema.name, "Renamed meanwhile");
   });
 
   t.test("a create committed before a lock leaves no schema behind", async (t) => {
