@@ -66,11 +66,12 @@ const cancel = defineRoute({
   params: idParams,
   responses: {
     200: { description: "Cancelled", schema: z.object({ message: z.string(), job: jobResource }) },
+    403: { description: "A notice (e-mail, push) or payout job: only an administrator may cancel it" },
     409: { description: "The job already started or finished" },
   },
   handler: async (ctx, { params }) => {
     const job = await visibleJob(ctx, params.id);
-    authorize(canCancelJob(currentUser(ctx), job));
+    authorize(canCancelJob(currentUser(ctx), job), "This job sends you a notice or settles a payout; only an administrator may cancel it.");
     const cancelled = await ctx.deps.pool.transaction(async (tx) => {
       const row = await markCancelled(tx, job.id);
       if (!row) return null;
