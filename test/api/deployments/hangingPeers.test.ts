@@ -107,8 +107,12 @@ t.test("a webhook receiver that never answers: each attempt ends at WEBHOOK_TIME
   t.match(last, { status: "failed", attempts: 2, error: "No answer within 300 ms.", response_status: null }, "the second attempt timed out too: failed for good");
   t.equal(silent.received.length, 2, "the receiver got one request per attempt");
   t.match((await api.get(`/api/webhooks/${hookId}`)).body.webhook, { consecutive_failures: 1, is_active: true }, "one failed delivery counted");
-  const job = await app.pool.one(sql.type(z.object({ status: z.string(), attempts: z.number(), error: z.string().nullable() }))`
-    select status, attempts, error from jobs where kind = 'webhooks__deliver' order by id limit 1`);
+  // The job's record ends just after the delivery row it wrote: wait for it, as for the row.
+  const job = await until(async () => {
+    const row = await app.pool.one(sql.type(z.object({ status: z.string(), attempts: z.number(), error: z.string().nullable() }))`
+      select status, attempts, error from jobs where kind = 'webhooks__deliver' order by id limit 1`);
+    return row.status === "running" || row.status === "queued" ? undefined : row;
+  }, { message: "the delivery's job to end" });
   t.match(job, { status: "failed", attempts: 2, error: /No answer within 300 ms/ });
 
   // The worker is not stuck on the hanging socket: the next delivery goes out.
