@@ -3,11 +3,14 @@
  * a job that has not started. Channel `private-job.{id}` carries the same visibility.
  */
 import { z } from "zod";
-import { sql } from "../../../shared/db/pool.ts";
+import { sql, type DatabaseTransactionConnection } from "../../../shared/db/pool.ts";
+import { publishCompleted } from "../../../shared/deployments/logs.ts";
+import { failCancelledRun } from "../../../shared/deployments/records.ts";
 import { conflict, notFound } from "../../../shared/errors.ts";
 import { workerJobKey } from "../../../shared/jobs/enqueue.ts";
 import { presentJob, publishJobCompleted } from "../../../shared/jobs/events.ts";
-import { findJob, jobColumns, jobRow, markCancelled } from "../../../shared/jobs/records.ts";
+import { deploymentsRun } from "../../../shared/jobs/kinds.ts";
+import { findJob, jobColumns, jobRow, markCancelled, type JobRow } from "../../../shared/jobs/records.ts";
 import { currentUser, type AppContext } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
@@ -15,6 +18,14 @@ import { canCancelJob, canViewJob } from "../../policies/job.ts";
 import { registerChannelAuthorizer } from "../../realtime/channelAuth.ts";
 import { defineRoute } from "../route.ts";
 import { idParams, jobResource, listJobsQuery } from "./jobs.schema.ts";
+
+/** Settles the record a cancelled job was to work on, which would otherwise wait for it for good. */
+async function settleCancelled(tx: DatabaseTransactionConnection, job: JobRow): Promise<void> {
+  if (job.kind === deploymentsRun.name) {
+    const deploymentId = await failCancelledRun(tx, job.id);
+    if (deploymentId !== null) await publishCompleted(tx, deploymentId, "failed");
+  }
+}
 
 async function visibleJob(ctx: AppContext, id: number) {
   const job = await findJob(ctx.deps.pool, id);
@@ -79,6 +90,7 @@ const cancel = defineRoute({
       // either way the task skips it, since the record now says cancelled.
       await tx.query(sql.type(z.object({}))`select graphile_worker.remove_job(${workerJobKey(job.id)})`);
       await publishJobCompleted(tx, row);
+      await settleCancelled(tx, row);
       return row;
     });
     if (!cancelled) throw conflict("The job has already started or finished and can no longer be cancelled.", "job_not_cancellable");
