@@ -9,8 +9,9 @@ import { failCancelledRun } from "../../../shared/deployments/records.ts";
 import { conflict, notFound } from "../../../shared/errors.ts";
 import { workerJobKey } from "../../../shared/jobs/enqueue.ts";
 import { presentJob, publishJobCompleted } from "../../../shared/jobs/events.ts";
-import { deploymentsRun } from "../../../shared/jobs/kinds.ts";
+import { deploymentsRun, webhooksDeliver } from "../../../shared/jobs/kinds.ts";
 import { findJob, jobColumns, jobRow, markCancelled, type JobRow } from "../../../shared/jobs/records.ts";
+import { failCancelledDelivery } from "../../../shared/webhooks/store.ts";
 import { currentUser, type AppContext } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
@@ -24,6 +25,8 @@ async function settleCancelled(tx: DatabaseTransactionConnection, job: JobRow): 
   if (job.kind === deploymentsRun.name) {
     const deploymentId = await failCancelledRun(tx, job.id);
     if (deploymentId !== null) await publishCompleted(tx, deploymentId, "failed");
+  } else if (job.kind === webhooksDeliver.name) {
+    await failCancelledDelivery(tx, job.id);
   }
 }
 
