@@ -3,28 +3,64 @@
  * monthly credits of the user's best plan (over the live subscriptions of the projects they
  * own) or patron level, whichever is larger, once per user and month: a row in
  * `credit_monthly_awards` (primary key user and month) is written in the same transaction as
- * the ledger entry, so concurrent logins award once.
+ * the ledger entry, so concurrent logins award once. A refunded payment's period takes back
+ * its share of the awards made while it counted (`withdrawMonthlyAwards`).
  */
 import { z } from "zod";
-import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
-import { grantCredits } from "./ledger.ts";
+import { ignoredRow, sql, type CommonQueryMethods, type DatabasePool } from "../db/pool.ts";
+import { grantCredits, reverseCredits } from "./ledger.ts";
 
-/** Monthly credits `userId` is entitled to at `at`. */
-export async function monthlyCreditsOf(pool: DatabasePool, userId: number, at: Date): Promise<number> {
+/** Periods left out of an entitlement: those a refunded payment bought. */
+export interface Excluded {
+  subscriptionId?: number;
+  patronPeriodId?: number;
+}
+
+/** Monthly credits `userId` is entitled to at `at` (also a past instant), leaving out `excluded`. */
+export async function monthlyCreditsOf(conn: CommonQueryMethods, userId: number, at: Date, excluded: Excluded = {}): Promise<number> {
   const instant = at.toISOString();
-  return pool.oneFirst(sql.type(z.object({ credits: z.number() }))`
+  return conn.oneFirst(sql.type(z.object({ credits: z.number() }))`
     select greatest(
       coalesce((
         select max(pl.monthly_credits) from projects p
-        join lateral (select plan_id, expires_at, expired_at from subscriptions where project_id = p.id order by started_at desc, id desc limit 1) s on true
+        join lateral (
+          select id, plan_id, expires_at, expired_at from subscriptions
+          where project_id = p.id and started_at <= ${instant}::timestamptz order by started_at desc, id desc limit 1
+        ) s on true
         join plans pl on pl.id = s.plan_id
-        where p.owner_id = ${userId} and p.deleted_at is null and s.expires_at > ${instant}::timestamptz and s.expired_at is null
+        where p.owner_id = ${userId} and p.deleted_at is null and s.expires_at > ${instant}::timestamptz
+          and (s.expired_at is null or s.expired_at > ${instant}::timestamptz) and s.id <> ${excluded.subscriptionId ?? 0}
       ), 0),
       coalesce((
         select max(l.monthly_credits) from patron_memberships m join patron_levels l on l.level = m.level
         where m.user_id = ${userId} and m.started_at <= ${instant}::timestamptz and m.expires_at > ${instant}::timestamptz
+          and m.id <> ${excluded.patronPeriodId ?? 0}
       ), 0)
     )::int as credits`);
+}
+
+/**
+ * Takes back what `userId`'s monthly awards since `from` owed to a period a refunded payment
+ * bought: each award keeps what the user was entitled to at its time without that period;
+ * the rest is reversed (as a refund is: what the balance lacks becomes shortfall).
+ */
+export async function withdrawMonthlyAwards(tx: CommonQueryMethods, userId: number, from: Date, excluded: Excluded, transactionId: number): Promise<void> {
+  const awards = await tx.any(sql.type(z.object({ month: z.string(), credits: z.number(), created_at: z.date() }))`
+    select to_char(month, 'YYYY-MM') as month, credits, created_at from credit_monthly_awards
+    where user_id = ${userId} and created_at >= ${from.toISOString()}::timestamptz order by month for update`);
+  for (const award of awards) {
+    const kept = Math.min(award.credits, await monthlyCreditsOf(tx, userId, award.created_at, excluded));
+    if (kept === award.credits) continue;
+    await reverseCredits(tx, {
+      userId,
+      amount: award.credits - kept,
+      reason: "payment_refunded",
+      referenceType: "monthly_award",
+      referenceId: award.month,
+      idempotencyKey: `monthly-refund:${award.month}:${transactionId}`,
+    });
+    await tx.query(sql.type(ignoredRow)`update credit_monthly_awards set credits = ${kept} where user_id = ${userId} and to_char(month, 'YYYY-MM') = ${award.month}`);
+  }
 }
 
 /** Awards this month's credits if they were not awarded yet; true when this call awarded them. */

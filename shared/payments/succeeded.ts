@@ -5,6 +5,7 @@
  */
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import { issueInvoice } from "../billing/invoices.ts";
+import { withdrawMonthlyAwards } from "../credits/monthly.ts";
 import { addPatronPeriod, findPatronLevel, withdrawRefundedPatronPeriod } from "../patrons/renewal.ts";
 import { findPlan, insertSubscription, withdrawRefundedSubscription } from "../subscriptions/store.ts";
 import { z } from "zod";
@@ -28,7 +29,21 @@ export async function afterPaymentSucceeded(tx: CommonQueryMethods, transaction:
 
 /** Runs in the transaction that marks `transaction` refunded: what it bought is taken back. */
 export async function afterPaymentRefunded(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
-  if (transaction.kind === "subscription") await withdrawRefundedSubscription(tx, transaction.id);
-  if (transaction.kind === "patron") await withdrawRefundedPatronPeriod(tx, transaction.id);
+  // Monthly credits awarded while the period counted (read before it is taken back) go with it.
+  const window = z.object({ id: z.number(), user_id: z.number(), from_at: z.date() });
+  if (transaction.kind === "subscription") {
+    const sub = await tx.maybeOne(sql.type(window)`
+      select s.id, p.owner_id as user_id, greatest(s.started_at, s.expires_at - make_interval(days => pl.duration_days)) as from_at
+      from subscriptions s join projects p on p.id = s.project_id join plans pl on pl.id = s.plan_id
+      where s.transaction_id = ${transaction.id} and s.expired_at is null`);
+    await withdrawRefundedSubscription(tx, transaction.id);
+    if (sub) await withdrawMonthlyAwards(tx, sub.user_id, sub.from_at, { subscriptionId: sub.id }, transaction.id);
+  }
+  if (transaction.kind === "patron") {
+    const periods = await tx.any(sql.type(window)`
+      select id, user_id, started_at as from_at from patron_memberships where transaction_id = ${transaction.id} and expires_at > now() and started_at < now()`);
+    await withdrawRefundedPatronPeriod(tx, transaction.id);
+    for (const period of periods) await withdrawMonthlyAwards(tx, period.user_id, period.from_at, { patronPeriodId: period.id }, transaction.id);
+  }
   if (transaction.kind === "store_template") await refundEuroPurchase(tx, transaction);
 }

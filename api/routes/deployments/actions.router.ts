@@ -12,7 +12,8 @@ import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { environmentBusy, findDeployment, insertDeployment, type DeploymentRow } from "../../../shared/deployments/records.ts";
-import { conflict, invalidField } from "../../../shared/errors.ts";
+import { conflict, forbidden, invalidField } from "../../../shared/errors.ts";
+import { findConnection } from "../../../shared/git/store.ts";
 import { enqueue } from "../../../shared/jobs/enqueue.ts";
 import { presentJob } from "../../../shared/jobs/events.ts";
 import { deploymentsRun } from "../../../shared/jobs/kinds.ts";
@@ -39,6 +40,18 @@ async function assertEnvironmentFree(tx: CommonQueryMethods, deployment: Deploym
   await tx.query(sql.type(ignoredRow)`select 1 from environments where id = ${deployment.environment_id} for update`);
   if (await environmentBusy(tx, deployment.environment_id, deployment.id)) {
     throw conflict("Another deployment to this environment is queued or running; wait for it to finish.", "deployment_in_progress");
+  }
+}
+
+/**
+ * A commit or push through a user's own git connection runs with that user's token, so only
+ * they may run it (again); other members reach the repository through an environment. @throws 403
+ */
+async function assertConnectionOwner(tx: CommonQueryMethods, deployment: DeploymentRow, user: UserRow): Promise<void> {
+  if (deployment.git_connection_id === null) return;
+  const connection = await findConnection(tx, deployment.git_connection_id);
+  if (connection && connection.user_id !== user.id) {
+    throw forbidden(`This ${deployment.operation} went through another user's git connection; only they may run it again.`);
   }
 }
 
@@ -97,6 +110,7 @@ async function queueRun(ctx: AppContext, id: number, action: "execute" | "retry"
   const user = currentUser(ctx);
   const started = await ctx.deps.pool.transaction(async (tx) => {
     const deployment = await deploymentForAction(tx, id, user, "deploy");
+    await assertConnectionOwner(tx, deployment, user);
     if (!runnable(deployment)) refuseState(deployment, action);
     await assertEnvironmentFree(tx, deployment);
     // A rollback retried after another deployment went live would replace that one instead.
@@ -123,11 +137,11 @@ const retry = defineRoute({
   method: "post",
   path: "/deployments/{id}/retry",
   summary: "Run a failed deployment again",
-  description: "Steps that an earlier attempt finished (an uploaded folder, a pushed branch, an opened pull request) are reused, not repeated.",
+  description: "Steps that an earlier attempt finished (an uploaded folder, a pushed branch, an opened pull request) are reused, not repeated. A commit or push made through a user's own git connection runs with that user's token: only they may retry it.",
   tags,
   auth: "bearer",
   params: idParams,
-  responses: { ...projectStateResponses, 202: { description: "Queued again", schema: startedResponse }, 409: { description: "The deployment has not failed, or it is a rollback of a deployment that another one replaced since, or another runs in its environment, or its environment (`environment_deleted`) or git connection (`git_connection_deleted`) was removed; or the project is archived (`project_archived`)" } },
+  responses: { ...projectStateResponses, 202: { description: "Queued again", schema: startedResponse }, 403: { description: "The caller may not deploy in this project, or the commit or push went through another user's git connection (only its owner may retry it)" }, 409: { description: "The deployment has not failed, or it is a rollback of a deployment that another one replaced since, or another runs in its environment, or its environment (`environment_deleted`) or git connection (`git_connection_deleted`) was removed; or the project is archived (`project_archived`)" } },
   handler: (ctx, { params }) => queueRun(ctx, params.id, "retry", (d) => d.status === "failed", "Deployment queued for another run."),
 });
 

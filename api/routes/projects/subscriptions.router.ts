@@ -15,6 +15,7 @@ import { projectForWrite } from "../../policies/projectGuard.ts";
 import { presentTransaction, transactionResource } from "../../presenters/payments.ts";
 import { planResource, presentPlan, presentSubscription, subscriptionResource } from "../../presenters/subscription.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
+import { hiddenAs } from "../kanban/load.ts";
 import { defineRoute } from "../route.ts";
 import { projectArchivedResponse, projectLockedResponse } from "../projectStates.ts";
 
@@ -121,7 +122,8 @@ const cancel = defineRoute({
     await ctx.deps.pool.transaction(async (tx) => {
       const sub = await findSubscription(tx, params.id, true);
       if (!sub) throw notFound("Subscription");
-      await projectForWrite(tx, sub.project_id, user, "manage", { allowExpired: true });
+      // A stranger gets the answer of a missing id, not "Project not found.", which would tell them this id exists.
+      await hiddenAs("Subscription", () => projectForWrite(tx, sub.project_id, user, "manage", { allowExpired: true }));
       await cancelSubscription(tx, sub.id);
     });
     ctx.body = { message: "Subscription cancelled; it stays active until it expires.", subscription: presentSubscription((await findSubscription(ctx.deps.pool, params.id))!) };
@@ -142,7 +144,8 @@ const renew = defineRoute({
     await ctx.deps.pool.transaction(async (tx) => {
       const sub = await findSubscription(tx, params.id, true);
       if (!sub) throw notFound("Subscription");
-      await projectForWrite(tx, sub.project_id, user, "manage", { allowExpired: true });
+      // A stranger gets the answer of a missing id, not "Project not found.", which would tell them this id exists.
+      await hiddenAs("Subscription", () => projectForWrite(tx, sub.project_id, user, "manage", { allowExpired: true }));
       if (!sub.is_latest) throw conflict("A newer subscription of this project exists; renew that one.", "subscription_superseded");
       await renewWithCredits(tx, sub, user.id, new Date());
     });

@@ -1,6 +1,7 @@
 import t from "tap";
 import { z } from "zod";
 import { grantCredits } from "../../../shared/credits/ledger.ts";
+import { awardMonthlyCredits } from "../../../shared/credits/monthly.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import { currentPatronPeriod } from "../../../shared/patrons/membership.ts";
 import { startTestApp } from "../../support/app.ts";
@@ -26,6 +27,7 @@ t.test("a refunded card payment takes back what it bought", async (t) => {
     return deliver(stripe.event("payment_intent.succeeded", { ...intent, status: "succeeded" }));
   };
   const refunded = (transaction: { provider_payment_id: string }) => deliver(stripe.event("charge.refunded", stripe.refundedCharge(transaction.provider_payment_id)));
+  const monthAward = (userId: number) => app.pool.oneFirst(sql.type(z.object({ credits: z.number() }))`select credits from credit_monthly_awards where user_id = ${userId}`);
   const transactionStatus = (id: number) => app.pool.oneFirst(sql.type(z.object({ status: z.string() }))`select status from credit_transactions where id = ${id}`);
 
   await t.test("a refunded plan payment ends the period it started: the project is soft-locked as after a lapse", async (t) => {
@@ -93,6 +95,37 @@ t.test("a refunded card payment takes back what it bought", async (t) => {
     await refundedSoFar(500);
     t.same(await state(), { balance: 0, status: "refunded", refunded_cents: 500 }, "all back: every credit taken, the payment refunded");
     const ledger = await creditState(app.pool, user.id);
+    t.equal(ledger.sum, ledger.balance, "the ledger still sums to the balance");
+  });
+
+  await t.test("monthly credits a refunded plan or patron period brought are taken back; those owed to what stays are kept", async (t) => {
+    const plans = (await me.get("/api/plans")).body.data as { id: number; code: string }[];
+    const pro = plans.find((p) => p.code === "pro")!;
+    const buyer = await buildUserWithToken(app.pool);
+    const as = client(app.url, buyer.token);
+    const project = (await as.post("/api/projects", { name: "Monthly" })).body.project;
+    const plan = await as.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id, payment_method: "cardprocessor" });
+    await succeeded(plan.body.transaction);
+    t.equal(await awardMonthlyCredits(app.pool, buyer.user.id), true);
+    t.equal((await creditState(app.pool, buyer.user.id)).balance, 200, "pro's monthly credits awarded");
+    await refunded(plan.body.transaction);
+    t.match(await creditState(app.pool, buyer.user.id), { balance: 0, shortfall: 0 }, "taken back with the period");
+    t.equal(await monthAward(buyer.user.id), 0, "the month's award keeps what it is still owed: nothing");
+
+    const patron = await buildUserWithToken(app.pool);
+    const asPatron = client(app.url, patron.token);
+    await grantCredits(app.pool, { userId: patron.user.id, amount: 300, reason: "test", referenceType: null, referenceId: null, idempotencyKey: "monthly-patron" });
+    t.equal((await asPatron.post("/api/patron/subscribe", { level: 1 })).status, 201, "level 1 bought with credits");
+    const level3 = await asPatron.post("/api/patron/subscribe", { level: 3, payment_method: "cardprocessor" });
+    await succeeded(level3.body.transaction);
+    await app.pool.query(sql.type(z.object({}))`update patron_memberships set started_at = now() - interval '1 day' where transaction_id = ${level3.body.transaction.id}`);
+    const before = (await creditState(app.pool, patron.user.id)).balance;
+    t.equal(await awardMonthlyCredits(app.pool, patron.user.id), true);
+    const levels = await app.pool.any(sql.type(z.object({ level: z.number(), monthly_credits: z.number() }))`select level, monthly_credits from patron_levels where level in (1, 3) order by level`);
+    t.equal((await creditState(app.pool, patron.user.id)).balance, before + levels[1]!.monthly_credits, "level 3's monthly credits awarded");
+    await refunded(level3.body.transaction);
+    t.equal((await creditState(app.pool, patron.user.id)).balance, before + levels[0]!.monthly_credits, "level 3's share taken back; level 1's, still running, kept");
+    const ledger = await creditState(app.pool, patron.user.id);
     t.equal(ledger.sum, ledger.balance, "the ledger still sums to the balance");
   });
 

@@ -188,3 +188,21 @@ t.test("subscribing twice to the plan that is running charges once: the second a
   t.equal(upgraded.status, 201, "another plan may replace it");
   t.equal((await creditState(app.pool, user.id)).balance, 5000 - pro.price_credits - team.price_credits);
 });
+
+t.test("a stranger cannot tell an existing subscription id from a missing one: both answer the same 404", async (t) => {
+  const app = await startTestApp(t);
+  const { user, token } = await buildUserWithToken(app.pool);
+  const me = client(app.url, token);
+  const pro = ((await me.get("/api/plans")).body.data as { id: number; code: string; price_credits: number }[]).find((p) => p.code === "pro")!;
+  const project = (await me.post("/api/projects", { name: "Private" })).body.project;
+  await give(app.pool, user.id, 1000, "start");
+  const sub = (await me.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id })).body.subscription;
+  const stranger = client(app.url, (await buildUserWithToken(app.pool)).token);
+  for (const action of ["cancel", "renew"]) {
+    const existing = await stranger.post(`/api/subscriptions/${sub.id}/${action}`);
+    const missing = await stranger.post(`/api/subscriptions/${sub.id + 1000}/${action}`);
+    t.equal(existing.status, 404, action);
+    t.same(existing.body, missing.body, `${action}: the same answer as for a missing id`);
+  }
+  t.equal((await creditState(app.pool, user.id)).balance, 1000 - pro.price_credits, "nothing renewed on the stranger's request");
+});
