@@ -89,3 +89,17 @@ export async function environmentBusy(conn: CommonQueryMethods, environmentId: n
     where environment_id = ${environmentId} and id <> ${except}
       and (status = 'running' or (status = 'pending' and job_id is not null))`);
 }
+
+/** What a deployment whose job was cancelled before it ran says (it may be retried). */
+export const RUN_CANCELLED = { message: "The deployment's job was cancelled before it ran.", code: "job_cancelled" } as const;
+
+/**
+ * Fails the deployment that cancelled job `jobId` was queued to run, so it holds its
+ * environment no longer and can be retried; the deployment's id, or null when none waited.
+ */
+export async function failCancelledRun(conn: CommonQueryMethods, jobId: number): Promise<number | null> {
+  return conn.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
+    update deployments set status = 'failed', error = ${RUN_CANCELLED.message}, error_code = ${RUN_CANCELLED.code}, finished_at = now(), updated_at = now()
+    where job_id = ${jobId} and status = 'pending'
+    returning id`);
+}

@@ -85,3 +85,13 @@ export async function latestGeneration(conn: CommonQueryMethods, projectId: numb
   return conn.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
     select id from code_generations where project_id = ${projectId} order by id desc limit 1`);
 }
+
+/**
+ * Fails the delivery that cancelled job `jobId` was queued to make (it would show as pending
+ * for good); not counted as a failure of the webhook, whose receiver was never asked.
+ */
+export async function failCancelledDelivery(conn: CommonQueryMethods, jobId: number): Promise<void> {
+  await conn.query(sql.type(z.object({}))`
+    update webhook_deliveries set status = 'failed', error = 'The delivery job was cancelled before it ran.', finished_at = now()
+    where job_id = ${jobId} and status = 'pending'`);
+}

@@ -4,7 +4,7 @@
  *
  * A download streams the zip from storage with its length. While the zip is still being
  * built the request waits for the build (up to SYNC_WAIT_MS) and then answers 202 with the
- * build job; a failed build, or a zip missing from storage, is rebuilt on demand. An
+ * build job; a failed or cancelled build, or a zip missing from storage, is rebuilt on demand. An
  * expired or deleted archive is 404: the generation and its files stay, the zip is gone.
  */
 import { ignoredRow, sql } from "../../../shared/db/pool.ts";
@@ -58,7 +58,9 @@ const download = defineRoute({
       archive = { ...archive, status: "building", job_id: await rebuild(ctx, archive, generation.project_id, user.id) };
     }
     if (archive.status === "building") {
-      const jobId = archive.job_id ?? (await rebuild(ctx, archive, generation.project_id, user.id));
+      // A build whose job was cancelled (or whose record is gone) will never finish: start another.
+      const building = archive.job_id === null ? null : await findJob(pool, archive.job_id);
+      const jobId = building && building.status !== "cancelled" ? building.id : await rebuild(ctx, archive, generation.project_id, user.id);
       const job = await awaitJob(pool, hub, jobId, config.syncWaitMs);
       archive = await findArchive(pool, generation.id);
       if (!archive || !isLive(archive)) {

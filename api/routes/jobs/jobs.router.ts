@@ -3,11 +3,15 @@
  * a job that has not started. Channel `private-job.{id}` carries the same visibility.
  */
 import { z } from "zod";
-import { sql } from "../../../shared/db/pool.ts";
+import { sql, type DatabaseTransactionConnection } from "../../../shared/db/pool.ts";
+import { publishCompleted } from "../../../shared/deployments/logs.ts";
+import { failCancelledRun } from "../../../shared/deployments/records.ts";
 import { conflict, notFound } from "../../../shared/errors.ts";
 import { workerJobKey } from "../../../shared/jobs/enqueue.ts";
 import { presentJob, publishJobCompleted } from "../../../shared/jobs/events.ts";
-import { findJob, jobColumns, jobRow, markCancelled } from "../../../shared/jobs/records.ts";
+import { deploymentsRun, webhooksDeliver } from "../../../shared/jobs/kinds.ts";
+import { findJob, jobColumns, jobRow, markCancelled, type JobRow } from "../../../shared/jobs/records.ts";
+import { failCancelledDelivery } from "../../../shared/webhooks/store.ts";
 import { currentUser, type AppContext } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
@@ -15,6 +19,16 @@ import { canCancelJob, canViewJob } from "../../policies/job.ts";
 import { registerChannelAuthorizer } from "../../realtime/channelAuth.ts";
 import { defineRoute } from "../route.ts";
 import { idParams, jobResource, listJobsQuery } from "./jobs.schema.ts";
+
+/** Settles the record a cancelled job was to work on, which would otherwise wait for it for good. */
+async function settleCancelled(tx: DatabaseTransactionConnection, job: JobRow): Promise<void> {
+  if (job.kind === deploymentsRun.name) {
+    const deploymentId = await failCancelledRun(tx, job.id);
+    if (deploymentId !== null) await publishCompleted(tx, deploymentId, "failed");
+  } else if (job.kind === webhooksDeliver.name) {
+    await failCancelledDelivery(tx, job.id);
+  }
+}
 
 async function visibleJob(ctx: AppContext, id: number) {
   const job = await findJob(ctx.deps.pool, id);
@@ -66,11 +80,12 @@ const cancel = defineRoute({
   params: idParams,
   responses: {
     200: { description: "Cancelled", schema: z.object({ message: z.string(), job: jobResource }) },
+    403: { description: "A notice (e-mail, push) or payout job: only an administrator may cancel it" },
     409: { description: "The job already started or finished" },
   },
   handler: async (ctx, { params }) => {
     const job = await visibleJob(ctx, params.id);
-    authorize(canCancelJob(currentUser(ctx), job));
+    authorize(canCancelJob(currentUser(ctx), job), "This job sends you a notice or settles a payout; only an administrator may cancel it.");
     const cancelled = await ctx.deps.pool.transaction(async (tx) => {
       const row = await markCancelled(tx, job.id);
       if (!row) return null;
@@ -78,6 +93,7 @@ const cancel = defineRoute({
       // either way the task skips it, since the record now says cancelled.
       await tx.query(sql.type(z.object({}))`select graphile_worker.remove_job(${workerJobKey(job.id)})`);
       await publishJobCompleted(tx, row);
+      await settleCancelled(tx, row);
       return row;
     });
     if (!cancelled) throw conflict("The job has already started or finished and can no longer be cancelled.", "job_not_cancellable");
