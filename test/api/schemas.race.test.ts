@@ -16,6 +16,7 @@ import { startWorker } from "../../workers/index.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { buildProject, buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
+import { untilWaitingOnLocks } from "../support/lockWaits.ts";
 import { buildTemplate } from "../support/templateFactories.ts";
 import { until } from "../support/wait.ts";
 
@@ -178,12 +179,7 @@ t.test("jobs re-check the project before writing its content", async (t) => {
     });
     await holding;
     const running = runJobs(app, [update.body.job.id]);
-    await until(
-      async () =>
-        (await app.pool.oneFirst(sql.type(count)`
-          select count(*)::int as count from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) > 0,
-      { message: "the job to wait for the project row" },
-    );
+    await untilWaitingOnLocks(app.pool, 1, "the job to wait for the project row");
     release();
     await lockTx;
     const [job] = await running;

@@ -11,10 +11,10 @@ import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
+import { untilWaitingOnLocks } from "../../support/lockWaits.ts";
 import { catalogue } from "../../support/storeCatalogue.ts";
 import { buildSeller, seedCatalogue } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
-import { until } from "../../support/wait.ts";
 
 const crudTemplate = {
   name: "CRUD controllers",
@@ -204,12 +204,7 @@ t.test("store templates", async (t) => {
     await holder.query("begin");
     await holder.query("select id from store_templates where id = $1 for no key update", [id]);
     const publishing = request(app.url, "POST", `/api/store/templates/${id}/publish`, { token: seller.token });
-    await until(
-      async () =>
-        (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
-          select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) >= 1,
-      { timeoutMs: 20_000, message: "the publish waiting on the template row" },
-    );
+    await untilWaitingOnLocks(app.pool, 1, "the publish waiting on the template row", 20_000);
     await holder.query("update store_templates set status = 'withdrawn' where id = $1", [id]);
     await holder.query("commit");
     const res = await publishing;

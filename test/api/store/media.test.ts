@@ -12,9 +12,9 @@ import { MAX_STORE_MEDIA } from "../../../shared/store/media.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
+import { untilWaitingOnLocks } from "../../support/lockWaits.ts";
 import { buildSeller } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
-import { until } from "../../support/wait.ts";
 
 t.test("store media", async (t) => {
   const app = await startTestApp(t);
@@ -83,12 +83,7 @@ t.test("store media", async (t) => {
     await holder.query("begin");
     await holder.query("lock table store_template_media in share row exclusive mode");
     const both = Promise.all(["a", "b"].map((v) => upload({ media_type: "video", video_url: `https://vimeo.com/last-${v}` })));
-    await until(
-      async () =>
-        (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
-          select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) >= 2,
-      { timeoutMs: 20_000, message: "both uploads waiting" },
-    );
+    await untilWaitingOnLocks(app.pool, 2, "both uploads waiting", 20_000);
     await holder.query("rollback");
     t.same((await both).map((res) => res.status).sort(), [201, 422]);
     t.equal(await mediaCount(), MAX_STORE_MEDIA);

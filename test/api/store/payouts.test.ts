@@ -14,6 +14,7 @@ import { startWorker } from "../../../workers/index.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
+import { untilWaitingOnLocks } from "../../support/lockWaits.ts";
 import { spawnReady } from "../../support/processes.ts";
 import { buildSeller, buildStoreTemplate } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
@@ -168,12 +169,7 @@ t.test("two payouts of one seller processed at once take different earnings", as
     t.equal(res.status, 201, res.text);
     ids.push(res.body.payout.id);
   }
-  await until(
-    async () =>
-      (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
-        select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) >= 2,
-    { timeoutMs: 30_000, message: "both payout jobs waiting on the seller's earnings" },
-  );
+  await untilWaitingOnLocks(app.pool, 2, "both payout jobs waiting on the seller's earnings", 30_000);
   await holder.query("commit");
   const done = await Promise.all(
     ids.map((id) => until(async () => { const p = await payoutState(app.pool, id); return p.status === "sent" ? p : undefined; }, { timeoutMs: 60_000, message: `payout ${id}` })),

@@ -10,9 +10,9 @@ import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
+import { untilWaitingOnLocks } from "../../support/lockWaits.ts";
 import { buildSeller, buildStoreTemplate } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
-import { until } from "../../support/wait.ts";
 
 t.test("store reviews", async (t) => {
   const app = await startTestApp(t);
@@ -83,12 +83,7 @@ t.test("store reviews", async (t) => {
     const pending = Promise.all(
       reviewers.map((r, i) => request(app.url, "POST", `/api/store/templates/${other}/reviews`, { token: r.token, body: { rating: i + 1 } })),
     );
-    await until(
-      async () =>
-        (await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
-          select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) >= 4,
-      { timeoutMs: 20_000, message: "four reviews waiting on the template row" },
-    );
+    await untilWaitingOnLocks(app.pool, 4, "four reviews waiting on the template row", 20_000);
     await holder.query("commit");
     t.same((await pending).map((res) => res.status), [201, 201, 201, 201]);
     const shown = await request(app.url, "GET", `/api/store/templates/${other}`, { token: stranger.token });
