@@ -8,20 +8,41 @@
  */
 import { existsSync } from "node:fs";
 import { Secret, TOTP } from "otpauth";
-import t from "tap";
+import type { Page } from "playwright-core";
+import t, { type Test } from "tap";
 import { z } from "zod";
 import { hashPassword } from "../../shared/auth/passwords.ts";
 import { newTotpSecret } from "../../shared/auth/twoFactor.ts";
 import { seal } from "../../shared/crypto.ts";
 import { sql } from "../../shared/db/pool.ts";
 import { enqueue } from "../../shared/jobs/enqueue.ts";
-import { startTestApp } from "../support/app.ts";
+import { startTestApp, type TestApp } from "../support/app.ts";
 import { buildUser, buildUserWithToken, tokenFor } from "../support/factories.ts";
 import { request } from "../support/http.ts";
 import { echoKind, refusedKind, testTasks } from "../support/testTasks.ts";
 
 const chromium = process.env.CHROMIUM_PATH ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const noBrowser = !chromium && "needs chromium (apt-get install chromium; .ci/run installs it, CHROMIUM_PATH names another)";
+
+/** A headless chromium with a fresh profile (playwright gives it its own --user-data-dir), closed when `t` ends. */
+async function openBrowser(t: Test) {
+  const { chromium: launcher } = await import("playwright-core");
+  const browser = await launcher.launch({
+    executablePath: chromium as string,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  t.teardown(() => browser.close());
+  return browser;
+}
+
+/** Fills the console's password sign-in form with the first-party client and sends it. */
+async function signIn(page: Page, app: TestApp, email: string, password: string): Promise<void> {
+  await page.fill("#password-form [name=username]", email);
+  await page.fill("#password-form [name=password]", password);
+  await page.fill("#password-form [name=client_id]", app.config.oauth.clientId!);
+  await page.fill("#password-form [name=client_secret]", app.config.oauth.clientSecret!);
+  await page.click("#password-form button");
+}
 
 t.test("admin job routes", async (t) => {
   const app = await startTestApp(t);
@@ -46,17 +67,11 @@ t.test("admin job routes", async (t) => {
 });
 
 t.test("the console page in headless chromium", { skip: noBrowser }, async (t) => {
-  const { chromium: launcher } = await import("playwright-core");
   const app = await startTestApp(t, { worker: true, extraTasks: testTasks });
   const password = "console-password-1";
   const admin = await buildUser(app.pool, { roles: ["admin"], passwordHash: await hashPassword(password) });
 
-  // playwright gives the browser a fresh profile of its own (the --user-data-dir the flags ask for).
-  const browser = await launcher.launch({
-    executablePath: chromium as string,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  t.teardown(() => browser.close());
+  const browser = await openBrowser(t);
   const page = await browser.newPage();
   const pageErrors: string[] = [];
   page.on("pageerror", (error) => pageErrors.push(error.message));
@@ -64,11 +79,7 @@ t.test("the console page in headless chromium", { skip: noBrowser }, async (t) =
   page.on("console", (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
 
   await page.goto(`${app.url}/api/admin/console`);
-  await page.fill("#password-form [name=username]", admin.email);
-  await page.fill("#password-form [name=password]", password);
-  await page.fill("#password-form [name=client_id]", app.config.oauth.clientId!);
-  await page.fill("#password-form [name=client_secret]", app.config.oauth.clientSecret!);
-  await page.click("#password-form button");
+  await signIn(page, app, admin.email, password);
   await page.waitForSelector("#live.on", { timeout: 30_000 }).catch(async (error: Error) => {
     throw new Error(`${error.message}\nsign-in: ${await page.textContent("#sign-in-error")}\nconsole: ${consoleLines.join("\n")}\nerrors: ${pageErrors.join("\n")}`);
   });
@@ -101,22 +112,16 @@ t.test("the console page in headless chromium", { skip: noBrowser }, async (t) =
 });
 
 t.test("an operator with two-factor authentication signs in to the console with a code", { skip: noBrowser }, async (t) => {
-  const { chromium: launcher } = await import("playwright-core");
   const app = await startTestApp(t);
   const password = "console-password-2";
   const admin = await buildUser(app.pool, { roles: ["admin"], passwordHash: await hashPassword(password) });
   const secret = newTotpSecret();
   await app.pool.query(sql.type(z.object({}))`
     update users set two_factor_secret = ${sql.binary(seal(app.config.appKey, secret))}, two_factor_confirmed_at = now() where id = ${admin.id}`);
-  const browser = await launcher.launch({ executablePath: chromium as string, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"] });
-  t.teardown(() => browser.close());
+  const browser = await openBrowser(t);
   const page = await browser.newPage();
   await page.goto(`${app.url}/api/admin/console`);
-  await page.fill("#password-form [name=username]", admin.email);
-  await page.fill("#password-form [name=password]", password);
-  await page.fill("#password-form [name=client_id]", app.config.oauth.clientId!);
-  await page.fill("#password-form [name=client_secret]", app.config.oauth.clientSecret!);
-  await page.click("#password-form button");
+  await signIn(page, app, admin.email, password);
   await page.waitForSelector("#sign-in-error:not(:empty)", { timeout: 30_000 });
   t.match(await page.textContent("#sign-in-error"), /two-factor/, "without a code the page says the code is needed");
   await page.fill("#password-form [name=otp]", new TOTP({ secret: Secret.fromBase32(secret), period: 30 }).generate());

@@ -9,7 +9,7 @@
 import t from "tap";
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
-import { startTestApp } from "../../support/app.ts";
+import { startTestApp, type TestApp } from "../../support/app.ts";
 import { buildEnvironment, buildGeneration, waitForDeployment } from "../../support/deploymentFactories.ts";
 import { buildProject, buildTeam, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
@@ -17,17 +17,23 @@ import { startGithubStandIn } from "../../support/peers/githubPeer.ts";
 
 const MEMBER = 3;
 
+/** An owner's project with a generation, shared with a member who may deploy through a team. */
+async function memberWorld(app: TestApp) {
+  const owner = await buildUserWithToken(app.pool);
+  const member = await buildUserWithToken(app.pool);
+  const project = await buildProject(app.pool, owner.user.id);
+  await buildTeam(app.pool, owner.user.id, { [member.user.id]: MEMBER }, [project]);
+  const generation = await buildGeneration(app.pool, project, owner.user.id, { "index.ts": "export {};\n" });
+  return { owner, member, project, generation };
+}
+
 t.test("a commit or push through an environment stays in the environment's repository", async (t) => {
   const gh = await startGithubStandIn();
   t.teardown(() => gh.close());
   const app = await startTestApp(t, { worker: true });
 
   await t.test("a member cannot name another repository", async (t) => {
-    const owner = await buildUserWithToken(app.pool);
-    const member = await buildUserWithToken(app.pool);
-    const project = await buildProject(app.pool, owner.user.id);
-    await buildTeam(app.pool, owner.user.id, { [member.user.id]: MEMBER }, [project]);
-    const generation = await buildGeneration(app.pool, project, owner.user.id, { "index.ts": "export {};\n" });
+    const { owner, member, project, generation } = await memberWorld(app);
     // The owner's token reaches acme/site too, but the environment is for acme/docs.
     const env = await buildEnvironment(app.url, owner.token, project, {
       git_config: { owner: "acme", repo: "docs", branch: "main", access_token: gh.token, api_url: gh.url },
@@ -48,11 +54,7 @@ t.test("a commit or push through an environment stays in the environment's repos
   });
 
   await t.test("a retry after the environment moved to another repository fails, and commits nothing", async (t) => {
-    const owner = await buildUserWithToken(app.pool);
-    const member = await buildUserWithToken(app.pool);
-    const project = await buildProject(app.pool, owner.user.id);
-    await buildTeam(app.pool, owner.user.id, { [member.user.id]: MEMBER }, [project]);
-    const generation = await buildGeneration(app.pool, project, owner.user.id, { "index.ts": "export {};\n" });
+    const { owner, member, project, generation } = await memberWorld(app);
     const env = await buildEnvironment(app.url, owner.token, project, {
       git_config: { owner: "acme", repo: "site", branch: "main", access_token: "ghp_Revoked0123456789", api_url: gh.url },
     });
