@@ -3,15 +3,12 @@
  * a job that has not started. Channel `private-job.{id}` carries the same visibility.
  */
 import { z } from "zod";
-import { sql, type DatabaseTransactionConnection } from "../../../shared/db/pool.ts";
-import { publishCompleted } from "../../../shared/deployments/logs.ts";
-import { failCancelledRun } from "../../../shared/deployments/records.ts";
+import { sql } from "../../../shared/db/pool.ts";
 import { conflict, notFound } from "../../../shared/errors.ts";
 import { workerJobKey } from "../../../shared/jobs/enqueue.ts";
 import { presentJob, publishJobCompleted } from "../../../shared/jobs/events.ts";
-import { deploymentsRun, webhooksDeliver } from "../../../shared/jobs/kinds.ts";
-import { findJob, jobColumns, jobRow, markCancelled, type JobRow } from "../../../shared/jobs/records.ts";
-import { failCancelledDelivery } from "../../../shared/webhooks/store.ts";
+import { findJob, jobColumns, jobRow, markCancelled } from "../../../shared/jobs/records.ts";
+import { settleCancelled } from "../../../shared/jobs/settleCancelled.ts";
 import { currentUser, type AppContext } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
@@ -19,16 +16,6 @@ import { canCancelJob, canViewJob } from "../../policies/job.ts";
 import { registerChannelAuthorizer } from "../../realtime/channelAuth.ts";
 import { defineRoute } from "../route.ts";
 import { idParams, jobResource, listJobsQuery } from "./jobs.schema.ts";
-
-/** Settles the record a cancelled job was to work on, which would otherwise wait for it for good. */
-async function settleCancelled(tx: DatabaseTransactionConnection, job: JobRow): Promise<void> {
-  if (job.kind === deploymentsRun.name) {
-    const deploymentId = await failCancelledRun(tx, job.id);
-    if (deploymentId !== null) await publishCompleted(tx, deploymentId, "failed");
-  } else if (job.kind === webhooksDeliver.name) {
-    await failCancelledDelivery(tx, job.id);
-  }
-}
 
 async function visibleJob(ctx: AppContext, id: number) {
   const job = await findJob(ctx.deps.pool, id);
@@ -80,12 +67,12 @@ const cancel = defineRoute({
   params: idParams,
   responses: {
     200: { description: "Cancelled", schema: z.object({ message: z.string(), job: jobResource }) },
-    403: { description: "A notice (e-mail, push) or payout job: only an administrator may cancel it" },
+    403: { description: "A kind its owner may not cancel (a notice such as an e-mail or a push, a payout): only an administrator may" },
     409: { description: "The job already started or finished" },
   },
   handler: async (ctx, { params }) => {
     const job = await visibleJob(ctx, params.id);
-    authorize(canCancelJob(currentUser(ctx), job), "This job sends you a notice or settles a payout; only an administrator may cancel it.");
+    authorize(canCancelJob(currentUser(ctx), job), "Jobs of this kind (such as a notice sent to you or a payout) run even if asked to stop; only an administrator may cancel one.");
     const cancelled = await ctx.deps.pool.transaction(async (tx) => {
       const row = await markCancelled(tx, job.id);
       if (!row) return null;
