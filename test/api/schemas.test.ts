@@ -364,6 +364,25 @@ t.test("schemas", async (t) => {
     t.equal((await api.get(`/api/sql-parse/${ids.at(-1)}/schema`)).status, 404, "another user's parses stay theirs");
   });
 
+  t.test("/sql-parse: a burst beyond the cap answers every request with its own parse; the cap holds again after", async (t) => {
+    const dave = await buildUserWithToken(app.pool);
+    const d = client(app.url, dave.token);
+    const burst = KEPT_PARSES + 8;
+    const answers = await Promise.all(
+      Array.from({ length: burst }, (_, i) => d.post("/api/sql-parse", { sql_text: `create table burst${i} (id int);`, database_type: "MySQL" })),
+    );
+    answers.forEach((res, i) => {
+      t.equal(res.status, 200, `request ${i}: ${res.text}`);
+      t.equal(res.body.parse?.tables[0].table_name, `burst${i}`, `request ${i} gets its own parse`);
+    });
+    // Every request has read its parse: the next one takes the user back to the cap.
+    const next = await d.post("/api/sql-parse", { sql_text: "create table after_burst (id int);", database_type: "MySQL" });
+    t.equal(next.status, 200, next.text);
+    const kept = await app.pool.anyFirst(sql.type(z.object({ id: z.number() }))`select id from sql_parses where user_id = ${dave.user.id} order by id`);
+    t.equal(kept.length, KEPT_PARSES, "the newest parses only");
+    t.equal(kept.at(-1), next.body.parse.id);
+  });
+
   t.test("authorization: viewers read, members write, strangers see nothing; a locked project refuses changes", async (t) => {
     const viewer = await buildUserWithToken(app.pool);
     const member = await buildUserWithToken(app.pool);
