@@ -279,6 +279,20 @@ t.test("schemas", async (t) => {
     t.equal(ambiguous.status, 422, ambiguous.text);
     t.match(ambiguous.body.errors.table_name, ["Several tables are named users; name one with its schema: audit.users, public.users."]);
     t.same((await api.get(tr)).body.data.map((x: { table_name: string; field_name: string | null }) => [x.table_name, x.field_name]), [["public.orders", null], ["public.users", "email"]]);
+
+    // A bundle exported before labels were keyed by qualified name names its tables bare.
+    const bundle = JSON.parse((await api.get(`/api/projects/${project}/export`)).text);
+    const labels = bundle.sections.schemas[0].translations as { language: string; table_name: string; field_name: string | null }[];
+    for (const label of labels) if (label.field_name === null) label.table_name = "orders";
+    labels.push({ ...labels[0]!, language: "fr", table_name: "users", field_name: null });
+    const imported = await api.post("/api/projects/import", bundle);
+    t.equal(imported.status, 201, imported.text);
+    const copy = (await api.get(`/api/projects/${imported.body.project.id}/schemas`)).body.data[0].id;
+    t.same(
+      (await api.get(`/api/projects/${imported.body.project.id}/schemas/${copy}/translations`)).body.data.map((x: { language: string; table_name: string; field_name: string | null }) => [x.language, x.table_name, x.field_name]),
+      [["de", "public.orders", null], ["de", "public.users", "email"], ["fr", "users", null]],
+      "imported under the qualified name where the bare one means one table; an ambiguous one as it came",
+    );
   });
 
   t.test("translations export: schemas that share a name are keyed `name (#id)` and never merge", async (t) => {
