@@ -395,6 +395,11 @@ t.test("schemas", async (t) => {
     const kept = await app.pool.anyFirst(sql.type(z.object({ id: z.number() }))`select id from sql_parses where user_id = ${dave.user.id} order by id`);
     t.equal(kept.length, KEPT_PARSES, "the newest parses only");
     t.equal(kept.at(-1), next.body.parse.id);
+    const held = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from sql_parses where user_id = ${dave.user.id} and held_until is not null`);
+    t.equal(await held(), 0, "a parse its request has read is held no more");
+    const async = await d.post("/api/sql-parse", { sql_text: "create table later (id int);", database_type: "MySQL" }, { headers: { prefer: "respond-async" } });
+    t.equal(async.status, 202, async.text);
+    t.equal(await held(), 0, "nor one whose request answered 202 at once");
   });
 
   t.test("authorization: viewers read, members write, strangers see nothing; a locked project refuses changes", async (t) => {

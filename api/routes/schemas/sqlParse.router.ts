@@ -16,7 +16,7 @@ import { presentTables, tableResource } from "../../../shared/schemas/present.ts
 import { parseWarningSchema } from "../../../shared/schemas/store.ts";
 import { dialectSchema, parsedSchemaSchema } from "../../../shared/sqlddl/index.ts";
 import { currentUser } from "../../context.ts";
-import { acceptedResponse, respondWithJob } from "../../jobResponse.ts";
+import { acceptedResponse, prefersAsync, respondWithJob } from "../../jobResponse.ts";
 import { defineRoute } from "../route.ts";
 import type { DatabasePool } from "../../../shared/db/pool.ts";
 import { checkSqlSize, sqlBodyLimit, sqlParseBody } from "./schemas.schema.ts";
@@ -87,11 +87,12 @@ const parse = defineRoute({
     const user = currentUser(ctx);
     const { pool, config } = ctx.deps;
     checkSqlSize(config, body.sql_text);
-    const holdSeconds = Math.ceil(config.syncWaitMs / 1000) + HOLD_GRACE_S;
+    // A request that answers 202 at once never reads its parse: nothing to hold it for.
+    const holdSeconds = prefersAsync(ctx) ? null : Math.ceil(config.syncWaitMs / 1000) + HOLD_GRACE_S;
     const { id, job } = await pool.transaction(async (tx) => {
       const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
         insert into sql_parses (user_id, database_type, sql_text, held_until)
-        values (${user.id}, ${body.database_type}, ${body.sql_text}, now() + make_interval(secs => ${holdSeconds}))
+        values (${user.id}, ${body.database_type}, ${body.sql_text}, now() + make_interval(secs => ${holdSeconds}::int))
         returning id`);
       // Another request's parse beyond the cap goes only once that request has read it.
       await tx.query(sql.type(ignoredRow)`
