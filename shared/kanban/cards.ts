@@ -167,12 +167,27 @@ export async function findAssignment(conn: CommonQueryMethods, id: number): Prom
     join kanban_cards k on k.id = a.card_id join kanban_boards b on b.id = k.board_id where a.id = ${id}`);
 }
 
-/** Assigns a user to a card with a kanban role (a second assignment of the same user changes the role); returns the assignment id and whether it is new. */
-export async function assignUser(tx: CommonQueryMethods, cardId: number, userId: number, role: string | null): Promise<{ id: number; created: boolean }> {
-  return tx.one(sql.type(z.object({ id: z.number(), created: z.boolean() }))`
-    insert into kanban_card_assignees (card_id, user_id, kanban_role) values (${cardId}, ${userId}, ${role})
-    on conflict (card_id, user_id) do update set kanban_role = excluded.kanban_role
-    returning id, (xmax = 0) as created`);
+/** What `assignUser` did: the assignment, whether it is new, and its kanban role before (null when new) and now. */
+export interface Assigned {
+  id: number;
+  user_id: number;
+  created: boolean;
+  old_role: string | null;
+  role: string | null;
+}
+
+/**
+ * Assigns a user to a card with a kanban role; a second assignment of the same user changes
+ * the role, or keeps it when `role` is undefined (null clears it). Call under the board lock.
+ */
+export async function assignUser(tx: CommonQueryMethods, cardId: number, userId: number, role: string | null | undefined): Promise<Assigned> {
+  const keep = role === undefined;
+  return tx.one(sql.type(z.object({ id: z.number(), user_id: z.number(), created: z.boolean(), old_role: z.string().nullable(), role: z.string().nullable() }))`
+    with prior as (select kanban_role from kanban_card_assignees where card_id = ${cardId} and user_id = ${userId})
+    insert into kanban_card_assignees (card_id, user_id, kanban_role) values (${cardId}, ${userId}, ${role ?? null})
+    on conflict (card_id, user_id) do update
+      set kanban_role = case when ${keep} then kanban_card_assignees.kanban_role else excluded.kanban_role end
+    returning id, user_id, (xmax = 0) as created, (select kanban_role from prior) as old_role, kanban_role as role`);
 }
 
 /** Removes an assignment. */
