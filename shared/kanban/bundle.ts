@@ -10,7 +10,7 @@ import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 import { registerBundleSection, type ImportContext } from "../projects/bundle.ts";
 import { listCards, priorities } from "./cards.ts";
 import { listLabels, MAX_LABELS_PER_BOARD } from "./labels.ts";
-import { insertBoard, listBoards, listColumns, MAX_BOARDS_PER_PROJECT, MAX_COLUMNS_PER_BOARD } from "./store.ts";
+import { insertBoard, listBoards, listColumns, MAX_BOARDS_PER_PROJECT, MAX_CARDS_PER_COLUMN, MAX_COLUMNS_PER_BOARD } from "./store.ts";
 
 const name = z.string().trim().min(1).max(255);
 const bundledCard = z.object({
@@ -25,7 +25,13 @@ const bundledBoard = z.object({
   name,
   labels: z.array(z.object({ name: z.string().trim().min(1).max(64), color: z.string().regex(/^#[0-9A-Fa-f]{6}$/) })).max(MAX_LABELS_PER_BOARD).default([]),
   columns: z
-    .array(z.object({ name, wip_limit: z.number().int().min(1).max(10_000).nullable().default(null), cards: z.array(bundledCard).max(10_000).default([]) }))
+    .array(
+      z.object({
+        name,
+        wip_limit: z.number().int().min(1).max(MAX_CARDS_PER_COLUMN).nullable().default(null),
+        cards: z.array(bundledCard).max(MAX_CARDS_PER_COLUMN).default([]),
+      }),
+    )
     .max(MAX_COLUMNS_PER_BOARD),
 });
 const section = z.array(bundledBoard).max(MAX_BOARDS_PER_PROJECT);

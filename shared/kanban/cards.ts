@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 import { conflict } from "../errors.ts";
-import type { ColumnRow } from "./store.ts";
+import { MAX_CARDS_PER_COLUMN, type ColumnRow } from "./store.ts";
 
 export const priorities = ["low", "medium", "high"] as const;
 
@@ -43,8 +43,14 @@ export async function listCards(conn: CommonQueryMethods, boardIds: readonly num
     select ${cardColumns} from kanban_cards k where k.board_id = any(${sql.array([...boardIds], "int8")}) order by k.column_id, k.position`);
 }
 
-/** @throws 409 wip_limit_reached when `column` holds its WIP limit of cards or more. */
+/**
+ * @throws 409 wip_limit_reached when `column` holds its WIP limit of cards or more, 409
+ * column_full when it holds MAX_CARDS_PER_COLUMN (what a project bundle carries back in).
+ */
 export function assertRoom(column: ColumnRow): void {
+  if (column.card_count >= MAX_CARDS_PER_COLUMN) {
+    throw conflict(`The column "${column.name}" holds ${MAX_CARDS_PER_COLUMN} cards, the most a column may hold.`, "column_full");
+  }
   if (column.wip_limit !== null && column.card_count >= column.wip_limit) {
     throw conflict(`The column "${column.name}" holds its WIP limit of ${column.wip_limit} cards.`, "wip_limit_reached");
   }
