@@ -61,28 +61,37 @@ const confirm = defineRoute({
   path: "/auth/2fa/confirm",
   summary: "Confirm enrollment with a code from the app; returns ten recovery codes",
   tags: ["Two-factor"],
-  description: "Needs `current_password` as enable does.",
+  description:
+    "Needs `current_password` as enable does. Confirms once: a confirmation that finds two-factor already on (another one won, also one sent at the same moment with another valid code) answers 409 `two_factor_enabled`, so the recovery codes of the one answer that got them are the ones that work.",
   auth: "bearer",
   body: z.object({ code: z.string().trim().regex(/^\d{6}$/, { error: "The code must be 6 digits." }), current_password: currentPassword }),
-  responses: { 200: { description: "Enabled", schema: codesResponse } },
+  responses: { 200: { description: "Enabled", schema: codesResponse }, 409: { description: "Two-factor authentication is already on (`two_factor_enabled`)" } },
   handler: async (ctx, { body }) => {
     const { pool, config } = ctx.deps;
     await requirePassword(ctx, body.current_password, "current_password");
-    const pending = await pool.maybeOneFirst(sql.type(z.object({ s: z.instanceof(Buffer).nullable() }))`
-      select two_factor_pending_secret as s from users where id = ${currentUser(ctx).id}`);
-    if (!pending) throw invalid({ code: ["Start with /auth/2fa/enable first."] });
-    const secret = openText(config.appKey, pending);
-    const step = matchTotp(secret, body.code);
     const userId = currentUser(ctx).id;
+    const pending = await pool.maybeOneFirst(sql.type(z.object({ s: z.instanceof(Buffer).nullable() }))`
+      select two_factor_pending_secret as s from users where id = ${userId}`);
+    if (!pending) throw invalid({ code: ["Start with /auth/2fa/enable first."] });
+    const step = matchTotp(openText(config.appKey, pending), body.code);
+    if (step === null) throw invalid({ code: ["The code is invalid."] });
     const codes = await pool.transaction(async (tx) => {
-      if (step === null || !(await consumeTotpStep(tx, userId, step))) return null;
-      await tx.query(sql.type(ignoredRow)`
+      // Only the secret the code was checked against, and only while it is still pending: a
+      // confirmation racing this one waits for its row lock here and then finds nothing to confirm.
+      const confirmed = await tx.maybeOne(sql.type(z.object({ id: z.number() }))`
         update users set two_factor_secret = two_factor_pending_secret, two_factor_pending_secret = null,
           two_factor_confirmed_at = now(), updated_at = now()
-        where id = ${userId}`);
+        where id = ${userId} and two_factor_confirmed_at is null and two_factor_pending_secret = ${sql.binary(pending)}
+        returning id`);
+      if (!confirmed) {
+        const on = await tx.oneFirst(sql.type(z.object({ on: z.boolean() }))`select two_factor_confirmed_at is not null as on from users where id = ${userId}`);
+        if (on) throw conflict("Two-factor authentication is already enabled.", "two_factor_enabled");
+        throw invalid({ code: ["The secret was replaced meanwhile: confirm with a code of the new one."] });
+      }
+      // A code used before (a replayed step) confirms nothing: the error rolls the confirmation back.
+      if (!(await consumeTotpStep(tx, userId, step))) throw invalid({ code: ["The code is invalid."] });
       return replaceRecoveryCodes(tx, userId);
     });
-    if (!codes) throw invalid({ code: ["The code is invalid."] });
     ctx.body = { message: "Two-factor authentication is enabled. Keep these recovery codes somewhere safe.", recovery_codes: codes };
   },
 });
