@@ -3,11 +3,14 @@
  * its otpauth URI), /auth/2fa/confirm {code, current_password} (turns it on; ten recovery
  * codes, shown once), /auth/2fa/disable {password} and /auth/2fa/recovery-codes {password}
  * (new codes). Enrolling asks for the password too: with a stolen token alone, switching 2FA
- * on to the thief's authenticator would lock the owner out of their account.
+ * on to the thief's authenticator would lock the owner out of their account. Turning it off
+ * and new codes mail the account a link that undoes them (/auth/2fa/restore {token},
+ * shared/auth/twoFactorRestores.ts), since DESIGN §6 lets them take the password alone.
  */
 import { z } from "zod";
 import { findLoginUser } from "../../../shared/auth/credentials.ts";
 import { reauthenticate } from "../../../shared/auth/reauthenticate.ts";
+import { noticeTwoFactorChange, restoreTwoFactor } from "../../../shared/auth/twoFactorRestores.ts";
 import { consumeTotpStep, matchTotp, newTotpSecret, otpauthUri, replaceRecoveryCodes } from "../../../shared/auth/twoFactor.ts";
 import { openText, seal } from "../../../shared/crypto.ts";
 import { ignoredRow, sql } from "../../../shared/db/pool.ts";
@@ -100,6 +103,7 @@ const disable = defineRoute({
   method: "post",
   path: "/auth/2fa/disable",
   summary: "Turn two-factor authentication off (password required)",
+  description: "The account is mailed a notice whose link (`POST /auth/2fa/restore`, 7 days, once) turns it back on with the same secret and recovery codes and ends every session.",
   tags: ["Two-factor"],
   auth: "bearer",
   body: passwordBody,
@@ -107,6 +111,7 @@ const disable = defineRoute({
   handler: async (ctx, { body }) => {
     const user = await requirePassword(ctx, body.password);
     await ctx.deps.pool.transaction(async (tx) => {
+      await noticeTwoFactorChange(tx, user, "disabled", ctx.deps.config.frontendUrl);
       await tx.query(sql.type(ignoredRow)`
         update users set two_factor_secret = null, two_factor_pending_secret = null, two_factor_confirmed_at = null, updated_at = now()
         where id = ${user.id}`);
@@ -121,6 +126,7 @@ const recoveryCodes = defineRoute({
   method: "post",
   path: "/auth/2fa/recovery-codes",
   summary: "Replace the recovery codes (password required)",
+  description: "The account is mailed a notice whose link (`POST /auth/2fa/restore`, 7 days, once) puts the previous codes back and ends every session.",
   tags: ["Two-factor"],
   auth: "bearer",
   body: passwordBody,
@@ -128,9 +134,29 @@ const recoveryCodes = defineRoute({
   handler: async (ctx, { body }) => {
     const user = await requirePassword(ctx, body.password);
     if (!user.two_factor_confirmed_at) throw conflict("Two-factor authentication is not enabled.", "two_factor_disabled");
-    const codes = await ctx.deps.pool.transaction((tx) => replaceRecoveryCodes(tx, user.id));
+    const codes = await ctx.deps.pool.transaction(async (tx) => {
+      await noticeTwoFactorChange(tx, user, "recovery_codes", ctx.deps.config.frontendUrl);
+      return replaceRecoveryCodes(tx, user.id);
+    });
     ctx.body = { message: "New recovery codes generated; the old ones no longer work.", recovery_codes: codes };
   },
 });
 
-export const twoFactorRoutes = [enable, confirm, disable, recoveryCodes];
+const restore = defineRoute({
+  method: "post",
+  path: "/auth/2fa/restore",
+  summary: "Undo turning two-factor off, or new recovery codes, with the link mailed to the account; every session ends",
+  description:
+    "The token comes from the notice mailed when two-factor was turned off or its recovery codes replaced (valid 7 days, once). Two-factor is back as it was just before that change (the same secret and the recovery codes then unused); every token and trusted device of the account stops working.",
+  tags: ["Two-factor"],
+  auth: "public",
+  body: z.object({ token: z.string().min(10).max(255) }),
+  responses: { 200: { description: "Restored; signed out everywhere", schema: messageResponse } },
+  handler: async (ctx, { body }) => {
+    const userId = await ctx.deps.pool.transaction((tx) => restoreTwoFactor(tx, body.token));
+    if (userId === null) throw invalid({ token: ["This link is invalid, was used already or has expired."] });
+    ctx.body = { message: "Two-factor authentication is restored and every session was signed out. Change your password now." };
+  },
+});
+
+export const twoFactorRoutes = [enable, confirm, disable, recoveryCodes, restore];
