@@ -11,8 +11,8 @@
  * Wallet provider (PayPal): CHECKOUT.ORDER.APPROVED captures the order,
  * PAYMENT.CAPTURE.COMPLETED credits, PAYMENT.CAPTURE.DENIED fails, PAYMENT.CAPTURE.REFUNDED
  * reverses. Other types are recorded as ignored. Providers do not promise the order of their
- * events: a refund that comes before its payment's success ends the payment refunded, and the
- * success then changes nothing.
+ * events: a whole refund that comes before its payment's success ends the payment refunded, and
+ * the success then changes nothing; a partial one is taken back when the success arrives.
  */
 import { z } from "zod";
 import type { Config } from "../config.ts";
@@ -24,7 +24,7 @@ import type { Logger } from "../logger.ts";
 import { captureOrder } from "./paypal.ts";
 import type { PaymentMethod } from "./providers.ts";
 import { findTransactionForEvent, type TransactionRow } from "./store.ts";
-import { refundPayment, type RefundEffect } from "./refunds.ts";
+import { applyEarlierRefund, refundPayment, type RefundEffect } from "./refunds.ts";
 import { afterPaymentSucceeded } from "./succeeded.ts";
 
 /** Records a verified event and enqueues its processing; false when it was seen before. */
@@ -184,6 +184,7 @@ async function succeed(tx: CommonQueryMethods, transaction: TransactionRow, capt
     });
   }
   await afterPaymentSucceeded(tx, transaction);
+  await applyEarlierRefund(tx, transaction);
   return "credited";
 }
 

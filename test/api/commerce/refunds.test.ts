@@ -129,6 +129,24 @@ t.test("a refunded card payment takes back what it bought", async (t) => {
     t.equal(ledger.sum, ledger.balance, "the ledger still sums to the balance");
   });
 
+  await t.test("a partial refund that arrives before the success takes back only its share once the payment succeeds", async (t) => {
+    const bought = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "cardprocessor" });
+    const { id, provider_payment_id: intentId } = bought.body.transaction as { id: number; provider_payment_id: string };
+    const start = (await creditState(app.pool, user.id)).balance;
+    const state = async () => ({
+      balance: (await creditState(app.pool, user.id)).balance - start,
+      ...(await app.pool.one(sql.type(z.object({ status: z.string(), refunded_cents: z.number() }))`select status, refunded_cents from credit_transactions where id = ${id}`)),
+    });
+    await deliver(stripe.event("charge.refunded", { ...stripe.refundedCharge(intentId), amount_refunded: 100, refunded: false }));
+    t.same(await state(), { balance: 0, status: "pending", refunded_cents: 100 }, "1 euro of 5 back before the success: recorded, the payment still waits");
+    await succeeded(bought.body.transaction);
+    t.same(await state(), { balance: 80, status: "succeeded", refunded_cents: 100 }, "the success grants the package less the refunded share");
+    await deliver(stripe.event("charge.refunded", stripe.refundedCharge(intentId)));
+    t.same(await state(), { balance: 0, status: "refunded", refunded_cents: 500 }, "the rest refunded later takes the rest");
+    const ledger = await creditState(app.pool, user.id);
+    t.equal(ledger.sum, ledger.balance, "the ledger still sums to the balance");
+  });
+
   await t.test("a refund that arrives before the success credits nothing", async (t) => {
     const bought = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "cardprocessor" });
     const before = await creditState(app.pool, user.id);
