@@ -3,7 +3,9 @@ import { z } from "zod";
 import { grantCredits } from "../../../shared/credits/ledger.ts";
 import { awardMonthlyCredits } from "../../../shared/credits/monthly.ts";
 import { sql } from "../../../shared/db/pool.ts";
+import { createLogger } from "../../../shared/logger.ts";
 import { currentPatronPeriod } from "../../../shared/patrons/membership.ts";
+import { runPatronRenewals } from "../../../shared/patrons/renewal.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
@@ -69,6 +71,47 @@ t.test("a refunded card payment takes back what it bought", async (t) => {
     const queued = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from patron_memberships where transaction_id = ${next.body.transaction.id}`);
     t.equal(queued, 0, "the refunded period that was to follow it is gone");
+  });
+
+  await t.test("refunding a card period that was to follow the running one gives the running one its renewal back; later periods move up", async (t) => {
+    const patron = await buildUserWithToken(app.pool);
+    const as = client(app.url, patron.token);
+    await grantCredits(app.pool, { userId: patron.user.id, amount: 2000, reason: "test", referenceType: null, referenceId: null, idempotencyKey: "follow" });
+    const periods = () =>
+      app.pool.any(sql.type(z.object({ level: z.number(), started_at: z.date(), expires_at: z.date() }))`
+        select level, started_at, expires_at from patron_memberships where user_id = ${patron.user.id} order by started_at`);
+    /** Periods of the patron after the daily run at `at`. */
+    const renewalsAt = async (at: Date) => {
+      await runPatronRenewals(app.pool, at, createLogger("silent"));
+      return (await periods()).length;
+    };
+    t.equal((await as.post("/api/patron/subscribe", { level: 1 })).status, 201, "level 1 bought with credits, running");
+    const [running] = await periods();
+    const card = await as.post("/api/patron/subscribe", { level: 3, payment_method: "cardprocessor" });
+    await succeeded(card.body.transaction);
+    t.equal((await as.post("/api/patron/subscribe", { level: 2 })).status, 201, "level 2 bought with credits after it");
+    t.same((await periods()).map((p) => p.level), [1, 3, 2]);
+    await refunded(card.body.transaction);
+    const left = await periods();
+    t.same(left.map((p) => p.level), [1, 2], "the refunded period is gone");
+    t.equal(left[1]!.started_at.getTime(), running!.expires_at.getTime(), "the one after it starts when the running one ends: no gap");
+
+    // Without a later period, the running one is the latest again and renews as before the purchase.
+    const second = await as.post("/api/patron/subscribe", { level: 3, payment_method: "cardprocessor" });
+    await succeeded(second.body.transaction);
+    await refunded(second.body.transaction);
+    const last = (await periods()).at(-1)!;
+    t.equal(last.level, 2);
+    t.match((await as.get("/api/patron/levels")).body.status, { is_patron: true, patron_level: 1, cancelled: false });
+    t.equal(await renewalsAt(new Date(last.expires_at.getTime() + 1000)), 3, "the daily run renews it: a third period");
+
+    // A cancellation made before buying the next period counts again once that period is refunded.
+    t.equal((await as.post("/api/patron/cancel")).status, 200);
+    const third = await as.post("/api/patron/subscribe", { level: 3, payment_method: "cardprocessor" });
+    await succeeded(third.body.transaction);
+    t.match((await as.get("/api/patron/levels")).body.status, { cancelled: false }, "a period bought after cancelling continues the membership");
+    await refunded(third.body.transaction);
+    t.match((await as.get("/api/patron/levels")).body.status, { cancelled: true }, "refunded: cancelled again, as before the purchase");
   });
 
   await t.test("a partial refund takes back the same share of the credits; the payment is refunded once all of it is back", async (t) => {
