@@ -3,7 +3,7 @@
  * few paragraphs with `{name}` placeholders; links are given separately and rendered as a
  * button in HTML and as a bare line in text.
  */
-export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "subscription_expired", "subscription_renewal_failed", "support_ticket_reply", "deployment_succeeded", "deployment_failed", "kanban_card_assigned", "message_posted"] as const;
+export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "subscription_expired", "subscription_renewal_failed", "support_ticket_reply", "deployment_succeeded", "deployment_failed", "kanban_card_assigned", "message_posted", "payment_refunded"] as const;
 export type MailKind = (typeof mailKinds)[number];
 export type Locale = "en" | "de";
 
@@ -82,6 +82,10 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       paragraphs: ["Hello {name},", "{author} wrote in \"{thread}\":", "{excerpt}"],
       action: "Open the conversation",
     },
+    payment_refunded: {
+      subject: "We are refunding your payment of {amount}",
+      paragraphs: ["Hello {name},", "your payment of {amount} for {item} went through, but we could not deliver it: {reason}.", "We are refunding the whole amount to the card or account you paid with; it may take a few days to show there."],
+    },
   },
   de: {
     verify_email: {
@@ -150,6 +154,10 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       subject: "Neue Nachricht in {thread}",
       paragraphs: ["Hallo {name},", "{author} hat in „{thread}“ geschrieben:", "{excerpt}"],
       action: "Unterhaltung öffnen",
+    },
+    payment_refunded: {
+      subject: "Wir erstatten deine Zahlung über {amount}",
+      paragraphs: ["Hallo {name},", "deine Zahlung über {amount} für {item} ist eingegangen, wir konnten das Gekaufte aber nicht liefern: {reason}.", "Wir erstatten den ganzen Betrag auf die Karte oder das Konto, mit dem du bezahlt hast; bis er dort erscheint, kann es einige Tage dauern."],
     },
   },
 };

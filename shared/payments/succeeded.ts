@@ -2,29 +2,48 @@
  * What a succeeded payment buys besides credits: its invoice, and a subscription period for its
  * project or a patron membership period. Runs in the transaction that marks the payment succeeded, so
  * the period exists exactly when the payment counts; a refund of the payment takes the period back.
+ * A payment that can deliver nothing is refunded by the service (shared/payments/autoRefund.ts).
  */
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import { issueInvoice } from "../billing/invoices.ts";
 import { withdrawMonthlyAwards } from "../credits/monthly.ts";
 import { addPatronPeriod, findPatronLevel, withdrawRefundedPatronPeriod } from "../patrons/renewal.ts";
 import { findPlan, insertSubscription, withdrawRefundedSubscription } from "../subscriptions/store.ts";
+import { runningSamePlan } from "../subscriptions/subscriptions.ts";
 import { z } from "zod";
 import { completeEuroPurchase, refundEuroPurchase } from "../store/euroPurchases.ts";
+import type { RefundReason } from "./autoRefund.ts";
 import type { TransactionRow } from "./store.ts";
 
-/** Runs in the transaction that marks `transaction` succeeded. */
-export async function afterPaymentSucceeded(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
-  await issueInvoice(tx, transaction);
+/**
+ * Runs in the transaction that marks `transaction` succeeded: delivers what it bought and
+ * issues its invoice. Returns why it could deliver nothing (the caller refunds it, with no
+ * invoice: nothing was sold), or null.
+ */
+export async function afterPaymentSucceeded(tx: CommonQueryMethods, transaction: TransactionRow): Promise<RefundReason | null> {
+  const undelivered = await deliver(tx, transaction);
+  if (undelivered === null) await issueInvoice(tx, transaction);
+  return undelivered;
+}
+
+async function deliver(tx: CommonQueryMethods, transaction: TransactionRow): Promise<RefundReason | null> {
   if (transaction.kind === "subscription" && transaction.item_id !== null && transaction.project_id !== null) {
+    // The project row lock serialises two successes for one project, so the second sees the first's period.
+    const live = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`select id from projects where id = ${transaction.project_id} and deleted_at is null for update`);
+    if (live === null) return "project_deleted";
     const plan = await findPlan(tx, transaction.item_id);
-    const live = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`select id from projects where id = ${transaction.project_id} and deleted_at is null`);
-    if (plan && live !== null) await insertSubscription(tx, transaction.project_id, plan, transaction.id);
+    if (!plan) return "item_unavailable";
+    // A new period replaces the running one: one of the same plan would be paid twice for the same days.
+    if (await runningSamePlan(tx, transaction.project_id, plan)) return "subscription_active";
+    await insertSubscription(tx, transaction.project_id, plan, transaction.id);
   }
   if (transaction.kind === "patron" && transaction.item_id !== null) {
     const level = await findPatronLevel(tx, transaction.item_id);
-    if (level) await addPatronPeriod(tx, transaction.user_id, level, new Date(), transaction.id);
+    if (!level) return "item_unavailable";
+    await addPatronPeriod(tx, transaction.user_id, level, new Date(), transaction.id);
   }
-  if (transaction.kind === "store_template") await completeEuroPurchase(tx, transaction);
+  if (transaction.kind === "store_template") return completeEuroPurchase(tx, transaction);
+  return null;
 }
 
 /** Runs in the transaction that marks `transaction` refunded: what it bought is taken back. */

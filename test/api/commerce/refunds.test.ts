@@ -9,7 +9,7 @@ import { runPatronRenewals } from "../../../shared/patrons/renewal.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
-import { creditState, eventsSettled } from "../../support/payments.ts";
+import { automaticRefund, creditState, eventsSettled, refundsSettled } from "../../support/payments.ts";
 import { startStripeStandIn } from "../../support/peers/stripePeer.ts";
 
 t.test("a refunded card payment takes back what it bought", async (t) => {
@@ -170,6 +170,53 @@ t.test("a refunded card payment takes back what it bought", async (t) => {
     t.equal((await creditState(app.pool, patron.user.id)).balance, before + levels[0]!.monthly_credits, "level 3's share taken back; level 1's, still running, kept");
     const ledger = await creditState(app.pool, patron.user.id);
     t.equal(ledger.sum, ledger.balance, "the ledger still sums to the balance");
+  });
+
+  await t.test("a plan payment that succeeds after its project was deleted is refunded at the card processor, and the buyer told", async (t) => {
+    const buyer = await buildUserWithToken(app.pool);
+    const as = client(app.url, buyer.token);
+    const pro = ((await as.get("/api/plans")).body.data as { id: number; code: string; price_cents: number }[]).find((p) => p.code === "pro")!;
+    const project = (await as.post("/api/projects", { name: "Gone before paid" })).body.project;
+    const started = await as.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id, payment_method: "cardprocessor" });
+    t.equal(started.status, 202, started.text);
+    t.equal((await as.delete(`/api/projects/${project.id}`)).status, 200, "the project is deleted while the buyer pays");
+    await succeeded(started.body.transaction);
+    await refundsSettled(app.pool);
+    const [refund, ...more] = [...stripe.refunds.values()].filter((r) => r.payment_intent === started.body.transaction.provider_payment_id);
+    t.match(refund, { amount: pro.price_cents, metadata: { transaction_id: String(started.body.transaction.id) }, status: "succeeded" }, "the whole payment refunded through the card processor");
+    t.equal(more.length, 0, "once");
+    t.same(await automaticRefund(app.pool, started.body.transaction.id), {
+      status: "refunded", refund_reason: "project_deleted", provider_refund_id: refund!.id, refunded_cents: pro.price_cents, invoices: 0, mails: 1,
+    }, "recorded as refunded with its reason, no invoice, the buyer e-mailed");
+    const periods = await app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from subscriptions where transaction_id = ${started.body.transaction.id}`);
+    t.equal(periods, 0, "no period for the deleted project");
+
+    await refunded(started.body.transaction);
+    t.equal((await automaticRefund(app.pool, started.body.transaction.id)).status, "refunded", "the card processor's own refund webhook changes nothing");
+    t.equal((await creditState(app.pool, buyer.user.id)).entries, 0, "no credit moved");
+  });
+
+  await t.test("two card payments for one plan started together: the second success is refunded, not stacked on the first", async (t) => {
+    const buyer = await buildUserWithToken(app.pool);
+    const as = client(app.url, buyer.token);
+    const pro = ((await as.get("/api/plans")).body.data as { id: number; code: string }[]).find((p) => p.code === "pro")!;
+    const project = (await as.post("/api/projects", { name: "Double click" })).body.project;
+    const both = await Promise.all([0, 1].map(() => as.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id, payment_method: "cardprocessor" })));
+    t.same(both.map((r) => r.status), [202, 202], "both pass the subscription_active check: nothing runs yet");
+    await Promise.all(both.map((r) => succeeded(r.body.transaction)));
+    await refundsSettled(app.pool);
+    const ids = both.map((r) => r.body.transaction.id as number);
+    const periods = await app.pool.anyFirst(sql.type(z.object({ transaction_id: z.number().nullable() }))`
+      select transaction_id from subscriptions where project_id = ${project.id} and plan_id = ${pro.id}`);
+    t.equal(periods.length, 1, "one pro period");
+    const kept = periods[0]!;
+    const other = ids.find((id) => id !== kept)!;
+    t.ok(ids.includes(kept), "bought by one of the two payments");
+    t.match(await automaticRefund(app.pool, kept), { status: "succeeded", refund_reason: null, invoices: 1 });
+    t.match(await automaticRefund(app.pool, other), { status: "refunded", refund_reason: "subscription_active", invoices: 0, mails: 1 }, "the other is refunded, the buyer e-mailed once");
+    const intentOf = (id: number) => both.find((r) => r.body.transaction.id === id)!.body.transaction.provider_payment_id as string;
+    t.same([...stripe.refunds.values()].filter((r) => [intentOf(kept), intentOf(other)].includes(r.payment_intent)).map((r) => [r.payment_intent, r.reason]), [[intentOf(other), "duplicate"]]);
+    t.equal((await as.get("/api/billing/subscription")).body.plan.code, "pro", "the project is on pro");
   });
 
   await t.test("a partial refund that arrives before the success takes back only its share once the payment succeeds", async (t) => {
