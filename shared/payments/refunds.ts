@@ -9,7 +9,7 @@
 import { reverseCredits } from "../credits/ledger.ts";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 import type { TransactionRow } from "./store.ts";
-import { afterPaymentRefunded } from "./succeeded.ts";
+import { afterPartialRefund, afterPaymentRefunded } from "./succeeded.ts";
 
 /** What a refund event did. */
 export type RefundEffect = "refunded" | "partially_refunded" | "no_change";
@@ -64,6 +64,7 @@ export async function refundPayment(tx: CommonQueryMethods, transaction: Transac
       refund_shortfall = refund_shortfall + ${notTaken}, updated_at = now()
     where id = ${transaction.id}`);
   if (whole) await afterPaymentRefunded(tx, transaction);
+  else await afterPartialRefund(tx, transaction, transaction.refunded_cents, total);
   return whole ? "refunded" : "partially_refunded";
 }
 

@@ -237,6 +237,49 @@ t.test("a refunded card payment takes back what it bought", async (t) => {
     t.equal(ledger.sum, ledger.balance, "the ledger still sums to the balance");
   });
 
+  await t.test("monthly credits: a partial refund takes back the same share of what the period brought; a period that had ended gives its awards back too", async (t) => {
+    const plans = (await me.get("/api/plans")).body.data as { id: number; code: string; price_cents: number }[];
+    const pro = plans.find((p) => p.code === "pro")!;
+    const buyer = await buildUserWithToken(app.pool);
+    const as = client(app.url, buyer.token);
+    const project = (await as.post("/api/projects", { name: "Partly refunded" })).body.project;
+    const plan = await as.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id, payment_method: "cardprocessor" });
+    await succeeded(plan.body.transaction);
+    t.equal(await awardMonthlyCredits(app.pool, buyer.user.id), true);
+    t.equal((await creditState(app.pool, buyer.user.id)).balance, 200, "pro's monthly credits awarded");
+    const refundedSoFar = (cents: number) =>
+      deliver(stripe.event("charge.refunded", { ...stripe.refundedCharge(plan.body.transaction.provider_payment_id), amount_refunded: cents, refunded: cents === pro.price_cents }));
+    const quarter = Math.floor(pro.price_cents / 4);
+    await refundedSoFar(quarter);
+    const afterQuarter = 200 - Math.floor((200 * quarter) / pro.price_cents);
+    t.equal((await creditState(app.pool, buyer.user.id)).balance, afterQuarter, "a quarter of the price back: a quarter of the award taken");
+    t.equal((await as.get("/api/billing/subscription")).body.plan.code, "pro", "the period stays");
+    await refundedSoFar(quarter);
+    t.equal((await creditState(app.pool, buyer.user.id)).balance, afterQuarter, "the same total again takes nothing more");
+    await refundedSoFar(pro.price_cents);
+    t.match(await creditState(app.pool, buyer.user.id), { balance: 0, shortfall: 0 }, "all back: the whole award taken, no more");
+    t.equal(await monthAward(buyer.user.id), 0);
+    let ledger = await creditState(app.pool, buyer.user.id);
+    t.equal(ledger.sum, ledger.balance, "the ledger still sums to the balance");
+
+    const patron = await buildUserWithToken(app.pool);
+    const asPatron = client(app.url, patron.token);
+    const level3 = await asPatron.post("/api/patron/subscribe", { level: 3, payment_method: "cardprocessor" });
+    await succeeded(level3.body.transaction);
+    t.equal(await awardMonthlyCredits(app.pool, patron.user.id), true);
+    const awarded = (await creditState(app.pool, patron.user.id)).balance;
+    t.ok(awarded > 0, "level 3's monthly credits awarded");
+    // The period and its award move 31 days into the past: the period has ended when the refund comes.
+    await app.pool.query(sql.type(z.object({}))`
+      update patron_memberships set started_at = started_at - interval '31 days', expires_at = expires_at - interval '31 days' where transaction_id = ${level3.body.transaction.id}`);
+    await app.pool.query(sql.type(z.object({}))`update credit_monthly_awards set created_at = created_at - interval '31 days' where user_id = ${patron.user.id}`);
+    t.equal(await currentPatronPeriod(app.pool, patron.user.id), null, "the period is over");
+    await refunded(level3.body.transaction);
+    t.match(await creditState(app.pool, patron.user.id), { balance: 0, shortfall: 0 }, "its award goes back with the money");
+    ledger = await creditState(app.pool, patron.user.id);
+    t.equal(ledger.sum, ledger.balance, "the ledger still sums to the balance");
+  });
+
   await t.test("a refund that arrives before the success credits nothing", async (t) => {
     const bought = await me.post("/api/credits/purchase", { package_id: 1, payment_method: "cardprocessor" });
     const before = await creditState(app.pool, user.id);
