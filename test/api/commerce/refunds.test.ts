@@ -196,6 +196,25 @@ t.test("a refunded card payment takes back what it bought", async (t) => {
     t.equal((await creditState(app.pool, buyer.user.id)).entries, 0, "no credit moved");
   });
 
+  await t.test("a payment an operator had refunded by hand at the card processor already counts as refunded", async (t) => {
+    const buyer = await buildUserWithToken(app.pool);
+    const as = client(app.url, buyer.token);
+    const pro = ((await as.get("/api/plans")).body.data as { id: number; code: string; price_cents: number }[]).find((p) => p.code === "pro")!;
+    const project = (await as.post("/api/projects", { name: "Refunded by hand" })).body.project;
+    const started = await as.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id, payment_method: "cardprocessor" });
+    t.equal((await as.delete(`/api/projects/${project.id}`)).status, 200);
+    const byHand = await fetch(`${stripe.url}/v1/refunds`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${stripe.secretKey}`, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ payment_intent: started.body.transaction.provider_payment_id }),
+    });
+    t.equal(byHand.status, 200, "refunded in the card processor's dashboard before the success reached us");
+    await succeeded(started.body.transaction);
+    await refundsSettled(app.pool);
+    t.equal([...stripe.refunds.values()].filter((r) => r.payment_intent === started.body.transaction.provider_payment_id).length, 1, "not refunded twice");
+    t.match(await automaticRefund(app.pool, started.body.transaction.id), { status: "refunded", refund_reason: "project_deleted", provider_refund_id: null, refunded_cents: pro.price_cents });
+  });
+
   await t.test("two card payments for one plan started together: the second success is refunded, not stacked on the first", async (t) => {
     const buyer = await buildUserWithToken(app.pool);
     const as = client(app.url, buyer.token);
