@@ -48,28 +48,40 @@ export async function addPatronPeriod(tx: CommonQueryMethods, userId: number, le
   return id;
 }
 
+/** A period taken back: its user, where it ended, and from where the periods after it are to follow on. */
+const shifted = z.object({ user_id: z.number(), expires_at: z.string(), follow_from: z.string() });
+
 /**
  * Takes back the period that refunded payment `transactionId` bought: a running one ends now
- * and is not renewed, one that had not begun yet is removed. Periods after a removed one move
- * up by its length (no gap opens), and the period it followed, when that is the latest again,
- * renews (or lapses, if cancelled) as it would have without the purchase.
+ * and is not renewed, one that had not begun yet is removed. Periods after it move up so that
+ * no gap opens (they were bought to follow on), and the period a removed one followed, when
+ * that is the latest again, renews (or lapses, if cancelled) as it would have without the purchase.
  */
 export async function withdrawRefundedPatronPeriod(tx: CommonQueryMethods, transactionId: number): Promise<void> {
-  const removed = await tx.any(sql.type(z.object({ user_id: z.number(), started_at: z.date(), expires_at: z.date() }))`
-    delete from patron_memberships where transaction_id = ${transactionId} and started_at >= now() returning user_id, started_at, expires_at`);
+  // Instants travel as text, so the microseconds JavaScript dates would drop are kept.
+  const removed = await tx.any(sql.type(shifted)`
+    delete from patron_memberships where transaction_id = ${transactionId} and started_at >= now()
+    returning user_id, expires_at::text, started_at::text as follow_from`);
   for (const period of removed) {
-    await tx.query(sql.type(ignoredRow)`
-      update patron_memberships set started_at = started_at - (${period.expires_at.toISOString()}::timestamptz - ${period.started_at.toISOString()}::timestamptz),
-        expires_at = expires_at - (${period.expires_at.toISOString()}::timestamptz - ${period.started_at.toISOString()}::timestamptz)
-      where user_id = ${period.user_id} and started_at >= ${period.expires_at.toISOString()}::timestamptz`);
+    await moveUpFollowing(tx, period);
     await tx.query(sql.type(ignoredRow)`
       update patron_memberships m set renewed_at = null
       where m.user_id = ${period.user_id} and m.renewed_at is not null and m.lapsed_at is null and m.expires_at > now()
         and not exists (select 1 from patron_memberships n where n.user_id = m.user_id and n.expires_at > m.expires_at)`);
   }
+  const ended = await tx.any(sql.type(shifted)`
+    update patron_memberships m set expires_at = now(), lapsed_at = coalesce(m.lapsed_at, now())
+    from patron_memberships before where before.id = m.id and m.transaction_id = ${transactionId} and m.expires_at > now()
+    returning m.user_id, before.expires_at::text, now()::text as follow_from`);
+  for (const period of ended) await moveUpFollowing(tx, period);
+}
+
+/** Moves the user's periods that started where `period` ended up, to follow on from `follow_from`. */
+async function moveUpFollowing(tx: CommonQueryMethods, period: z.infer<typeof shifted>): Promise<void> {
+  const by = sql.fragment`(${period.expires_at}::timestamptz - ${period.follow_from}::timestamptz)`;
   await tx.query(sql.type(ignoredRow)`
-    update patron_memberships set expires_at = now(), lapsed_at = coalesce(lapsed_at, now())
-    where transaction_id = ${transactionId} and expires_at > now()`);
+    update patron_memberships set started_at = started_at - ${by}, expires_at = expires_at - ${by}
+    where user_id = ${period.user_id} and started_at >= ${period.expires_at}::timestamptz`);
 }
 
 /**

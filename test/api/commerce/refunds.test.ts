@@ -96,6 +96,16 @@ t.test("a refunded card payment takes back what it bought", async (t) => {
     t.same(left.map((p) => p.level), [1, 2], "the refunded period is gone");
     t.equal(left[1]!.started_at.getTime(), running!.expires_at.getTime(), "the one after it starts when the running one ends: no gap");
 
+    // A running card period refunded: it ends now, and the one bought to follow it starts now.
+    const ending = await buildUserWithToken(app.pool);
+    const asRunning = client(app.url, ending.token);
+    await grantCredits(app.pool, { userId: ending.user.id, amount: 300, reason: "test", referenceType: null, referenceId: null, idempotencyKey: "running" });
+    const paidByCard = await asRunning.post("/api/patron/subscribe", { level: 3, payment_method: "cardprocessor" });
+    await succeeded(paidByCard.body.transaction);
+    t.equal((await asRunning.post("/api/patron/subscribe", { level: 1 })).status, 201, "level 1 bought to follow the running level 3");
+    await refunded(paidByCard.body.transaction);
+    t.equal((await currentPatronPeriod(app.pool, ending.user.id))?.level, 1, "level 1 runs from now on, no gap until level 3 would have ended");
+
     // Without a later period, the running one is the latest again and renews as before the purchase.
     const second = await as.post("/api/patron/subscribe", { level: 3, payment_method: "cardprocessor" });
     await succeeded(second.body.transaction);
