@@ -31,6 +31,7 @@ import { runGitOperation } from "../gitops/run.ts";
 import { networkPolicy } from "../net/networkGuard.ts";
 import { deployTargetOf, findEnvironment, hostKeyPinnerOf, methodsOf, openEnvironmentSecrets } from "./environments.ts";
 import { withConnectionToken } from "./gitConnection.ts";
+import { assertProjectLive } from "./projectDeleted.ts";
 import { appendLog, deploymentLogSink, publishCompleted } from "./logs.ts";
 import { findDeployment, type DeploymentRow } from "./records.ts";
 import { deploymentState } from "./state.ts";
@@ -143,6 +144,11 @@ export async function runDeployment(ctx: RunContext, id: number): Promise<RunOut
   if (!deployment) {
     ctx.log.info({ deployment: id }, "deployment is not pending for this job; skipping");
     return { deployment_id: id, status: "skipped" };
+  }
+  try {
+    await assertProjectLive(ctx.pool, deployment.project_id);
+  } catch (error) {
+    return failBeforeStart(ctx, deployment, error);
   }
   if (deployment.operation !== "deploy") return runGitOperation(ctx, deployment);
   let target: DeployTarget;

@@ -9,6 +9,7 @@ import { ignoredRow, sql } from "../../../shared/db/pool.ts";
 import { latestSubscriptionJoin, projectColumns, projectCounts, projectRow } from "../../../shared/db/projects.ts";
 import { invalid } from "../../../shared/errors.ts";
 import { createProject } from "../../../shared/projects/createProject.ts";
+import { cancelProjectDeployments } from "../../../shared/deployments/projectDeleted.ts";
 import { cancelProjectDeliveries } from "../../../shared/webhooks/projectDeleted.ts";
 import { currentUser } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
@@ -136,7 +137,7 @@ const remove = defineRoute({
   method: "delete",
   path: "/projects/{projectId}",
   summary: "Delete a project (owner only; the record is kept, every read treats it as gone)",
-  description: "Webhook deliveries still queued for the project are cancelled (recorded as failed: the project was deleted) and none is sent afterwards.",
+  description: "Deployments (commits and pushes too) and webhook deliveries still queued for the project are cancelled (recorded as failed: the project was deleted); nothing is deployed or sent for it afterwards.",
   tags: ["Projects"],
   auth: "bearer",
   params: projectParams,
@@ -148,6 +149,7 @@ const remove = defineRoute({
       await tx.query(sql.type(ignoredRow)`
         update projects set deleted_at = now(), join_code = null, updated_at = now() where id = ${row.id}`);
       await cancelProjectDeliveries(tx, row.id);
+      await cancelProjectDeployments(tx, row.id);
     });
     ctx.body = { message: "Project deleted." };
   },
