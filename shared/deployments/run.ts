@@ -131,7 +131,12 @@ async function targetOf(ctx: RunContext, deployment: DeploymentRow): Promise<{ t
   if (!methodsOf(env).includes(deployment.deployment_method)) {
     throw new DeployError("invalid_config", `The environment "${env.name}" has no ${deployment.deployment_method.toUpperCase()} configuration.`);
   }
-  const target = await withConnectionToken(ctx.pool, ctx.config, deployTargetOf(env, await openEnvironmentSecrets(ctx.pool, ctx.config.appKey, env.id), deployment.deployment_method));
+  const target = await withConnectionToken(
+    ctx.pool,
+    ctx.config,
+    deployTargetOf(env, await openEnvironmentSecrets(ctx.pool, ctx.config.appKey, env.id), deployment.deployment_method),
+    env.project_id,
+  );
   return { target, pinHostKey: hostKeyPinnerOf(ctx.pool, env) };
 }
 
