@@ -3,7 +3,8 @@
  * it was made with (`instance_url`: github.com, a GitLab URL, bitbucket.org): its tokens were
  * issued there, and its refresh token can only be redeemed there with the OAuth app this
  * server had there. When the operator points the provider at another instance (`GITLAB_URL`,
- * `GITHUB_OAUTH_BASE`, `BITBUCKET_OAUTH_BASE`), the connection is not used at all: its tokens
+ * `GITHUB_OAUTH_BASE`, `BITBUCKET_OAUTH_BASE`) or another API host (`GITHUB_API_BASE`,
+ * `BITBUCKET_API_BASE`; `api_base`, recorded since 0150), the connection is not used at all: its tokens
  * are never sent to the new instance (nor, with the new instance's client, refreshed at the
  * old one), and it reads as needing reconnection until its owner connects again.
  */
@@ -32,7 +33,7 @@ export function sameInstance(a: string, b: string): boolean {
 }
 
 /** What stands in the way of using `row` now, or null when nothing does. */
-export function connectionProblem(config: Pick<Config, "git">, row: Pick<ConnectionRow, "provider" | "instance_url" | "account_login" | "expires_at" | "has_refresh_token">): ConnectionProblem | null {
+export function connectionProblem(config: Pick<Config, "git">, row: Pick<ConnectionRow, "provider" | "instance_url" | "api_base" | "account_login" | "expires_at" | "has_refresh_token">): ConnectionProblem | null {
   const name = providerNames[row.provider];
   const settings = providerSettings(config, row.provider);
   if (!settings) return { status: 422, code: "git_provider_disabled", message: `${name} sign-in is no longer configured on this server.` };
@@ -41,6 +42,13 @@ export function connectionProblem(config: Pick<Config, "git">, row: Pick<Connect
       status: 401,
       code: "git_reauthorization_required",
       message: `The ${name} connection of ${row.account_login} was made with ${row.instance_url}, but this server now signs in to ${name} at ${settings.instanceUrl}; its tokens are not sent to another instance. Connect the account again.`,
+    };
+  }
+  if (row.api_base !== null && !sameInstance(settings.apiBase, row.api_base)) {
+    return {
+      status: 401,
+      code: "git_reauthorization_required",
+      message: `The ${name} connection of ${row.account_login} was made with the API at ${row.api_base}, but this server now calls ${name} at ${settings.apiBase}; its tokens are not sent to another host. Connect the account again.`,
     };
   }
   if (row.expires_at !== null && row.expires_at.getTime() <= Date.now() && !row.has_refresh_token) {

@@ -66,7 +66,7 @@ export async function finishSignIn(
   const network = networkPolicy(config);
   const tokens = await exchangeCode(settings, { code: callback.code, state: callback.state, redirectUri: pending.redirectUri, verifier: pending.verifier }, network);
   const account = await accountOf(provider, settings.apiBase, tokens.accessToken, network);
-  return upsertConnection(pool, config.appKey, { userId, provider, instanceUrl: settings.instanceUrl, account, tokens });
+  return upsertConnection(pool, config.appKey, { userId, provider, instanceUrl: settings.instanceUrl, apiBase: settings.apiBase, account, tokens });
 }
 
 /** A token is renewed when it expires within this margin (a job may run for minutes). */

@@ -4,7 +4,7 @@
  * sends neither its refresh token nor its access token anywhere: the new instance gets no
  * request, the connection lists as needing reconnection with the reason, and using it (a
  * stored environment's connection test) fails with a clear message. The old configuration,
- * on the same data, still uses it.
+ * on the same data, still uses it. Likewise for GitHub when only its API base moves.
  */
 import t from "tap";
 import { z } from "zod";
@@ -12,6 +12,7 @@ import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
+import { startGithubStandIn } from "../../support/peers/githubPeer.ts";
 import { startGitlabStandIn, type GitlabStandIn } from "../../support/peers/gitlabPeer.ts";
 
 const gitlabEnv = (peer: GitlabStandIn) => ({
@@ -68,4 +69,32 @@ t.test("a connection is not used with another GitLab instance", async (t) => {
 
   const oldList = await oldApi.get("/api/git/connections");
   t.match(oldList.body.data, [{ id: connection, needs_reconnection: false }], "under the configuration it was made with, it is fine");
+});
+
+t.test("a connection is not used with another GitHub API host", async (t) => {
+  const gh = await startGithubStandIn();
+  const other = await startGithubStandIn();
+  t.teardown(() => Promise.all([gh.close(), other.close()]));
+  const githubEnv = (api: string) => ({ GITHUB_CLIENT_ID: gh.oauth.clientId, GITHUB_CLIENT_SECRET: gh.oauth.clientSecret, GITHUB_OAUTH_BASE: gh.url, GITHUB_API_BASE: api });
+  const old = await startTestApp(t, { env: githubEnv(gh.url) });
+  const { user, token } = await buildUserWithToken(old.pool);
+  const oldApi = client(old.url, token);
+  const started = await oldApi.get("/api/git/github/authorize");
+  const back = new URL((await fetch(started.body.authorization_url, { redirect: "manual" })).headers.get("location")!);
+  const done = await oldApi.get(`/api/git/github/callback?code=${back.searchParams.get("code")}&state=${back.searchParams.get("state")}`);
+  t.equal(done.status, 201, done.text);
+  const connection = done.body.connection.id as number;
+
+  // Same sign-in host, but the API base now names another host.
+  const moved = await startTestApp(t, { db: old.db, env: githubEnv(other.url) });
+  const api = client(moved.url, token);
+  t.match((await api.get("/api/git/connections")).body.data, [
+    { id: connection, needs_reconnection: true, reconnection_reason: new RegExp(`API at ${gh.url}.*now calls GitHub at ${other.url}`) },
+  ]);
+  const project = await buildProject(moved.pool, user.id);
+  const env = await api.post(`/api/projects/${project}/environments`, { name: "Repo", type: "production", git_config: { owner: other.owner, repo: other.name, branch: "main", connection_id: connection } });
+  t.equal(env.status, 201, env.text);
+  const tested = await api.post("/api/deployments/test-connection", { environment_id: env.body.environment.id });
+  t.match(tested.body, { ok: false, code: "auth_failed", message: /Connect the account again/ });
+  t.same(other.requests, [], "the other API host never saw the token");
 });
