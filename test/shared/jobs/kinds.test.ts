@@ -176,6 +176,9 @@ const cases: Case[] = [
   },
 ];
 
+/** Kinds whose queued jobs their owner may not cancel: the notices and the payout (api/policies/job.ts). */
+const ADMIN_CANCELS = ["emails__send", "push__send", "payouts__process"];
+
 t.test("every kind of the service is described here", async (t) => {
   const exported = Object.values(kinds).map((k) => (k as JobKind).name).sort();
   t.same(cases.map((c) => c.name).sort(), exported);
@@ -186,6 +189,7 @@ for (const c of cases) {
     t.equal(c.kind.name, c.name);
     t.equal(c.kind.maxAttempts, c.maxAttempts);
     t.notOk("queueName" in c.kind, "no dedicated queue");
+    t.equal(c.kind.ownerMayCancel, !ADMIN_CANCELS.includes(c.name), ADMIN_CANCELS.includes(c.name) ? "only an administrator cancels it" : "its owner may cancel it");
     for (const [input, output] of c.ok) {
       const parsed = c.kind.payload.safeParse(input);
       t.ok(parsed.success, `takes ${JSON.stringify(input).slice(0, 120)}`);
