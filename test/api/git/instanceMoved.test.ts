@@ -10,6 +10,7 @@ import t from "tap";
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
+import { buildGeneration } from "../../support/deploymentFactories.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
 import { startGithubStandIn } from "../../support/peers/githubPeer.ts";
@@ -60,6 +61,11 @@ t.test("a connection is not used with another GitLab instance", async (t) => {
   const tested = await api.post("/api/deployments/test-connection", { environment_id: env.body.environment.id });
   t.equal(tested.status, 200, tested.text);
   t.match(tested.body, { ok: false, code: "auth_failed", message: /made with .*Connect the account again/ });
+
+  const generation = await buildGeneration(moved.pool, project, user.id, { "a.txt": "a" });
+  const commit = await api.post(`/api/projects/${project}/git/commit`, { code_generation_id: generation, connection_id: connection, repository: "acme/site", branch: "generated", message: "Regenerate" });
+  t.equal(commit.status, 422, commit.text);
+  t.match(commit.body, { code: "git_reauthorization_required", errors: { connection_id: [/Connect the account again/] } }, "a commit through it is refused at once");
 
   t.same(after.oauth.tokenRequests, [], "the new instance was not asked to renew the old instance's token");
   t.same(after.requests, [], "nor sent anything else");
