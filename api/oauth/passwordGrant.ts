@@ -7,7 +7,7 @@
  * A user with two-factor authentication must add the current code as parameter `otp`.
  */
 import { errors, type KoaContextWithOIDC } from "oidc-provider";
-import { checkCredentials } from "../../shared/auth/credentials.ts";
+import { checkCredentials, passwordStillCurrent } from "../../shared/auth/credentials.ts";
 import { allowedScopes } from "../../shared/auth/scopes.ts";
 import { checkSecondFactor } from "../../shared/auth/secondFactor.ts";
 import type { ProviderDeps } from "./provider.ts";
@@ -89,12 +89,18 @@ export function passwordGrant(deps: ProviderDeps) {
       iiat: Math.floor(Date.now() / 1000),
       rotations: 0,
     });
-    ctx.body = {
+    const body = {
       token_type: "Bearer",
       expires_in: accessToken.expiration,
       access_token: await accessToken.save(),
       refresh_token: await refreshToken.save(),
       scope: scopes.join(" "),
     };
+    // Minted with a password a change in flight replaced (shared/auth/credentials.ts): refused, and its grant goes.
+    if (!(await passwordStillCurrent(deps.pool, user))) {
+      await grant.destroy();
+      throw new errors.InvalidGrant("invalid credentials");
+    }
+    ctx.body = body;
   };
 }

@@ -18,6 +18,7 @@ import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 
 export const loginUserRow = userRow.extend({
   password_hash: z.string().nullable(),
+  password_changed_at: z.date().nullable(),
   two_factor_secret: z.instanceof(Buffer).nullable(),
   two_factor_confirmed_at: z.date().nullable(),
 });
@@ -27,7 +28,20 @@ export type LoginUser = z.infer<typeof loginUserRow>;
 export async function findLoginUser(conn: CommonQueryMethods, where: { email: string } | { id: number }): Promise<LoginUser | null> {
   const condition = "email" in where ? sql.fragment`lower(u.email) = lower(${where.email})` : sql.fragment`u.id = ${where.id}`;
   return conn.maybeOne(sql.type(loginUserRow)`
-    select ${userColumns}, u.password_hash, u.two_factor_secret, u.two_factor_confirmed_at from users u where ${condition}`);
+    select ${userColumns}, u.password_hash, u.password_changed_at, u.two_factor_secret, u.two_factor_confirmed_at from users u where ${condition}`);
+}
+
+/**
+ * Whether the password of `user` (a login row read with the password that was checked) is
+ * still the account's. Call after the sign-in's token is minted and before it is answered: the
+ * read waits for a password change in flight (shared/db/users.ts `setPassword` holds the row),
+ * so a login racing a change either sees it here or minted its token before the change's
+ * revocation time.
+ */
+export async function passwordStillCurrent(conn: CommonQueryMethods, user: Pick<LoginUser, "id" | "password_changed_at">): Promise<boolean> {
+  const now = await conn.maybeOne(sql.type(z.object({ changed: z.date().nullable() }))`
+    select password_changed_at as changed from users where id = ${user.id} for share`);
+  return now !== null && (now.changed?.getTime() ?? null) === (user.password_changed_at?.getTime() ?? null);
 }
 
 export type CredentialResult =

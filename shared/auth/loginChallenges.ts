@@ -31,14 +31,14 @@ export async function createChallenge(conn: CommonQueryMethods, userId: number, 
   return token;
 }
 
-const challengeRow = z.object({ user_id: z.number(), device_id: z.string().nullable(), browser: z.string().nullable(), attempts: z.number() });
+const challengeRow = z.object({ user_id: z.number(), device_id: z.string().nullable(), browser: z.string().nullable(), attempts: z.number(), created_at: z.date() });
 export type Challenge = z.infer<typeof challengeRow> & { tokenHash: Buffer };
 
 /** The open challenge for `token`, locked for the rest of the transaction; null when spent or expired. */
 export async function findOpenChallenge(conn: CommonQueryMethods, token: string): Promise<Challenge | null> {
   const tokenHash = sha256(token);
   const row = await conn.maybeOne(sql.type(challengeRow)`
-    select user_id, device_id, browser, attempts from two_factor_challenges
+    select user_id, device_id, browser, attempts, created_at from two_factor_challenges
     where token_hash = ${sql.binary(tokenHash)} and used_at is null and expires_at > now() and attempts < ${MAX_CHALLENGE_ATTEMPTS}
     for update`);
   return row ? { ...row, tokenHash } : null;

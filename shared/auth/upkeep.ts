@@ -44,6 +44,7 @@ export interface IdentityPurge {
   personal_access_tokens: number;
   used_email_links: number;
   email_changes: number;
+  two_factor_restores: number;
   login_sources: number;
 }
 
@@ -72,6 +73,7 @@ export async function purgeIdentityRows(pool: DatabasePool, longestWindowS: numb
       delete from personal_access_tokens where expires_at < now() - make_interval(days => ${EXPIRED_TOKEN_MEMORY_DAYS})`),
     used_email_links: await purge(sql.fragment`delete from used_email_links where expires_at < now()`),
     email_changes: await purge(sql.fragment`delete from email_changes where cancel_expires_at < now()`),
+    two_factor_restores: await purge(sql.fragment`delete from two_factor_restores where expires_at < now() or used_at is not null`),
     login_sources: await purge(sql.fragment`delete from login_sources where last_success_at < now() - make_interval(days => ${KNOWN_SOURCE_DAYS})`),
   };
 }

@@ -83,10 +83,17 @@ export async function freeUsername(conn: CommonQueryMethods, base: string): Prom
   return `${stem}${Date.now()}`;
 }
 
-/** Sets a new password and ends every token issued before now. */
+/**
+ * Sets a new password and ends every token issued before now (call in a transaction). The
+ * row is locked first and the time read after that (`clock_timestamp()`, not the
+ * transaction's start): a login that checked the old password re-reads the row after minting
+ * its token (`passwordStillCurrent`), so either it waits for this change and is refused, or
+ * its token was minted before this time and is revoked by it.
+ */
 export async function setPassword(conn: CommonQueryMethods, userId: number, passwordHash: string): Promise<void> {
+  await conn.query(sql.type(z.object({}))`select 1 from users where id = ${userId} for update`);
   await conn.query(sql.type(z.object({}))`
-    update users set password_hash = ${passwordHash}, password_changed_at = now(), tokens_revoked_at = now(), updated_at = now()
+    update users set password_hash = ${passwordHash}, password_changed_at = clock_timestamp(), tokens_revoked_at = clock_timestamp(), updated_at = now()
     where id = ${userId}`);
   await deletePersonalTokens(conn, userId);
 }

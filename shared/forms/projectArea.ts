@@ -2,7 +2,10 @@
  * Forms and reports as a part of a project: `forms_count` and `reports_count` of the project
  * resource, and the `forms` and `reports` sections of project bundles. They import after the
  * schemas (their `schema_id` is mapped to the imported schema); a form or report whose
- * schema is not in the bundle is refused by import. Report images travel in the bundle as
+ * schema is not in the bundle is refused by import. Their tables and fields are taken as
+ * written, not checked against the imported parse: a project keeps its forms and reports when
+ * a re-parse drops their table or fields, and its own export must import again (a form's
+ * layout items still name only fields the form lists). Report images travel in the bundle as
  * base64 (checked and re-encoded on import like an upload, stored anew); image items of an
  * imported layout point at the new images, and items of images the bundle lacks are dropped.
  */
@@ -61,7 +64,7 @@ registerBundleSection<z.infer<typeof formsSection>>({
   },
   async import(tx, data, ctx) {
     for (const [index, form] of data.entries()) {
-      const id = await insertBound(tx, "form", ctx.projectId, ctx.userId, { ...form, schema_id: schemaIdIn(ctx, form.schema_id, `forms.${index}.schema_id`) });
+      const id = await insertBound(tx, "form", ctx.projectId, ctx.userId, { ...form, schema_id: schemaIdIn(ctx, form.schema_id, `forms.${index}.schema_id`) }, true);
       for (const [position, field] of form.fields.entries()) {
         await tx.query(sql.type(ignoredRow)`
           insert into project_form_fields (form_id, field_name, label, position) values (${id}, ${field.field_name}, ${field.label}, ${position})
@@ -117,7 +120,7 @@ registerBundleSection<ReportsSection, PreparedReports>({
   },
   async import(tx, data, ctx) {
     for (const [index, report] of data.entries()) {
-      const id = await insertBound(tx, "report", ctx.projectId, ctx.userId, { ...report, schema_id: schemaIdIn(ctx, report.schema_id, `reports.${index}.schema_id`) });
+      const id = await insertBound(tx, "report", ctx.projectId, ctx.userId, { ...report, schema_id: schemaIdIn(ctx, report.schema_id, `reports.${index}.schema_id`) }, true);
       const imageIds = new Map<number, number>();
       for (const { id: oldId, image } of ctx.storage ? report.images : []) {
         const key = reportImageKey(id, image.extension);

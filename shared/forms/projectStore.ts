@@ -103,9 +103,13 @@ export interface BindingInput {
   table_name: string;
 }
 
-/** Creates a form or a report bound to a table of the project (checked). */
-export async function insertBound(tx: CommonQueryMethods, kind: Kind, projectId: number, userId: number | null, input: BindingInput): Promise<number> {
-  await tableFields(tx, projectId, input.schema_id, input.table_name);
+/**
+ * Creates a form or a report bound to a table of the project, checked unless `asWritten`
+ * (a bundle's import: a project keeps its forms and reports when a re-parse drops their
+ * table or fields, so its export must import as it is).
+ */
+export async function insertBound(tx: CommonQueryMethods, kind: Kind, projectId: number, userId: number | null, input: BindingInput, asWritten = false): Promise<number> {
+  if (!asWritten) await tableFields(tx, projectId, input.schema_id, input.table_name);
   return tx.oneFirst(sql.type(z.object({ id: z.number() }))`
     insert into ${tableOf(kind)} (project_id, schema_id, table_name, name, description, created_by)
     values (${projectId}, ${input.schema_id}, ${input.table_name}, ${input.name}, ${input.description}, ${userId})

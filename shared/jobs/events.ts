@@ -12,7 +12,12 @@ export const jobChannel = (id: number) => `private-job.${id}`;
 /** The job as clients see it (GET /api/jobs/{id}, events, 202 bodies). */
 const errorDetails = z.object({ errors: z.record(z.string(), z.array(z.string())).nullable().optional() }).nullable().catch(null);
 
-export function presentJob(row: JobRow) {
+/**
+ * `withResult: false` leaves the result out (null): a project's job whose caller may no
+ * longer read the project (api/policies/job.ts `canReadJobResult`).
+ */
+export function presentJob(row: JobRow, options: { withResult?: boolean } = {}) {
+  const withResult = options.withResult ?? true;
   const details = errorDetails.parse(row.error_details ?? null);
   return {
     id: row.id,
@@ -20,7 +25,7 @@ export function presentJob(row: JobRow) {
     status: row.status,
     progress: row.progress,
     progress_message: row.progress_message,
-    result: row.status === "succeeded" ? (row.result ?? null) : null,
+    result: withResult && row.status === "succeeded" ? (row.result ?? null) : null,
     error: row.error,
     error_code: row.error_code,
     errors: details?.errors ?? null,

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 import { conflict } from "../errors.ts";
-import type { ColumnRow } from "./store.ts";
+import { MAX_CARDS_PER_COLUMN, type ColumnRow } from "./store.ts";
 
 export const priorities = ["low", "medium", "high"] as const;
 
@@ -43,8 +43,14 @@ export async function listCards(conn: CommonQueryMethods, boardIds: readonly num
     select ${cardColumns} from kanban_cards k where k.board_id = any(${sql.array([...boardIds], "int8")}) order by k.column_id, k.position`);
 }
 
-/** @throws 409 wip_limit_reached when `column` holds its WIP limit of cards or more. */
+/**
+ * @throws 409 wip_limit_reached when `column` holds its WIP limit of cards or more, 409
+ * column_full when it holds MAX_CARDS_PER_COLUMN (what a project bundle carries back in).
+ */
 export function assertRoom(column: ColumnRow): void {
+  if (column.card_count >= MAX_CARDS_PER_COLUMN) {
+    throw conflict(`The column "${column.name}" holds ${MAX_CARDS_PER_COLUMN} cards, the most a column may hold.`, "column_full");
+  }
   if (column.wip_limit !== null && column.card_count >= column.wip_limit) {
     throw conflict(`The column "${column.name}" holds its WIP limit of ${column.wip_limit} cards.`, "wip_limit_reached");
   }
@@ -167,12 +173,27 @@ export async function findAssignment(conn: CommonQueryMethods, id: number): Prom
     join kanban_cards k on k.id = a.card_id join kanban_boards b on b.id = k.board_id where a.id = ${id}`);
 }
 
-/** Assigns a user to a card with a kanban role (a second assignment of the same user changes the role); returns the assignment id and whether it is new. */
-export async function assignUser(tx: CommonQueryMethods, cardId: number, userId: number, role: string | null): Promise<{ id: number; created: boolean }> {
-  return tx.one(sql.type(z.object({ id: z.number(), created: z.boolean() }))`
-    insert into kanban_card_assignees (card_id, user_id, kanban_role) values (${cardId}, ${userId}, ${role})
-    on conflict (card_id, user_id) do update set kanban_role = excluded.kanban_role
-    returning id, (xmax = 0) as created`);
+/** What `assignUser` did: the assignment, whether it is new, and its kanban role before (null when new) and now. */
+export interface Assigned {
+  id: number;
+  user_id: number;
+  created: boolean;
+  old_role: string | null;
+  role: string | null;
+}
+
+/**
+ * Assigns a user to a card with a kanban role; a second assignment of the same user changes
+ * the role, or keeps it when `role` is undefined (null clears it). Call under the board lock.
+ */
+export async function assignUser(tx: CommonQueryMethods, cardId: number, userId: number, role: string | null | undefined): Promise<Assigned> {
+  const keep = role === undefined;
+  return tx.one(sql.type(z.object({ id: z.number(), user_id: z.number(), created: z.boolean(), old_role: z.string().nullable(), role: z.string().nullable() }))`
+    with prior as (select kanban_role from kanban_card_assignees where card_id = ${cardId} and user_id = ${userId})
+    insert into kanban_card_assignees (card_id, user_id, kanban_role) values (${cardId}, ${userId}, ${role ?? null})
+    on conflict (card_id, user_id) do update
+      set kanban_role = case when ${keep} then kanban_card_assignees.kanban_role else excluded.kanban_role end
+    returning id, user_id, (xmax = 0) as created, (select kanban_role from prior) as old_role, kanban_role as role`);
 }
 
 /** Removes an assignment. */

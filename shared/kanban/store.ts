@@ -11,6 +11,8 @@ import { conflict } from "../errors.ts";
 /** A board holds at most this many columns, and a project at most this many boards: what a project bundle carries (bundle.ts). */
 export const MAX_COLUMNS_PER_BOARD = 50;
 export const MAX_BOARDS_PER_PROJECT = 100;
+/** A column holds at most this many cards (with or without a WIP limit, which is at most this too): what a bundle's column carries. */
+export const MAX_CARDS_PER_COLUMN = 10_000;
 
 export const boardRow = z.object({
   id: z.number(),
@@ -140,11 +142,14 @@ export async function repositionColumn(tx: CommonQueryMethods, column: ColumnRow
 /**
  * Deletes a column (lock the board first). Its cards move to the end of `targetId` in their
  * order, which must be another column of the board with room for them.
- * @throws 409 when the column has cards and no target, or the target's WIP limit would be passed
+ * @throws 409 when the column has cards and no target, or the target's WIP limit (or MAX_CARDS_PER_COLUMN) would be passed
  */
 export async function deleteColumn(tx: CommonQueryMethods, column: ColumnRow, target: ColumnRow | null): Promise<void> {
   if (column.card_count > 0) {
     if (!target) throw conflict("The column still has cards; name a column to move them to (target_column_id).", "column_not_empty");
+    if (target.card_count + column.card_count > MAX_CARDS_PER_COLUMN) {
+      throw conflict(`A column holds at most ${MAX_CARDS_PER_COLUMN} cards: "${target.name}" has room for ${Math.max(0, MAX_CARDS_PER_COLUMN - target.card_count)} more, not ${column.card_count}.`, "column_full");
+    }
     if (target.wip_limit !== null && target.card_count + column.card_count > target.wip_limit) {
       throw conflict(`The column "${target.name}" has room for ${Math.max(0, target.wip_limit - target.card_count)} more cards, not ${column.card_count}.`, "wip_limit_reached");
     }

@@ -23,6 +23,7 @@ const de: Record<string, string> = {
   project_locked: "Das Projekt ist gesperrt; entsperren Sie es, um Änderungen vorzunehmen.",
   project_archived: "Das Projekt ist archiviert; holen Sie es aus dem Archiv, um Änderungen vorzunehmen.",
   wip_limit_reached: "Die Spalte hat ihr WIP-Limit erreicht.",
+  column_full: "Die Spalte enthält bereits so viele Karten, wie eine Spalte aufnehmen kann.",
   conflict: "Die Anfrage widerspricht dem aktuellen Zustand.",
   already_purchased: "Sie haben diese Vorlage bereits gekauft.",
   payment_pending: "Eine Zahlung für diese Vorlage ist noch offen.",

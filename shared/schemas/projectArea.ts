@@ -15,6 +15,7 @@ import { dict } from "../dict.ts";
 import { AppError } from "../errors.ts";
 import { registerBundleSection, type PrepareContext, type Prepared } from "../projects/bundle.ts";
 import { DdlParseError, dialectSchema, type ParseResult } from "../sqlddl/index.ts";
+import { labelKey } from "./labelTables.ts";
 import { sqlSizeProblem } from "./limits.ts";
 import { parseOffThread, parseProblem } from "./parsePool.ts";
 import { applyRevision, insertSchema } from "./store.ts";
@@ -112,9 +113,11 @@ registerBundleSection<Section, ParsedItem[]>({
       if (applied instanceof AppError) throw applied; // the new project is writable; kept for the type
       ids.set(item.id, schemaId);
       for (const t of item.translations) {
+        // A bundle exported before labels were keyed by qualified name may name a table bare.
+        const tableName = labelKey(item.parse.schema, t.table_name) ?? t.table_name;
         await tx.query(sql.type(ignoredRow)`
           insert into schema_translations (schema_id, language, table_name, field_name, label, description)
-          values (${schemaId}, ${t.language}, ${t.table_name}, ${t.field_name}, ${t.label}, ${t.description})
+          values (${schemaId}, ${t.language}, ${tableName}, ${t.field_name}, ${t.label}, ${t.description})
           on conflict do nothing`);
       }
     }

@@ -153,6 +153,25 @@ export async function discardRevision(tx: CommonQueryMethods, revision: Revision
       and not exists (select 1 from schema_revisions r where r.schema_id = s.id)`);
 }
 
+/** What a `schemas__parse` job was queued to parse (its payload). */
+export type ParseTarget = { target: "schema"; schema_id: number; revision_id: number } | { target: "sql_parse"; parse_id: number };
+
+/**
+ * Drops what a parse job cancelled before it ran was to parse, as a parse that failed would:
+ * the revision, and with it a schema that never parsed (a cancelled create leaves no schema
+ * behind, since a schema is either parsed or on its way), or the stand-alone parse not yet
+ * parsed. A schema that parsed before keeps its current text.
+ */
+export async function discardCancelledParse(tx: CommonQueryMethods, target: ParseTarget): Promise<void> {
+  if (target.target === "sql_parse") {
+    await tx.query(sql.type(ignoredRow)`delete from sql_parses where id = ${target.parse_id} and parsed is null`);
+    return;
+  }
+  const revision = await tx.maybeOne(sql.type(revisionRow)`
+    select id, schema_id, user_id, name, database_type, sql_text from schema_revisions where id = ${target.revision_id} and schema_id = ${target.schema_id}`);
+  if (revision) await discardRevision(tx, revision);
+}
+
 /** Keeps one anchor per table and field of `parsed`, reusing the ids of names seen before. */
 async function syncAnchors(tx: CommonQueryMethods, schemaId: number, parsed: ParsedSchema): Promise<void> {
   const tableNames: string[] = [];

@@ -1,6 +1,10 @@
 import t from "tap";
+import { z } from "zod";
 import { hashPassword } from "../../shared/auth/passwords.ts";
+import { sql } from "../../shared/db/pool.ts";
 import { enqueue } from "../../shared/jobs/enqueue.ts";
+import type { JobKind } from "../../shared/jobs/kind.ts";
+import * as kinds from "../../shared/jobs/kinds.ts";
 import { payoutsProcess } from "../../shared/jobs/kinds.ts";
 import { findJob } from "../../shared/jobs/records.ts";
 import { startTestApp } from "../support/app.ts";
@@ -38,4 +42,25 @@ t.test("jobs that notify or pay their owner cannot be cancelled by the owner", a
     t.equal(res.status, 200);
     t.equal(res.body.job.status, "cancelled");
   });
+});
+
+/** The kinds whose queued jobs only an administrator may cancel: those of before the flag, and the service's own refund (off by default). */
+const ADMIN_ONLY = ["emails__send", "payments__refund", "payouts__process", "push__send"];
+
+t.test("every kind: its owner may cancel a queued job exactly when the kind says so", async (t) => {
+  const app = await startTestApp(t);
+  const owner = await buildUserWithToken(app.pool);
+  const admin = await buildUserWithToken(app.pool, { roles: ["admin"] });
+  const all = Object.values(kinds as Record<string, JobKind>);
+  t.same(all.filter((k) => !k.ownerMayCancel).map((k) => k.name).sort(), ADMIN_ONLY, "the notices, the payout and the service's own refund");
+  // Records only (no payload: nothing to settle), so any kind can be held by the owner.
+  const queued = (kind: string) =>
+    app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`insert into jobs (kind, max_attempts, user_id) values (${kind}, 1, ${owner.user.id}) returning id`);
+  for (const kind of [...all.map((k) => k.name), "unknown__kind"]) {
+    const id = await queued(kind);
+    const res = await client(app.url, owner.token).post(`/api/jobs/${id}/cancel`);
+    const ownerMay = kind !== "unknown__kind" && !ADMIN_ONLY.includes(kind);
+    t.equal(res.status, ownerMay ? 200 : 403, `${kind}: ${ownerMay ? "its owner cancels it" : "only an administrator"}`);
+    if (!ownerMay) t.equal((await client(app.url, admin.token).post(`/api/jobs/${id}/cancel`)).status, 200, `${kind}: an administrator cancels it`);
+  }
 });

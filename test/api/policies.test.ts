@@ -99,10 +99,14 @@ t.test("policies", async (t) => {
   });
 
   t.test("jobs: their owner and site admins", async (t) => {
-    const job = { user_id: cast.member.id } as JobRow;
+    const job = { user_id: cast.member.id, kind: "templates__execute" } as JobRow;
     t.same(await allowed((u) => canViewJob(u, job)), ["member", "siteAdmin", "superAdmin"]);
     t.same(await allowed((u) => canCancelJob(u, job)), ["member", "siteAdmin", "superAdmin"]);
-    const orphan = { user_id: null } as JobRow;
+    const notice = { user_id: cast.member.id, kind: "emails__send" } as JobRow;
+    t.same(await allowed((u) => canCancelJob(u, notice)), ["siteAdmin", "superAdmin"], "a notice: not its owner's to cancel");
+    const unknown = { user_id: cast.member.id, kind: "gone__away" } as JobRow;
+    t.same(await allowed((u) => canCancelJob(u, unknown)), ["siteAdmin", "superAdmin"], "a kind no one declared: not its owner's either");
+    const orphan = { user_id: null, kind: "templates__execute" } as JobRow;
     t.same(await allowed((u) => canViewJob(u, orphan)), ["siteAdmin", "superAdmin"], "a job of no one: site admins only");
     t.same(await allowed((u) => canCancelJob(u, orphan)), ["siteAdmin", "superAdmin"]);
   });

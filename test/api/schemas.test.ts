@@ -279,6 +279,20 @@ t.test("schemas", async (t) => {
     t.equal(ambiguous.status, 422, ambiguous.text);
     t.match(ambiguous.body.errors.table_name, ["Several tables are named users; name one with its schema: audit.users, public.users."]);
     t.same((await api.get(tr)).body.data.map((x: { table_name: string; field_name: string | null }) => [x.table_name, x.field_name]), [["public.orders", null], ["public.users", "email"]]);
+
+    // A bundle exported before labels were keyed by qualified name names its tables bare.
+    const bundle = JSON.parse((await api.get(`/api/projects/${project}/export`)).text);
+    const labels = bundle.sections.schemas[0].translations as { language: string; table_name: string; field_name: string | null }[];
+    for (const label of labels) if (label.field_name === null) label.table_name = "orders";
+    labels.push({ ...labels[0]!, language: "fr", table_name: "users", field_name: null });
+    const imported = await api.post("/api/projects/import", bundle);
+    t.equal(imported.status, 201, imported.text);
+    const copy = (await api.get(`/api/projects/${imported.body.project.id}/schemas`)).body.data[0].id;
+    t.same(
+      (await api.get(`/api/projects/${imported.body.project.id}/schemas/${copy}/translations`)).body.data.map((x: { language: string; table_name: string; field_name: string | null }) => [x.language, x.table_name, x.field_name]),
+      [["de", "public.orders", null], ["de", "public.users", "email"], ["fr", "users", null]],
+      "imported under the qualified name where the bare one means one table; an ambiguous one as it came",
+    );
   });
 
   t.test("translations export: schemas that share a name are keyed `name (#id)` and never merge", async (t) => {
@@ -362,6 +376,30 @@ t.test("schemas", async (t) => {
       select count(*)::int as count, coalesce(sum(octet_length(sql_text)), 0)::int as text_bytes from sql_parses where user_id = ${carol.user.id}`);
     t.same(kept, { count: KEPT_PARSES, text_bytes: 0 }, "the cap holds, and parsed texts are not kept");
     t.equal((await api.get(`/api/sql-parse/${ids.at(-1)}/schema`)).status, 404, "another user's parses stay theirs");
+  });
+
+  t.test("/sql-parse: a burst beyond the cap answers every request with its own parse; the cap holds again after", async (t) => {
+    const dave = await buildUserWithToken(app.pool);
+    const d = client(app.url, dave.token);
+    const burst = KEPT_PARSES + 8;
+    const answers = await Promise.all(
+      Array.from({ length: burst }, (_, i) => d.post("/api/sql-parse", { sql_text: `create table burst${i} (id int);`, database_type: "MySQL" })),
+    );
+    answers.forEach((res, i) => {
+      t.equal(res.status, 200, `request ${i}: ${res.text}`);
+      t.equal(res.body.parse?.tables[0].table_name, `burst${i}`, `request ${i} gets its own parse`);
+    });
+    // Every request has read its parse: the next one takes the user back to the cap.
+    const next = await d.post("/api/sql-parse", { sql_text: "create table after_burst (id int);", database_type: "MySQL" });
+    t.equal(next.status, 200, next.text);
+    const kept = await app.pool.anyFirst(sql.type(z.object({ id: z.number() }))`select id from sql_parses where user_id = ${dave.user.id} order by id`);
+    t.equal(kept.length, KEPT_PARSES, "the newest parses only");
+    t.equal(kept.at(-1), next.body.parse.id);
+    const held = () => app.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from sql_parses where user_id = ${dave.user.id} and held_until is not null`);
+    t.equal(await held(), 0, "a parse its request has read is held no more");
+    const async = await d.post("/api/sql-parse", { sql_text: "create table later (id int);", database_type: "MySQL" }, { headers: { prefer: "respond-async" } });
+    t.equal(async.status, 202, async.text);
+    t.equal(await held(), 0, "nor one whose request answered 202 at once");
   });
 
   t.test("authorization: viewers read, members write, strangers see nothing; a locked project refuses changes", async (t) => {

@@ -13,11 +13,11 @@ import { PermanentJobError } from "../../shared/jobs/errors.ts";
 import { defineJobKind } from "../../shared/jobs/kind.ts";
 import { defineTask } from "../../workers/defineTask.ts";
 
-export const echoKind = defineJobKind("test__echo", z.object({ value: z.unknown() }), { maxAttempts: 1 });
+export const echoKind = defineJobKind("test__echo", z.object({ value: z.unknown() }), { maxAttempts: 1, ownerMayCancel: true });
 export const progressKind = defineJobKind("test__progress", z.object({ steps: z.number().int().min(1).max(10) }), { maxAttempts: 1 });
 export const flakyKind = defineJobKind("test__flaky", z.object({ failTimes: z.number().int() }), { maxAttempts: 3 });
 export const invalidKind = defineJobKind("test__invalid", z.object({}), { maxAttempts: 5 });
-export const sleepKind = defineJobKind("test__sleep", z.object({ firstAttemptMs: z.number().int(), laterAttemptMs: z.number().int() }), { maxAttempts: 3 });
+export const sleepKind = defineJobKind("test__sleep", z.object({ firstAttemptMs: z.number().int(), laterAttemptMs: z.number().int() }), { maxAttempts: 3, ownerMayCancel: true });
 export const leakyKind = defineJobKind("test__leaky", z.object({}), { maxAttempts: 2 });
 export const refusedKind = defineJobKind("test__refused", z.object({}), { maxAttempts: 3 });
 /** What the leaky task throws: the kind of text a driver error carries. */

@@ -48,7 +48,7 @@ const stats = defineRoute({
       totals: figures.totals,
       workers: figures.workers.map(presentWorker),
       slowest: figures.slowest.map((j) => ({ ...presentJob(j), duration_ms: Math.round(j.duration_ms) })),
-      failed: figures.failed.map(presentJob),
+      failed: figures.failed.map((j) => presentJob(j)),
       web: { pid: process.pid, websocket_connections: ctx.deps.metrics.realtimeConnections },
     };
   },
@@ -65,7 +65,7 @@ const list = defineRoute({
   handler: async (ctx, { query }) => {
     adminOnly(ctx);
     const { rows, total } = await listJobs(ctx.deps.pool, { status: query.status, kind: query.kind, limit: query.per_page, offset: (query.page - 1) * query.per_page });
-    ctx.body = paginated(rows.map(presentJob), total, query, new URL(ctx.href));
+    ctx.body = paginated(rows.map((j) => presentJob(j)), total, query, new URL(ctx.href));
   },
 });
 

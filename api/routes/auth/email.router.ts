@@ -3,7 +3,8 @@
  * signed link), POST /auth/email/resend, and POST /auth/email/cancel-change (the link sent
  * to the old address when the address is changed).
  *
- * A link works once (a second use answers 410 `link_used`). It signs in only when it
+ * A link works once (a second use answers 410 `link_used`); a disabled account's link is
+ * refused (403 `account_disabled`, as login refuses it) and left unused. It signs in only when it
  * verifies a new account's address for the first time, with a read+write token (never the
  * `admin` scope), and for an account with two-factor authentication only through the
  * second factor (`two_factor_required`, as login). A link that confirms an e-mail *change*
@@ -49,7 +50,7 @@ const verify = defineRoute({
   query: verifyEmailQuery,
   responses: {
     200: { description: "Verified or confirmed; signed in only as the description says", schema: z.union([verifiedResponse, twoFactorRequiredResponse.extend({ user: userResource, ...invitationFields })]) },
-    403: { description: "The link is invalid" },
+    403: { description: "The link is invalid (`invalid_signature`), or the account is disabled (`account_disabled`: the link stays unused)" },
     410: { description: "The link was used before (`link_used`)" },
   },
   handler: async (ctx, { params, query }) => {
@@ -60,6 +61,8 @@ const verify = defineRoute({
     const check = user && address ? checkVerification(config.appKey, { id: user.id, email: address }, params.hash, query.expires, query.signature) : "invalid";
     if (check === "invalid") throw new AppError(403, "invalid_signature", "This verification link is invalid.");
     if (check === "expired") throw invalid({ expires: ["This verification link has expired; ask for a new one."] });
+    // As login refuses it, before the link is used up: nothing is verified, confirmed or signed in.
+    if (user!.disabled_at) throw new AppError(403, "account_disabled", "This account is disabled; contact the administrators.");
     const outcome = await pool.transaction(async (tx) => {
       if (!(await claimLink(tx, user!.id, query.signature, query.expires))) return "used" as const;
       if (change && !(await confirmEmailChange(tx, change))) return "taken" as const;

@@ -3,7 +3,7 @@
  * and /auth/login-2fa.
  */
 import { z } from "zod";
-import { checkCredentials, findLoginUser } from "../../../shared/auth/credentials.ts";
+import { checkCredentials, findLoginUser, passwordStillCurrent } from "../../../shared/auth/credentials.ts";
 import { verificationLink } from "../../../shared/auth/emailVerification.ts";
 import { closeChallenge, createChallenge, deviceTrust, findOpenChallenge, recordWrongCode, trustDevice } from "../../../shared/auth/loginChallenges.ts";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
@@ -18,6 +18,9 @@ import { presentUser, userResource } from "../../presenters/user.ts";
 import { defineRoute } from "../route.ts";
 import { login2faBody, loginBody, registerBody, tokenResponse, twoFactorRequiredResponse } from "./auth.schema.ts";
 import { loginResponse } from "./session.ts";
+
+const wrongCredentials = () => invalid({ email: ["These credentials do not match our records."] });
+const expiredChallenge = () => invalid({ two_factor_token: ["The two-factor session has expired or is invalid; log in again."] });
 
 const register = defineRoute({
   method: "post",
@@ -92,13 +95,15 @@ const login = defineRoute({
         });
       }
       if (result.reason === "disabled") throw new AppError(403, "account_disabled", "This account is disabled; contact the administrators.");
-      throw invalid({ email: ["These credentials do not match our records."] });
+      throw wrongCredentials();
     }
     const user = result.user;
     if (user.two_factor_confirmed_at) {
       const trust = await deviceTrust(pool, user.id, device);
       if (trust !== "trusted") {
         const token = await createChallenge(pool, user.id, device);
+        // Its challenge carries the password's proof into /auth/login-2fa: not once the password changed.
+        if (!(await passwordStillCurrent(pool, user))) throw wrongCredentials();
         ctx.body = {
           message: "Two-factor authentication is required.",
           two_factor_required: true,
@@ -108,7 +113,7 @@ const login = defineRoute({
         return;
       }
     }
-    ctx.body = await loginResponse(ctx.deps, user, "Login successful.");
+    ctx.body = await loginResponse(ctx.deps, user, "Login successful.", wrongCredentials);
   },
 });
 
@@ -136,6 +141,8 @@ const login2fa = defineRoute({
       if (!user?.two_factor_secret || !user.two_factor_confirmed_at) return { error: "two_factor_token" as const };
       // Disabled after the password step: refused as /auth/login refuses it (the challenge proves the password).
       if (user.disabled_at) return { error: "disabled" as const };
+      // ...the password of then: a challenge from before a password change signs nobody in.
+      if (user.password_changed_at && user.password_changed_at >= challenge.created_at) return { error: "two_factor_token" as const };
       const checked = await checkSecondFactor({ attempts: identity.attempts, appKey: config.appKey }, tx, user, body.code);
       if ("locked" in checked) return { error: "locked" as const, retryAfterS: checked.retryAfterS };
       const recoveryUsed = checked.recoveryUsed;
@@ -153,12 +160,10 @@ const login2fa = defineRoute({
     if ("error" in outcome) {
       if (outcome.error === "locked") throw tooManyAttempts(outcome.retryAfterS, "two-factor");
       if (outcome.error === "disabled") throw new AppError(403, "account_disabled", "This account is disabled; contact the administrators.");
-      throw outcome.error === "code"
-        ? invalid({ code: ["The two-factor code is invalid."] })
-        : invalid({ two_factor_token: ["The two-factor session has expired or is invalid; log in again."] });
+      throw outcome.error === "code" ? invalid({ code: ["The two-factor code is invalid."] }) : expiredChallenge();
     }
     ctx.body = {
-      ...(await loginResponse(ctx.deps, outcome.user, "Login successful.")),
+      ...(await loginResponse(ctx.deps, outcome.user, "Login successful.", expiredChallenge)),
       recovery_code_used: outcome.recoveryUsed,
       recovery_codes_remaining: outcome.remaining,
     };

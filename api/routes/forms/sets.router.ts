@@ -9,6 +9,7 @@ import { AppError, invalidField } from "../../../shared/errors.ts";
 import { requireFormDesignerAccess } from "../../../shared/forms/access.ts";
 import { defaultSetColors } from "../../../shared/forms/colors.ts";
 import { windowElements } from "../../../shared/forms/elements.ts";
+import { placementsNotIn } from "../../../shared/forms/placementsElsewhere.ts";
 import { formSetColumns, formSetRow, formWindowColumns, formWindowRow, type FormSetRow } from "../../../shared/forms/rows.ts";
 import { currentUser } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
@@ -43,6 +44,19 @@ async function checkPlace(tx: CommonQueryMethods, user: UserRow, projectId: numb
   if (projectId === null) throw invalidField("schema_id", "A schema needs the form set's project_id.");
   const found = await tx.exists(sql.type(z.object({}))`select 1 from schemas where id = ${schemaId} and project_id = ${projectId}`);
   if (!found) throw invalidField("schema_id", "The schema is not a schema of the form set's project.");
+}
+
+/**
+ * A set that moves (another project, or another schema of its project) keeps its placements:
+ * 422 on the field that moved it when some would not name a field there.
+ */
+async function checkPlacementsMove(tx: CommonQueryMethods, setId: number, projectId: number | null, schemaId: number | null, bySchema: boolean): Promise<void> {
+  const problems = await placementsNotIn(tx, setId, projectId, schemaId);
+  if (problems.length === 0) return;
+  const listed = problems.join(", ");
+  if (projectId === null) throw invalidField("project_id", `A set outside a project cannot hold field placements; remove them first: ${listed}.`);
+  const place = bySchema ? "That schema lacks" : "That project's schemas lack";
+  throw invalidField(bySchema ? "schema_id" : "project_id", `${place} fields the set's placements name: ${listed}. Change or remove them first.`);
 }
 
 const list = defineRoute({
@@ -142,6 +156,7 @@ const update = defineRoute({
       const projectId = body.project_id !== undefined ? body.project_id : row.project_id;
       const schemaId = body.schema_id !== undefined ? body.schema_id : body.project_id !== undefined ? null : row.schema_id;
       if (body.project_id !== undefined || body.schema_id !== undefined) await checkPlace(tx, user, projectId, schemaId);
+      if (projectId !== row.project_id || schemaId !== row.schema_id) await checkPlacementsMove(tx, row.id, projectId, schemaId, body.schema_id !== undefined && projectId === row.project_id);
       const changes: Record<string, string | number | boolean | null> = { ...body, project_id: projectId, schema_id: schemaId };
       const sets = Object.entries(changes).map(([column, value]) => sql.fragment`${sql.identifier([column])} = ${value}`);
       await tx.query(sql.type(ignoredRow)`

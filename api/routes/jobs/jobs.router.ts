@@ -1,33 +1,31 @@
 /**
  * Job records: GET /jobs/{id} (owner or site admin), the caller's job list, and cancelling
- * a job that has not started. Channel `private-job.{id}` carries the same visibility.
+ * a job that has not started. The result of a project's job is shown only while the caller
+ * may read the project; channel `private-job.{id}`, whose `JobCompleted` carries the result,
+ * is open to those who may read both the job and its result.
  */
 import { z } from "zod";
-import { sql, type DatabaseTransactionConnection } from "../../../shared/db/pool.ts";
-import { publishCompleted } from "../../../shared/deployments/logs.ts";
-import { failCancelledRun } from "../../../shared/deployments/records.ts";
+import { sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
+import { accessFragment, findProject, projectAccessLevels } from "../../../shared/db/projects.ts";
+import type { UserRow } from "../../../shared/db/users.ts";
 import { conflict, notFound } from "../../../shared/errors.ts";
 import { workerJobKey } from "../../../shared/jobs/enqueue.ts";
 import { presentJob, publishJobCompleted } from "../../../shared/jobs/events.ts";
-import { deploymentsRun, webhooksDeliver } from "../../../shared/jobs/kinds.ts";
 import { findJob, jobColumns, jobRow, markCancelled, type JobRow } from "../../../shared/jobs/records.ts";
-import { failCancelledDelivery } from "../../../shared/webhooks/store.ts";
+import { settleCancelled } from "../../../shared/jobs/settleCancelled.ts";
 import { currentUser, type AppContext } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
-import { canCancelJob, canViewJob } from "../../policies/job.ts";
+import { canCancelJob, canReadJobResult, canViewJob } from "../../policies/job.ts";
+import { isSiteAdmin } from "../../policies/roles.ts";
 import { registerChannelAuthorizer } from "../../realtime/channelAuth.ts";
 import { defineRoute } from "../route.ts";
 import { idParams, jobResource, listJobsQuery } from "./jobs.schema.ts";
 
-/** Settles the record a cancelled job was to work on, which would otherwise wait for it for good. */
-async function settleCancelled(tx: DatabaseTransactionConnection, job: JobRow): Promise<void> {
-  if (job.kind === deploymentsRun.name) {
-    const deploymentId = await failCancelledRun(tx, job.id);
-    if (deploymentId !== null) await publishCompleted(tx, deploymentId, "failed");
-  } else if (job.kind === webhooksDeliver.name) {
-    await failCancelledDelivery(tx, job.id);
-  }
+/** Whether `user` may read the result of `job` now (its project read only for a project's job). */
+async function resultReadable(conn: CommonQueryMethods, user: UserRow, job: JobRow): Promise<boolean> {
+  if (job.project_id === null || isSiteAdmin(user)) return true;
+  return canReadJobResult(user, job, await findProject(conn, job.project_id, user.id));
 }
 
 async function visibleJob(ctx: AppContext, id: number) {
@@ -35,6 +33,9 @@ async function visibleJob(ctx: AppContext, id: number) {
   if (!job || !canViewJob(currentUser(ctx), job)) throw notFound("Job");
   return job;
 }
+
+/** A listed job with its project's owner and the caller's access to it (null when it has none or the project is gone). */
+const listedJobRow = jobRow.extend({ project_owner_id: z.number().nullable(), project_access: z.enum(projectAccessLevels).nullable() });
 
 const show = defineRoute({
   method: "get",
@@ -45,7 +46,8 @@ const show = defineRoute({
   params: idParams,
   responses: { 200: { description: "The job", schema: z.object({ job: jobResource }) } },
   handler: async (ctx, { params }) => {
-    ctx.body = { job: presentJob(await visibleJob(ctx, params.id)) };
+    const job = await visibleJob(ctx, params.id);
+    ctx.body = { job: presentJob(job, { withResult: await resultReadable(ctx.deps.pool, currentUser(ctx), job) }) };
   },
 });
 
@@ -64,10 +66,19 @@ const list = defineRoute({
     if (query.kind) filters.push(sql.fragment`kind = ${query.kind}`);
     const where = sql.join(filters, sql.fragment` and `);
     const [rows, total] = await Promise.all([
-      ctx.deps.pool.any(sql.type(jobRow)`select ${jobColumns} from jobs where ${where} order by id desc ${pageFragment(query)}`),
+      ctx.deps.pool.any(sql.type(listedJobRow)`
+        select ${jobColumns}, pa.owner_id as project_owner_id, pa.access as project_access from jobs
+        left join lateral (
+          select p.owner_id, ${accessFragment(user.id)} as access from projects p where p.id = jobs.project_id and p.deleted_at is null
+        ) pa on true
+        where ${where} order by id desc ${pageFragment(query)}`),
       ctx.deps.pool.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from jobs where ${where}`),
     ]);
-    ctx.body = paginated(rows.map(presentJob), total, query, new URL(ctx.href));
+    const present = ({ project_owner_id, project_access, ...job }: z.infer<typeof listedJobRow>) => {
+      const project = project_owner_id === null ? null : { owner_id: project_owner_id, access: project_access };
+      return presentJob(job, { withResult: canReadJobResult(user, job, project) });
+    };
+    ctx.body = paginated(rows.map(present), total, query, new URL(ctx.href));
   },
 });
 
@@ -80,12 +91,12 @@ const cancel = defineRoute({
   params: idParams,
   responses: {
     200: { description: "Cancelled", schema: z.object({ message: z.string(), job: jobResource }) },
-    403: { description: "A notice (e-mail, push) or payout job: only an administrator may cancel it" },
+    403: { description: "A kind its owner may not cancel (a notice such as an e-mail or a push, a payout): only an administrator may" },
     409: { description: "The job already started or finished" },
   },
   handler: async (ctx, { params }) => {
     const job = await visibleJob(ctx, params.id);
-    authorize(canCancelJob(currentUser(ctx), job), "This job sends you a notice or settles a payout; only an administrator may cancel it.");
+    authorize(canCancelJob(currentUser(ctx), job), "Jobs of this kind (such as a notice sent to you or a payout) run even if asked to stop; only an administrator may cancel one.");
     const cancelled = await ctx.deps.pool.transaction(async (tx) => {
       const row = await markCancelled(tx, job.id);
       if (!row) return null;
@@ -104,7 +115,7 @@ const cancel = defineRoute({
 registerChannelAuthorizer("private-job.", async (deps, user, id) => {
   if (!/^\d{1,18}$/.test(id)) return false;
   const job = await findJob(deps.pool, Number(id));
-  return job !== null && canViewJob(user, job);
+  return job !== null && canViewJob(user, job) && (await resultReadable(deps.pool, user, job));
 });
 
 export const jobRoutes = [list, show, cancel];

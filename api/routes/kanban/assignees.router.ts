@@ -2,12 +2,16 @@
  * Assignees of a card (`POST /kanban-cards/{id}/assignees` `{user_id, kanban_role}`,
  * `DELETE /assignees/{id}`): only people of the project (422 otherwise); an assignment
  * records an `assigned` activity and both publish `CardUpdated` with the assignees' change.
+ * Assigning someone already assigned changes their kanban role (`kanban_role` null clears
+ * it, an omitted one keeps it); a changed role records an `assigned` activity and publishes
+ * `CardUpdated`, both with `kanban_roles` (`{old: {<user id>: role}, new: {<user id>: role}}`).
  */
 import { notifyAssigned } from "../../../shared/kanban/assignmentNotice.ts";
 import { z } from "zod";
+import type { CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { invalid, notFound } from "../../../shared/errors.ts";
 import { recordActivity } from "../../../shared/kanban/activities.ts";
-import { assignUser, cardLinks, findAssignment, projectPeople, unassign } from "../../../shared/kanban/cards.ts";
+import { assignUser, cardLinks, type Assigned, findAssignment, projectPeople, unassign } from "../../../shared/kanban/cards.ts";
 import { loadCardDetails } from "../../../shared/kanban/details.ts";
 import { cardUpdated } from "../../../shared/kanban/events.ts";
 import { currentUser } from "../../context.ts";
@@ -20,6 +24,18 @@ import { cardForWrite, hiddenAs } from "./load.ts";
 import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Kanban"];
+
+/**
+ * A changed kanban role of someone already assigned: an `assigned` activity and `CardUpdated`,
+ * both with `kanban_roles` mapping the person's user id to the role before and after.
+ */
+async function recordRoleChange(tx: CommonQueryMethods, card: { id: number; board_id: number }, actorId: number, name: string, assigned: Assigned): Promise<void> {
+  const key = String(assigned.user_id);
+  const changes = { kanban_roles: { old: { [key]: assigned.old_role }, new: { [key]: assigned.role } } };
+  const description = assigned.role === null ? `removed the kanban role of ${name}` : `made ${name} ${assigned.role}`;
+  await recordActivity(tx, card.id, actorId, "assigned", description, changes);
+  await cardUpdated(tx, card.board_id, card.id, changes);
+}
 
 const add = defineRoute({
   method: "post",
@@ -36,8 +52,8 @@ const add = defineRoute({
       const { card, project } = await cardForWrite(tx, params.id, user);
       if (!(await projectPeople(tx, project.id, [body.user_id])).has(body.user_id)) throw invalid({ user_id: ["The user is not a member of the project."] });
       const before = await cardLinks(tx, card.id);
-      const { id, created } = await assignUser(tx, card.id, body.user_id, body.kanban_role ?? null);
-      if (created) {
+      const assigned = await assignUser(tx, card.id, body.user_id, body.kanban_role);
+      if (assigned.created) {
         const after = [...before.assignees, body.user_id].sort((a, b) => a - b);
         const changes = { assignees: { old: before.assignees, new: after } };
         await recordActivity(tx, card.id, user.id, "assigned", "assigned 1 person", changes);
@@ -45,7 +61,9 @@ const add = defineRoute({
         await notifyAssigned(tx, { assigner: user, card }, [body.user_id]);
       }
       const details = await loadCardDetails(tx, [card.id], false);
-      return details.assignees.get(card.id)!.find((a) => a.id === id)!;
+      const assignee = details.assignees.get(card.id)!.find((a) => a.id === assigned.id)!;
+      if (!assigned.created && assigned.old_role !== assigned.role) await recordRoleChange(tx, card, user.id, assignee.name, assigned);
+      return assignee;
     });
     ctx.status = 201;
     ctx.body = { message: "Assigned.", assignee: presentAssignee(assignee) };

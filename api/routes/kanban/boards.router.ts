@@ -89,12 +89,12 @@ const projectMove = defineRoute({
   path: "/projects/{projectId}/kanban/cards/{cardId}/move",
   summary: "Move a card of the project to a column at an index",
   description:
-    "`order` is the 0-based index in the target column (clamped to its end); the other cards shift. A full target column answers 409 `wip_limit_reached` and changes nothing; a column of another board is 404. Publishes `CardMoved`.",
+    "`order` is the 0-based index in the target column (clamped to its end); the other cards shift. A full target column answers 409 `wip_limit_reached` (`column_full` when it holds 10,000 cards) and changes nothing; a column of another board is 404. Publishes `CardMoved`.",
   tags,
   auth: "bearer",
   params: projectCardParams,
   body: moveBody,
-  responses: { ...projectStateResponses, 200: { description: "Moved", schema: z.object({ message: z.string() }) }, 409: { description: "The target column is full (wip_limit_reached); or the project is archived (`project_archived`)" } },
+  responses: { ...projectStateResponses, 200: { description: "Moved", schema: z.object({ message: z.string() }) }, 409: { description: "The target column is full (`wip_limit_reached`, `column_full`); or the project is archived (`project_archived`)" } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     await ctx.deps.pool.transaction((tx) => performMove(tx, user, params.cardId, body.column_id, body.order, params.projectId));

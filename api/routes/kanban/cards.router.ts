@@ -1,6 +1,6 @@
 /**
  * Kanban cards (`/kanban-cards`): create into a column (at its end or at `order`; a full
- * column answers 409 `wip_limit_reached`), read in full, update with the card write form,
+ * column answers 409 `wip_limit_reached`, one holding MAX_CARDS_PER_COLUMN `column_full`), read in full, update with the card write form,
  * delete (with its comments, attachments and activities), and move. Every change writes its
  * activity and its board event in its own transaction.
  */
@@ -24,7 +24,7 @@ import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Kanban"];
 const cardEnvelope = z.object({ message: z.string(), card: cardResource });
-const full = { 409: { description: "The column is full (wip_limit_reached); or the project is archived (`project_archived`)" } };
+const full = { 409: { description: "The column is full (`wip_limit_reached`, or `column_full` at 10,000 cards); or the project is archived (`project_archived`)" } };
 
 const create = defineRoute({
   method: "post",
@@ -116,7 +116,7 @@ const move = defineRoute({
   path: "/kanban-cards/{id}/move",
   summary: "Move a card to a column of its board at an index",
   description:
-    "`{column_id, order}`; `status` (the target column id, as the spec's client sends it) may stand in for `column_id`. `order` is 0-based (default 0) and clamped to the column. 409 `wip_limit_reached` when the target is full. Publishes `CardMoved` only.",
+    "`{column_id, order}`; `status` (the target column id, as the spec's client sends it) may stand in for `column_id`. `order` is 0-based (default 0) and clamped to the column. 409 `wip_limit_reached` when the target is full (`column_full` when it holds 10,000 cards). Publishes `CardMoved` only.",
   tags,
   auth: "bearer",
   params: idParams,

@@ -89,7 +89,7 @@ const remove = defineRoute({
   method: "delete",
   path: "/kanban-columns/{id}",
   summary: "Delete a column; one with cards needs `target_column_id` (its cards move to the end of that column)",
-  description: "Without a target a column with cards answers 409 `column_not_empty`; a target without room for the cards answers 409 `wip_limit_reached`.",
+  description: "Without a target a column with cards answers 409 `column_not_empty`; a target without room for the cards answers 409 `wip_limit_reached` (`column_full` past 10,000 cards).",
   tags,
   auth: "bearer",
   params: idParams,

@@ -8,7 +8,7 @@ import { kanbanRoles } from "../../../shared/kanban/details.ts";
 import { priorities } from "../../../shared/kanban/cards.ts";
 import { projectParams } from "../projects/projects.schema.ts";
 import { idNumber } from "../../../shared/canonicalNumbers.ts";
-import { MAX_COLUMNS_PER_BOARD } from "../../../shared/kanban/store.ts";
+import { MAX_CARDS_PER_COLUMN, MAX_COLUMNS_PER_BOARD } from "../../../shared/kanban/store.ts";
 
 export const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const bodyId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
@@ -24,7 +24,7 @@ export const createBoardBody = z.object({
 
 export const updateBoardBody = z.object({ name });
 
-const wipLimit = z.number().int().min(1).max(10_000).nullable();
+const wipLimit = z.number().int().min(1).max(MAX_CARDS_PER_COLUMN).nullable();
 
 export const createColumnBody = z.object({ board_id: bodyId, name, wip_limit: wipLimit.optional() });
 

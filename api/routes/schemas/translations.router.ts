@@ -10,6 +10,7 @@ import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { dict } from "../../../shared/dict.ts";
 import { invalid, notFound } from "../../../shared/errors.ts";
+import { tablesNamed } from "../../../shared/schemas/labelTables.ts";
 import { findReadySchema, qualifiedName, type ReadySchema } from "../../../shared/schemas/store.ts";
 import { currentUser } from "../../context.ts";
 import { projectForRead, projectForWrite } from "../../policies/projectGuard.ts";
@@ -63,8 +64,7 @@ const translationParams = schemaParams.extend({ translationId: z.coerce.number()
  * the schema's current parse.
  */
 function targetTable(schema: ReadySchema, tableName: string, fieldName: string | null): string {
-  const exact = schema.parsed.tables.filter((t) => qualifiedName(t) === tableName);
-  const matches = exact.length > 0 ? exact : schema.parsed.tables.filter((t) => t.table_name === tableName);
+  const matches = tablesNamed(schema.parsed, tableName);
   const names = [...new Set(matches.map(qualifiedName))].sort();
   if (names.length === 0) throw invalid({ table_name: [`The schema has no table named ${tableName}.`] });
   if (names.length > 1) throw invalid({ table_name: [`Several tables are named ${tableName}; name one with its schema: ${names.join(", ")}.`] });

@@ -2,6 +2,7 @@ import t from "tap";
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
+import { buildProject } from "../../support/factories.ts";
 import { buildSchema } from "../../support/templateFactories.ts";
 import { designerWorld } from "../../support/formDesigner.ts";
 
@@ -127,6 +128,45 @@ t.test("form designer", async (t) => {
     const lw = await newWindow(loose.id);
     const noProject = await api.post("/api/form-elements", { form_window_id: lw.id, element_type: "field_textinput", control_type: "text", field_name: "email" });
     t.equal(noProject.status, 422, "a set without a project has no fields to place");
+  });
+
+  t.test("a set moves only where its field placements hold", async (t) => {
+    const set = await newSet();
+    const w = await newWindow(set.id);
+    const place = async (fields: Record<string, unknown>) => {
+      const res = await api.post("/api/form-elements", { form_window_id: w.id, element_type: "field_textinput", control_type: "text", ...fields });
+      t.equal(res.status, 201, res.text);
+      return res.body.form_element.id as number;
+    };
+    const email = await place({ field_name: "users.email" });
+    const author = await place({ field_name: "posts.user_id", control_type: "dropdown", link_table: "users", link_field: "id", link_display_field: "email" });
+    const move = (changes: Record<string, unknown>) => api.put(`/api/form-sets/${set.id}`, changes);
+
+    const elsewhere = await buildProject(app.pool, alice.user.id);
+    await buildSchema(app.pool, elsewhere, alice.user.id, "CREATE TABLE users (id SERIAL PRIMARY KEY, name TEXT);\nCREATE TABLE posts (id SERIAL PRIMARY KEY, user_id INT);", "other");
+    const refused = await move({ project_id: elsewhere });
+    t.equal(refused.status, 422, refused.text);
+    t.same(Object.keys(refused.body.errors), ["project_id"]);
+    t.match(refused.body.errors.project_id[0], /users\.email in window Edit, users\.email \(its link\) in window Edit/);
+    t.match((await api.get(`/api/form-sets/${set.id}`)).body.form_set, { project_id: projectId, schema_id: schemaId }, "the set stays where it was");
+    t.equal((await api.put(`/api/form-elements/${email}`, { x_position: 30 })).status, 200, "and its placements stay writable");
+
+    const twin = await buildProject(app.pool, alice.user.id);
+    const twinSchema = await buildSchema(app.pool, twin, alice.user.id);
+    const moved = await move({ project_id: twin });
+    t.equal(moved.status, 200, moved.text);
+    t.match(moved.body.form_set, { project_id: twin, schema_id: null });
+    const narrow = await buildSchema(app.pool, twin, alice.user.id, "CREATE TABLE notes (id int);", "notes");
+    const narrowed = await move({ schema_id: narrow });
+    t.equal(narrowed.status, 422, narrowed.text);
+    t.same(Object.keys(narrowed.body.errors), ["schema_id"]);
+    t.equal((await move({ schema_id: twinSchema })).status, 200, "a schema that has the fields");
+    const loose = await move({ project_id: null });
+    t.equal(loose.status, 422, "a set outside a project cannot hold placements");
+    t.match(loose.body.errors.project_id[0], /cannot hold field placements/);
+
+    for (const id of [email, author]) t.equal((await api.delete(`/api/form-elements/${id}`)).status, 200);
+    t.equal((await move({ project_id: null })).status, 200, "without placements it leaves the project");
   });
 
   t.test("elements stay inside their window; anchors; snap to grid", async (t) => {

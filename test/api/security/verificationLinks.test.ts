@@ -6,6 +6,8 @@ import t from "tap";
 import { Secret, TOTP } from "otpauth";
 import { verificationLink } from "../../../shared/auth/emailVerification.ts";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
+import { z } from "zod";
+import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUser } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
@@ -60,6 +62,22 @@ t.test("verification links", async (t) => {
     t.equal(res.body.two_factor_required, true);
     t.notOk(res.body.access_token);
     t.type(res.body.two_factor_token, "string");
+  });
+
+  t.test("a disabled account's link is refused at the link and stays unused", async (t) => {
+    const user = await buildUser(app.pool, { emailVerified: false });
+    const path = verifyPath(link(user));
+    await app.pool.query(sql.type(z.object({}))`update users set disabled_at = now() where id = ${user.id}`);
+    const refused = await api.post(path);
+    t.equal(refused.status, 403, refused.text);
+    t.same(refused.body, { message: "This account is disabled; contact the administrators.", code: "account_disabled" });
+    t.notOk(refused.body.access_token, "no token");
+    const verifiedAt = await app.pool.oneFirst(sql.type(z.object({ v: z.date().nullable() }))`select email_verified_at as v from users where id = ${user.id}`);
+    t.equal(verifiedAt, null, "the address is not verified");
+    await app.pool.query(sql.type(z.object({}))`update users set disabled_at = null where id = ${user.id}`);
+    const again = await api.post(path);
+    t.equal(again.status, 200, "re-enabled, the same link works");
+    t.type(again.body.access_token, "string");
   });
 
   t.test("a verification token never carries the admin scope", async (t) => {

@@ -254,14 +254,19 @@ t.test("job layer", async (t) => {
     t.equal(UNEXPECTED_ATTEMPT_FAILURE, "An attempt of the job failed unexpectedly; it will be retried.");
   });
 
-  t.test("kinds: area__verb names, five attempts by default, a queue only when named", async (t) => {
+  t.test("kinds: area__verb names, five attempts by default, a queue only when named, not the owner's to cancel by default", async (t) => {
     for (const bad of ["plain", "Area__verb", "area__Verb", "area-x__verb", "__verb", "area__", "area__verb!", "x area__verb"]) {
       t.throws(() => defineJobKind(bad, z.object({})), { message: `Job kind ${bad} must look like area__verb` }, bad);
     }
     const plain = defineJobKind("area_1__verb_2", z.object({}));
     t.equal(plain.maxAttempts, 5);
     t.notOk("queueName" in plain);
-    t.same({ ...defineJobKind("a__b", z.object({}), { maxAttempts: 1, queueName: "q" }), payload: null }, { name: "a__b", payload: null, maxAttempts: 1, queueName: "q" });
+    t.same(
+      { ...defineJobKind("a__b", z.object({}), { maxAttempts: 1, queueName: "q" }), payload: null },
+      { name: "a__b", payload: null, maxAttempts: 1, queueName: "q", ownerMayCancel: false },
+      "its owner may not cancel it unless the kind says so",
+    );
+    t.equal(defineJobKind("a__c", z.object({}), { ownerMayCancel: true }).ownerMayCancel, true);
   });
 });
 

@@ -6,7 +6,8 @@
  * connection, and what the sign-in
  * routes need: the owner's credentials (every owner has `OWNER_PASSWORD`), two-factor
  * authentication pending or on with a known secret and a login challenge with a current TOTP
- * code, a password reset token, a pending e-mail change's cancel token and a signed
+ * code, a password reset token, a pending e-mail change's cancel token, a two-factor restore
+ * token and a signed
  * verification link. Made on first use, through the API where a client can make one, else by
  * the services the API's own paths call; the values a request must carry are noted for
  * `World.notes` (`bodyHints.ts` puts them into the body or query).
@@ -19,6 +20,7 @@ import { verificationLink } from "../../../shared/auth/emailVerification.ts";
 import { createChallenge } from "../../../shared/auth/loginChallenges.ts";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
 import { createResetToken } from "../../../shared/auth/passwordResets.ts";
+import { noticeTwoFactorChange } from "../../../shared/auth/twoFactorRestores.ts";
 import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
 import { grantCredits } from "../../../shared/credits/ledger.ts";
 import { seal } from "../../../shared/crypto.ts";
@@ -159,6 +161,17 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
       return (async () => {
         ctx.spoil();
         const token = await pool.transaction((tx) => requestEmailChange(tx, owner, `new.${owner.email}`));
+        ctx.note(kind, { token });
+        return owner.id;
+      })();
+    case "twoFactorRestore":
+      // Two-factor on, then new recovery codes: the notice mailed to the owner carries the restore token.
+      return (async () => {
+        ctx.spoil();
+        await ctx.need("twoFactorOn");
+        const recipient = { id: owner.id, name: "Owner", email: owner.email, language: "en" };
+        const token = await pool.transaction((tx) => noticeTwoFactorChange(tx, recipient, "recovery_codes", ctx.secrets.frontendUrl));
+        if (token === null) return undefined;
         ctx.note(kind, { token });
         return owner.id;
       })();

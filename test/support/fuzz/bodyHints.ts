@@ -93,6 +93,7 @@ const FROM_WORLD: Record<string, { why: string; kind: string; into: "query" | "b
   postApiAuthLogin2fa: { why: "a login challenge of the owner's (2FA on) and a current TOTP code", kind: "twoFactorChallenge", into: "body", secret: true },
   postApiAuth2faConfirm: { why: "a current TOTP code of the pending secret, and the password", kind: "twoFactorPending", into: "body", secret: true },
   postApiAuthResetPassword: { why: "the e-mailed reset token and its address", kind: "passwordReset", into: "body", secret: true },
+  postApiAuth2faRestore: { why: "the restore token e-mailed when two-factor was turned off or its recovery codes replaced", kind: "twoFactorRestore", into: "body", secret: true },
   postApiAuthEmailCancelChange: { why: "the cancel token e-mailed to the old address of a pending change", kind: "emailChange", into: "body", secret: true },
   postApiAuthEmailVerifyIdHash: { why: "the link's signature and expiry (`{hash}` is the owner's, `world.ts`)", kind: "verificationLink", into: "query", secret: true },
 };
