@@ -54,6 +54,9 @@ function mapFormidableError(error: unknown, limits: MultipartLimits): AppError |
       return tooLarge(`Too many form fields: at most ${limits.fields} fields may be sent at once.`);
     case formidableErrors.missingMultipartBoundary:
       return malformed("The multipart body has no boundary in its Content-Type header.");
+    case formidableErrors.unknownTransferEncoding:
+      // formidable marks it 501, but the body is what is wrong: only binary, 7bit, 8bit and base64 are read.
+      return malformed("A part uses a Content-Transfer-Encoding this service does not read; send the bytes as they are (binary).");
     case formidableErrors.aborted:
       return malformed("The upload was interrupted before it was complete.");
     case formidableErrors.malformedMultipart:
