@@ -2,7 +2,7 @@
  * RFC 7009 at the discovery document's `revocation_endpoint`: an access token a client
  * revokes stops working at once. oidc-provider refused to revoke its JWT access tokens (400
  * `unsupported_token_type`) and the token kept working for its hour; only refresh tokens were
- * revocable.
+ * revocable. A realtime subscription made with the token ends with it.
  */
 import t from "tap";
 import * as oidc from "openid-client";
@@ -10,10 +10,12 @@ import { createClient } from "../../../shared/auth/clients.ts";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUser } from "../../support/factories.ts";
-import { request } from "../../support/http.ts";
+import { client, request } from "../../support/http.ts";
+import { connectPusher } from "../../support/pusher.ts";
 
 const CLIENT_ID = "test-client";
 const CLIENT_SECRET = "test-client-secret-0123456789";
+const KEY = "test-app-key";
 
 t.test("revoking an access token at the revocation endpoint", async (t) => {
   const app = await startTestApp(t);
@@ -82,6 +84,18 @@ t.test("revoking an access token at the revocation endpoint", async (t) => {
     const res = await revoke(forged);
     t.equal(res.status, 200, res.text);
     t.equal(await status(tokens.access_token), 200, "a forged signature revokes nothing");
+  });
+
+  t.test("a realtime subscription made with the token ends when the client revokes it", async (t) => {
+    const tokens = await signIn();
+    const api = client(app.url, tokens.access_token);
+    const project = (await api.post("/api/projects", { name: "Watched" })).body.project;
+    const board = (await api.post(`/api/projects/${project.id}/kanban`, { name: "Live", columns: ["A"] })).body.board;
+    const pusher = await connectPusher(t, app.url, KEY, tokens.access_token);
+    const channel = await pusher.subscribe(`private-kanban-board.${board.id}`);
+    const ended = pusher.next<{ status?: number }>(channel, "pusher:subscription_error", 30_000);
+    t.equal((await revoke(tokens.access_token)).status, 200);
+    t.equal((await ended).status, 403, "the subscription is ended with 403");
   });
 
   t.test("revoking a refresh token still goes to oidc-provider and ends the session", async (t) => {
