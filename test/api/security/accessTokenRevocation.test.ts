@@ -98,6 +98,18 @@ t.test("revoking an access token at the revocation endpoint", async (t) => {
     t.equal((await ended).status, 403, "the subscription is ended with 403");
   });
 
+  t.test("a closed account's token answers 200, as any token that no longer works does", async (t) => {
+    const closing = await buildUser(app.pool, { passwordHash: await hashPassword(password) });
+    const signedIn = await request(app.url, "POST", "/api/oauth/token", {
+      body: { grant_type: "password", client_id: CLIENT_ID, client_secret: CLIENT_SECRET, username: closing.email, password, scope: "*" },
+    });
+    const token = signedIn.body.access_token as string;
+    const closed = await request(app.url, "DELETE", "/api/user", { token, body: { password } });
+    t.equal(closed.status, 200, closed.text);
+    const res = await revoke(token);
+    t.equal(res.status, 200, res.text);
+  });
+
   t.test("revoking a refresh token still goes to oidc-provider and ends the session", async (t) => {
     const tokens = await signIn();
     t.equal((await revoke(tokens.refresh_token)).status, 200);
