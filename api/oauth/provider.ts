@@ -64,6 +64,12 @@ export function createProvider(deps: ProviderDeps): Provider {
     responseTypes: ["none"],
     features: {
       devInteractions: { enabled: false },
+      // No browser sign-in happens here (password and refresh grants only): the endpoints of one
+      // are off. The logout page wrote a Session row for any anonymous GET and answered an
+      // auto-submitting HTML form from the API's origin.
+      rpInitiatedLogout: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      userinfo: { enabled: false },
       // A client revokes only its own tokens (oidc-provider's default, said here so it stays put).
       revocation: {
         enabled: true,
@@ -122,6 +128,11 @@ export function createProvider(deps: ProviderDeps): Provider {
   // The spec answers bad client credentials with 400 (RFC 6749 allows 401).
   provider.use(async (ctx, next) => {
     await next();
+    if (ctx.status === 404 && !ctx.body) {
+      ctx.type = "application/json";
+      ctx.body = { error: "not_found", error_description: "no such OAuth endpoint" };
+      ctx.status = 404;
+    }
     if (ctx.status === 401 && (ctx.body as { error?: string } | undefined)?.error === "invalid_client") {
       ctx.status = 400;
       ctx.remove("WWW-Authenticate");
