@@ -34,4 +34,26 @@ t.test("template limits", async (t) => {
     const inflected = await api.post(`${base}/${words}/execute`, { a: "UserCategory", b: "USER_STATUSES", c: "order_item", d: "x_person" });
     t.equal(inflected.body.output, "UserCategories USER_STATUS order_items x_people", "last words still inflect, case kept");
   });
+
+  t.test("includes that repeat a large text are refused when the template compiles", async (t) => {
+    // 600 copies of a 1,000,000-character partial: the generated code passed V8's longest
+    // string (a 500 from the compile endpoint; a few thousand copies ran the process out of memory).
+    const id = await template("{:include: _big.txt:}\n".repeat(600), [{ file_name: "_big.txt", content: "x".repeat(1_000_000) }]);
+    const compiled = await api.post(`${base}/${id}/compile`);
+    t.equal(compiled.status, 200, compiled.text.slice(0, 300));
+    t.equal(compiled.body.valid, false);
+    t.match(compiled.body.errors[0], { file: "(content)", message: /grows past 32000000 characters once includes are expanded/ });
+    for (const run of ["execute", "preview"]) {
+      const res = await api.post(`${base}/${id}/${run}`, {});
+      t.equal(res.status, 422, `${run}: ${res.text.slice(0, 300)}`);
+      t.equal(res.body.code, "template_error");
+    }
+    // Files share the budget: each within it alone, together past it.
+    const files = Array.from({ length: 40 }, (_, i) => ({ file_name: `f${i}.txt`, content: "{:include: _big.txt:}\n" }));
+    const spread = await template("", [{ file_name: "_big.txt", content: "x".repeat(1_000_000) }, ...files]);
+    const check = await api.post(`${base}/${spread}/compile`);
+    t.equal(check.body.valid, false, "40 files including 1 MB each pass 32 M characters together");
+    const fine = await template("{:include: _big.txt:}{:include: _big.txt:}", [{ file_name: "_big.txt", content: "y".repeat(1_000_000) }]);
+    t.same((await api.post(`${base}/${fine}/compile`)).body, { valid: true, errors: [] }, "a partial may still be included several times");
+  });
 });
