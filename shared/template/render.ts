@@ -156,6 +156,8 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
         return path !== null;
       };
       for (let index = 0, count = list ? list.length : 1; index < count; index++) {
+        // Each instance is within its own limits; the render's clock bounds how many of them run.
+        rt.checkTime(file.fileName);
         // A file rendered once gets no element (its units never read one).
         const element = list ? list[index] : undefined;
         const result = meter.run(file.fileName, () => file.render.run(scope, rt, element, index, count, place));

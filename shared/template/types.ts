@@ -46,7 +46,7 @@ export interface TemplateLimits {
   maxOutputBytes: number;
   /** Most loop iterations of one file (default 5,000,000). */
   maxIterations: number;
-  /** Wall-clock time all code blocks of a render may take together (default 10 s; TEMPLATE_RENDER_TIME_LIMIT_MS). */
+  /** Wall-clock time a whole render may take, its loops and its code blocks (default 10 s; TEMPLATE_RENDER_TIME_LIMIT_MS). */
   renderTimeMs: number;
   /** When the render's budget ends (epoch ms); a run of several templates sets it once for all of them. */
   deadline?: number;

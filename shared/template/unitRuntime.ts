@@ -13,10 +13,13 @@ import type { RenderMode, TemplateIssue, TemplateLimits } from "./types.ts";
 export interface UnitRuntime {
   readonly maxIterations: number;
   readonly maxOutputBytes: number;
+  /** When the render's time budget ends (epoch ms); loops check it now and then. */
+  readonly deadline: number;
   /** Set by a file-name unit: whether every value it inserted was a plain path part. */
   plainName: boolean;
   miss(site: Site): string;
   list(value: unknown, site: Site): unknown[];
+  /** @throws TemplateError: too many iterations, past the time budget, or too much output */
   limit(site: Site, iterations: number): never;
   loop(index: number, length: number): ReturnType<typeof loopObject>;
   indent(text: string, indent: string): string;
@@ -27,6 +30,7 @@ export interface UnitRuntime {
 export class RenderRuntime implements UnitRuntime {
   readonly maxIterations: number;
   readonly maxOutputBytes: number;
+  readonly deadline: number;
   readonly warnings: TemplateIssue[] = [];
   plainName = false;
   private readonly mode: RenderMode;
@@ -40,6 +44,8 @@ export class RenderRuntime implements UnitRuntime {
     this.limits = limits;
     this.maxIterations = limits.maxIterations;
     this.maxOutputBytes = limits.maxOutputBytes;
+    // One budget for the whole render: its loops here, its code blocks in the session.
+    this.deadline = limits.deadline ?? Date.now() + limits.renderTimeMs;
   }
 
   miss(site: Site): string {
@@ -63,8 +69,23 @@ export class RenderRuntime implements UnitRuntime {
     const message =
       iterations > this.maxIterations
         ? `More than ${this.maxIterations} loop iterations in one file.`
-        : `The output of one file grew past ${this.maxOutputBytes} characters.`;
+        : Date.now() > this.deadline
+          ? this.overTime()
+          : `The output of one file grew past ${this.maxOutputBytes} characters.`;
     return fail(site.file, site.line, site.column, message);
+  }
+
+  /** The message of a render past its time budget. */
+  overTime(): string {
+    return `The render exceeded its total time limit of ${this.limits.renderTimeMs} ms.`;
+  }
+
+  /**
+   * @throws TemplateError at `file` when the render is past its time budget: checked before
+   * each file (or instance of a repeated file), as loops check it every few iterations.
+   */
+  checkTime(file: string): void {
+    if (Date.now() > this.deadline) fail(file, 1, 1, this.overTime());
   }
 
   loop(index: number, length: number) {
@@ -81,7 +102,7 @@ export class RenderRuntime implements UnitRuntime {
    * an error in both modes.
    */
   async code(block: CodeSite, bindings: Record<string, unknown>): Promise<string> {
-    this.session ??= new CodeSession(this.scope, this.limits);
+    this.session ??= new CodeSession(this.scope, { ...this.limits, deadline: this.deadline });
     try {
       return await this.session.run(block, bindings);
     } catch (e) {

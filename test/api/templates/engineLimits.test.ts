@@ -56,4 +56,32 @@ t.test("template limits", async (t) => {
     const fine = await template("{:include: _big.txt:}{:include: _big.txt:}", [{ file_name: "_big.txt", content: "y".repeat(1_000_000) }]);
     t.same((await api.post(`${base}/${fine}/compile`)).body, { valid: true, errors: [] }, "a partial may still be included several times");
   });
+
+  t.test("loops stop at the render's time limit, whatever their bodies cost", async (t) => {
+    // 90,000 iterations (far below the iteration limit), each running 20,000 conditions of
+    // an included partial: the loop's own checks never saw the time this takes.
+    const id = await template("{:for x in xs:}{:for y in xs:}{:include: _p.txt:}{:endfor:}{:endfor:}", [
+      { file_name: "_p.txt", content: "{:if a:}{:endif:}".repeat(20_000) },
+    ]);
+    const started = Date.now();
+    const res = await api.post(`${base}/${id}/execute`, { xs: Array.from({ length: 300 }, (_, i) => i) });
+    t.equal(res.status, 422, res.text.slice(0, 300));
+    t.equal(res.body.code, "template_error");
+    t.match(res.body.message, /\(content\):1:\d+: The render exceeded its total time limit of 1500 ms/);
+    t.ok(Date.now() - started < 15_000, `stopped after ${Date.now() - started} ms`);
+
+    // A file repeated over a long list, each instance within its own iteration limit.
+    const repeated = await buildTemplate(app.pool, { projectId: project }, user.id, {
+      content: "",
+      variables: [],
+      files: [{ file_name: "f/{:loop.index:}.txt", repeat: "xs", content: "{:for a in ys:}{:for b in ys:}{:endfor:}{:endfor:}" }],
+    });
+    const many = await api.post(`${base}/${repeated}/execute`, { xs: Array.from({ length: 3000 }, () => 0), ys: Array.from({ length: 1000 }, () => 0) });
+    t.equal(many.status, 422, many.text.slice(0, 300));
+    t.match(many.body.message, /The render exceeded its total time limit of 1500 ms/);
+
+    const after = await api.post(`${base}/${await template("{:for xs:}{:item:}{:endfor:}")}/execute`, { xs: [1, 2, 3] });
+    t.equal(after.status, 200, after.text);
+    t.equal(after.body.output, "123", "the worker keeps serving");
+  });
 });
