@@ -56,7 +56,7 @@ function placePath(file: CompiledFile, rendered: string, plain: boolean, rt: Ren
     return path;
   }
   if (mode === "execute") fail(file.fileName, 1, 1, problem);
-  rt.warnings.push({ file: file.fileName, line: 1, column: 1, message: problem });
+  rt.warn({ file: file.fileName, line: 1, column: 1, message: problem });
   return null;
 }
 
@@ -177,7 +177,7 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
       else files[path] = contents[i]!;
     }
     if (mode === "execute" && Object.keys(files).length !== paths.length) planTemplate({ ...input, mode: "execute" });
-    return { output, files, warnings: rt.warnings };
+    return { output, files, warnings: rt.warnings, omittedWarnings: rt.omittedWarnings };
   } finally {
     rt.close();
   }
@@ -202,7 +202,7 @@ export function planTemplate(input: TemplateSource & { scope: Record<string, unk
       if (path !== null) paths.push(path);
     }
   }
-  return { paths, warnings: rt.warnings };
+  return { paths, warnings: rt.warnings, omittedWarnings: rt.omittedWarnings };
 }
 
 /** Checks a template's syntax, includes and repeat paths without rendering it. */

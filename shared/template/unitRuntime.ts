@@ -7,7 +7,7 @@ import type { CodeSite, Site } from "./codegen.ts";
 import { fail } from "./errors.ts";
 import { indentLines, loopObject } from "./runtime.ts";
 import { BlockError, CodeSession } from "./sandbox/session.ts";
-import type { RenderMode, TemplateIssue, TemplateLimits } from "./types.ts";
+import { MAX_WARNINGS, type RenderMode, type TemplateIssue, type TemplateLimits } from "./types.ts";
 
 /** What compiled units may call. */
 export interface UnitRuntime {
@@ -31,7 +31,10 @@ export class RenderRuntime implements UnitRuntime {
   readonly maxIterations: number;
   readonly maxOutputBytes: number;
   readonly deadline: number;
+  /** The first MAX_WARNINGS warnings of the render. */
   readonly warnings: TemplateIssue[] = [];
+  /** How many more there were. */
+  omittedWarnings = 0;
   plainName = false;
   private readonly mode: RenderMode;
   private readonly scope: Record<string, unknown>;
@@ -51,7 +54,7 @@ export class RenderRuntime implements UnitRuntime {
   miss(site: Site): string {
     const message = `\`${site.what}\` is not defined.`;
     if (this.mode === "execute") fail(site.file, site.line, site.column, message);
-    this.warnings.push({ file: site.file, line: site.line, column: site.column, message });
+    this.warn({ file: site.file, line: site.line, column: site.column, message });
     return "";
   }
 
@@ -107,9 +110,19 @@ export class RenderRuntime implements UnitRuntime {
       return await this.session.run(block, bindings);
     } catch (e) {
       if (this.mode !== "preview" || !(e instanceof BlockError) || e.kind !== "error") throw e;
-      this.warnings.push(...e.issues);
+      for (const issue of e.issues) this.warn(issue);
       return "";
     }
+  }
+
+  /**
+   * Notes a warning of a preview: one per site and occurrence, so a missing value in a loop
+   * warned once per iteration (millions of objects, and a job result and a response of
+   * hundreds of megabytes); past MAX_WARNINGS they are only counted.
+   */
+  warn(issue: TemplateIssue): void {
+    if (this.warnings.length < MAX_WARNINGS) this.warnings.push(issue);
+    else this.omittedWarnings++;
   }
 
   /** Ends the render: frees its sandbox session. */

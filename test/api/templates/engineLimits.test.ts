@@ -84,4 +84,26 @@ t.test("template limits", async (t) => {
     t.equal(after.status, 200, after.text);
     t.equal(after.body.output, "123", "the worker keeps serving");
   });
+
+  t.test("a preview lists at most 100 warnings of one render and counts the rest", async (t) => {
+    const id = await template("{:for x in xs:}{:for y in xs:}{:nope:}{:endfor:}{:endfor:}");
+    const res = await api.post(`${base}/${id}/preview`, { xs: Array.from({ length: 300 }, (_, i) => i) });
+    t.equal(res.status, 200, res.text.slice(0, 300));
+    t.equal(res.body.warnings.length, 101, "90,000 missing values made 90,000 warnings");
+    t.match(res.body.warnings[0], { file: "(content)", line: 1, column: 31, message: "`nope` is not defined." });
+    t.match(res.body.warnings[100], { file: null, line: null, column: null, message: "89900 more warnings of this render are not listed." });
+
+    // The structure endpoint (the web process) names files the same way.
+    const named = await buildTemplate(app.pool, { projectId: project }, user.id, {
+      content: "",
+      variables: [],
+      files: [{ file_name: "f/{:loop.index:}{:nope:}.txt", repeat: "xs", content: "" }],
+    });
+    const values = encodeURIComponent(JSON.stringify({ xs: Array.from({ length: 300 }, (_, i) => i) }));
+    const structure = await api.get(`${base}/${named}/structure?values=${values}`);
+    t.equal(structure.status, 200, structure.text.slice(0, 300));
+    t.equal(structure.body.paths.length, 300);
+    t.equal(structure.body.warnings.length, 101);
+    t.match(structure.body.warnings[100], { file: null, message: "200 more warnings of this render are not listed." });
+  });
 });
