@@ -62,8 +62,9 @@ areas["realtime-access"] = [
 areas["realtime-server"] = [
   {
     mutate: ["api/realtime/socketServer.ts"],
-    tests: ["test/api/realtime.server.test.ts", "test/api/realtime.recheck.test.ts", "test/api/security/realtimeAccess.test.ts", "test/api/security/realtimeGrantReplay.test.ts", "test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts"],
+    tests: ["test/api/realtime.server.test.ts", "test/api/realtime.recheck.test.ts", "test/api/security/realtimeAccess.test.ts", "test/api/security/realtimeGrantReplay.test.ts", "test/api/realtime.test.ts", "test/api/realtime.idle.test.ts", "test/api/realtime.restart.test.ts", "test/api/jobConsoleWatch.test.ts"],
   },
+  { mutate: ["api/realtime/channelWatches.ts"], tests: ["test/api/jobConsoleWatch.test.ts"] },
 ];
 areas.realtime = [...areas["realtime-protocol"], ...areas["realtime-access"], ...areas["realtime-server"]];
 // The network guard (SSRF) in three parts: the address classes and notations against their

@@ -124,7 +124,8 @@ async function listen() {
       refresh();
     } else if (frame.event === "pusher:ping") {
       socket.send(JSON.stringify({ event: "pusher:pong", data: {} }));
-    } else if (frame.event === "JobChanged") {
+    } else if (frame.event === "JobChanged" || frame.event === "EventsMissed") {
+      // EventsMissed: the server's LISTEN connection was away, announcements may be lost.
       refresh();
     }
   });

@@ -11,6 +11,7 @@ import type { Logger } from "../../shared/logger.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { AppContext, AppState } from "../context.ts";
 import { respondWithError } from "./errors.ts";
+import { loggedUrl } from "./loggedUrl.ts";
 
 const saneId = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -84,7 +85,7 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
     if (route !== "unmatched") ctx.deps.timings.record(`${ctx.method} ${String(route)}`, seconds * 1000);
     const log = ctx.deps.log;
     if (ctx.status >= 500 ? log.isLevelEnabled("error") : log.isLevelEnabled("info")) {
-      const line = { req_id: requestId, method: ctx.method, url: ctx.originalUrl, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, user: ctx.state.user?.id };
+      const line = { req_id: requestId, method: ctx.method, url: loggedUrl(ctx.originalUrl), status: ctx.status, ms: Math.round(seconds * 1e4) / 10, user: ctx.state.user?.id };
       if (ctx.status >= 500) log.error(line, "request");
       else log.info(line, "request");
     }

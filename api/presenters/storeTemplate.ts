@@ -30,7 +30,7 @@ export function presentStoreTemplate(row: StoreTemplateRow, viewerId: number | n
   return {
     id: row.id,
     name: row.name,
-    full_name: `${row.seller_username}/${row.name}`,
+    full_name: row.seller_username === null ? row.name : `${row.seller_username}/${row.name}`,
     description: row.description,
     category: row.category,
     language: row.language,
@@ -42,7 +42,8 @@ export function presentStoreTemplate(row: StoreTemplateRow, viewerId: number | n
     review_count: row.review_count,
     status: row.status,
     version: row.version,
-    creator: { id: row.seller_id, username: row.seller_username, name: row.seller_name },
+    // A seller who closed their account leaves no creator (as a purchase then has `seller: null`).
+    creator: row.seller_id === null ? null : { id: row.seller_id, username: row.seller_username!, name: row.seller_name! },
     logo: logo?.url ?? null,
     images: media.filter((item) => item.media_type === "image"),
     media: media.filter((item) => item.media_type !== "logo"),

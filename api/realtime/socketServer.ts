@@ -15,6 +15,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import type { AppDeps } from "../context.ts";
 import type { ListenGap } from "../../shared/events/listener.ts";
 import { channelNamePattern, verifyChannelSignature } from "./channelAuth.ts";
+import { ChannelWatches } from "./channelWatches.ts";
 import { parseGrant } from "./grants.ts";
 import { prepareTextFrame, writePrepared } from "./preparedFrame.ts";
 import { closeCodes, errorFrame, frame, parseClientFrame, PROTOCOL_VERSION, type ClientFrame } from "./protocol.ts";
@@ -68,6 +69,8 @@ export class RealtimeServer implements SubscriptionSet {
   });
   readonly #members = new Map<string, Set<Connection>>();
   readonly #hubSubscriptions = new Map<string, () => void>();
+  /** The advisory locks of watched channels with subscribers here (channelWatches.ts). */
+  readonly #watches: ChannelWatches;
   readonly #connections = new Set<Connection>();
   readonly #timer: NodeJS.Timeout;
   /** Checks private subscriptions again when access changes. */
@@ -80,6 +83,7 @@ export class RealtimeServer implements SubscriptionSet {
     const pongMs = deps.config.realtime.pongTimeoutS * 1000;
     this.#timer = setInterval(() => this.#checkActivity(activityMs, pongMs), Math.min(10_000, activityMs / 4, pongMs / 4));
     this.#timer.unref();
+    this.#watches = new ChannelWatches(deps.hub);
     this.reauthorizer = new SubscriptionReauthorizer(deps, this);
     this.reauthorizer.start();
     // After the re-authorizer's own reconnect callback, which holds every private
@@ -113,6 +117,7 @@ export class RealtimeServer implements SubscriptionSet {
     for (const connection of this.#connections) connection.ws.close(closeCodes.genericReconnect, "Server shutting down");
     for (const unsubscribe of this.#hubSubscriptions.values()) unsubscribe();
     this.#hubSubscriptions.clear();
+    this.#watches.close();
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
   }
 
@@ -190,14 +195,19 @@ export class RealtimeServer implements SubscriptionSet {
     if (grant) {
       // Checked before it succeeds: a signed grant may be older than the end of its access.
       // Its success and its events wait for the check (reauthorize.ts); a denial ends it (403).
+      // On a watched channel the check starts once this process's lock is held.
       const subscription: OwnedSubscription = { channel, grant, held: [frame("pusher_internal:subscription_succeeded", {}, channel)], connection };
       connection.subscriptions.set(channel, subscription);
       this.#join(connection, channel);
-      this.reauthorizer.admit(subscription);
+      this.#watches.whenReady(channel, () => this.reauthorizer.admit(subscription));
       return;
     }
     this.#join(connection, channel);
-    connection.ws.send(frame("pusher_internal:subscription_succeeded", {}, channel));
+    this.#watches.whenReady(channel, () => {
+      if (connection.channels.has(channel) && connection.ws.readyState === WebSocket.OPEN) {
+        connection.ws.send(frame("pusher_internal:subscription_succeeded", {}, channel));
+      }
+    });
   }
 
   #join(connection: Connection, channel: string): void {
@@ -207,6 +217,7 @@ export class RealtimeServer implements SubscriptionSet {
       members = new Set();
       this.#members.set(channel, members);
       this.#hubSubscriptions.set(channel, this.#deps.hub.on(channel, (event) => this.#broadcast(channel, event.event, event.data)));
+      this.#watches.start(channel);
     }
     members.add(connection);
   }
@@ -221,6 +232,7 @@ export class RealtimeServer implements SubscriptionSet {
       this.#members.delete(channel);
       this.#hubSubscriptions.get(channel)?.();
       this.#hubSubscriptions.delete(channel);
+      this.#watches.stop(channel);
     }
   }
 
@@ -271,7 +283,12 @@ export class RealtimeServer implements SubscriptionSet {
   }
 
   *subscriptions(): Iterable<Subscription> {
-    for (const connection of this.#connections) yield* connection.subscriptions.values();
+    for (const connection of this.#connections) {
+      for (const subscription of connection.subscriptions.values()) {
+        // Not yet admitted: its channel's lock is on its way, and the check follows it.
+        if (this.#watches.ready(subscription.channel)) yield subscription;
+      }
+    }
   }
 
   isOpen(subscription: Subscription): boolean {

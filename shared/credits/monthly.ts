@@ -4,7 +4,8 @@
  * own) or patron level, whichever is larger, once per user and month: a row in
  * `credit_monthly_awards` (primary key user and month) is written in the same transaction as
  * the ledger entry, so concurrent logins award once. A refunded payment's period takes back
- * its share of the awards made while it counted (`withdrawMonthlyAwards`).
+ * its share of the awards made while it counted (`withdrawMonthlyAwards`), in proportion when
+ * the refund is partial.
  */
 import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods, type DatabasePool } from "../db/pool.ts";
@@ -39,27 +40,39 @@ export async function monthlyCreditsOf(conn: CommonQueryMethods, userId: number,
     )::int as credits`);
 }
 
+/** A partial refund: the payment's running refunded total went from `beforeCents` to `nowCents` of `amountCents`. */
+export interface RefundedShare {
+  beforeCents: number;
+  nowCents: number;
+  amountCents: number;
+}
+
 /**
  * Takes back what `userId`'s monthly awards since `from` owed to a period a refunded payment
  * bought: each award keeps what the user was entitled to at its time without that period;
- * the rest is reversed (as a refund is: what the balance lacks becomes shortfall).
+ * the rest is reversed (as a refund is: what the balance lacks becomes shortfall). A partial
+ * refund (`share`) takes back the share of what is still owed that it refunds of what was
+ * still paid (rounded down), so the steps of a payment refunded bit by bit add up to the
+ * whole; the award row keeps what is left, which a later refund compares with.
  */
-export async function withdrawMonthlyAwards(tx: CommonQueryMethods, userId: number, from: Date, excluded: Excluded, transactionId: number): Promise<void> {
+export async function withdrawMonthlyAwards(tx: CommonQueryMethods, userId: number, from: Date, excluded: Excluded, transactionId: number, share?: RefundedShare): Promise<void> {
+  const partial = share !== undefined && share.nowCents < share.amountCents;
   const awards = await tx.any(sql.type(z.object({ month: z.string(), credits: z.number(), created_at: z.date() }))`
     select to_char(month, 'YYYY-MM') as month, credits, created_at from credit_monthly_awards
     where user_id = ${userId} and created_at >= ${from.toISOString()}::timestamptz order by month for update`);
   for (const award of awards) {
-    const kept = Math.min(award.credits, await monthlyCreditsOf(tx, userId, award.created_at, excluded));
-    if (kept === award.credits) continue;
+    const owed = award.credits - Math.min(award.credits, await monthlyCreditsOf(tx, userId, award.created_at, excluded));
+    const taken = partial ? Math.floor((owed * (share.nowCents - share.beforeCents)) / (share.amountCents - share.beforeCents)) : owed;
+    if (taken <= 0) continue;
     await reverseCredits(tx, {
       userId,
-      amount: award.credits - kept,
+      amount: taken,
       reason: "payment_refunded",
       referenceType: "monthly_award",
       referenceId: award.month,
-      idempotencyKey: `monthly-refund:${award.month}:${transactionId}`,
+      idempotencyKey: partial ? `monthly-refund:${award.month}:${transactionId}:${share.nowCents}` : `monthly-refund:${award.month}:${transactionId}`,
     });
-    await tx.query(sql.type(ignoredRow)`update credit_monthly_awards set credits = ${kept} where user_id = ${userId} and to_char(month, 'YYYY-MM') = ${award.month}`);
+    await tx.query(sql.type(ignoredRow)`update credit_monthly_awards set credits = ${award.credits - taken} where user_id = ${userId} and to_char(month, 'YYYY-MM') = ${award.month}`);
   }
 }
 

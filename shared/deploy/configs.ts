@@ -64,7 +64,16 @@ export const sshConfigSchema = z
   });
 export type SshConfig = z.input<typeof sshConfigSchema>;
 
-const httpUrl = z.url({ protocol: /^https?$/, error: "expected an http(s) URL" });
+/**
+ * An API base URL, without user info: these URLs are stored in the clear and shown to every
+ * member who reads the environment, and a password in them would be sent nowhere anyway
+ * (fetch refuses URLs with credentials); the token fields are where secrets go.
+ */
+const httpUrl = z
+  .url({ protocol: /^https?$/, error: "expected an http(s) URL" })
+  .refine((value) => !URL.canParse(value) || (new URL(value).username === "" && new URL(value).password === ""), {
+    error: "must not hold a user name or password; the access token (or app password) field takes the credentials",
+  });
 
 /** Repository host with owner and repository (GitHub). */
 export const githubConfigSchema = z.object({

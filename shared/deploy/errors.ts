@@ -20,7 +20,9 @@ export type DeployErrorCode =
   | "remote_error"
   | "aborted"
   /** A branch that a push would have to overwrite, or that moved during a commit. */
-  | "branch_conflict";
+  | "branch_conflict"
+  /** The deployment's project was deleted before it ran. */
+  | "project_deleted";
 
 /** Failures a later attempt cannot fix without a change of configuration. */
 const PERMANENT: ReadonlySet<DeployErrorCode> = new Set([
@@ -32,6 +34,7 @@ const PERMANENT: ReadonlySet<DeployErrorCode> = new Set([
   "not_found",
   "aborted",
   "branch_conflict",
+  "project_deleted",
 ]);
 
 /** A deployment failure with a stable code and a scrubbed, human-readable message. */

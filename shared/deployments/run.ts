@@ -31,6 +31,7 @@ import { runGitOperation } from "../gitops/run.ts";
 import { networkPolicy } from "../net/networkGuard.ts";
 import { deployTargetOf, findEnvironment, hostKeyPinnerOf, methodsOf, openEnvironmentSecrets } from "./environments.ts";
 import { withConnectionToken } from "./gitConnection.ts";
+import { assertProjectLive } from "./projectDeleted.ts";
 import { appendLog, deploymentLogSink, publishCompleted } from "./logs.ts";
 import { findDeployment, type DeploymentRow } from "./records.ts";
 import { deploymentState } from "./state.ts";
@@ -130,7 +131,12 @@ async function targetOf(ctx: RunContext, deployment: DeploymentRow): Promise<{ t
   if (!methodsOf(env).includes(deployment.deployment_method)) {
     throw new DeployError("invalid_config", `The environment "${env.name}" has no ${deployment.deployment_method.toUpperCase()} configuration.`);
   }
-  const target = await withConnectionToken(ctx.pool, ctx.config, deployTargetOf(env, await openEnvironmentSecrets(ctx.pool, ctx.config.appKey, env.id), deployment.deployment_method));
+  const target = await withConnectionToken(
+    ctx.pool,
+    ctx.config,
+    deployTargetOf(env, await openEnvironmentSecrets(ctx.pool, ctx.config.appKey, env.id), deployment.deployment_method),
+    env.project_id,
+  );
   return { target, pinHostKey: hostKeyPinnerOf(ctx.pool, env) };
 }
 
@@ -143,6 +149,11 @@ export async function runDeployment(ctx: RunContext, id: number): Promise<RunOut
   if (!deployment) {
     ctx.log.info({ deployment: id }, "deployment is not pending for this job; skipping");
     return { deployment_id: id, status: "skipped" };
+  }
+  try {
+    await assertProjectLive(ctx.pool, deployment.project_id);
+  } catch (error) {
+    return failBeforeStart(ctx, deployment, error);
   }
   if (deployment.operation !== "deploy") return runGitOperation(ctx, deployment);
   let target: DeployTarget;

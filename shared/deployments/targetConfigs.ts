@@ -6,7 +6,8 @@
  * Update rules: a config that is omitted stays as it is; `null` removes it with its
  * secrets; a config that is given replaces the stored one, except that a secret it omits
  * keeps its stored value (so clients can edit a host without re-typing the password) and a
- * secret given as `null` is removed. A stored secret is only kept for the target it was
+ * secret given as `null` is removed; an FTP config keeps its stored `secure` when it omits it,
+ * and turning `secure` off needs the password again (ftpTransport.ts). A stored secret is only kept for the target it was
  * entered for: when a field that decides where it is sent changes (`host`, `port`,
  * `username`; a git config's provider, `gitlab_url` or `api_url`), the request must give the
  * secret again, else 422 "required when the target changes" (SSH: giving one of password
@@ -25,6 +26,7 @@ import {
 } from "../deploy/configs.ts";
 import type { FieldErrors } from "../errors.ts";
 import { fieldErrors } from "../validation.ts";
+import { keepFtpTransport } from "./ftpTransport.ts";
 
 /** Deployment methods of the spec. */
 export const deploymentMethods = ["ftp", "ssh", "git"] as const;
@@ -132,6 +134,7 @@ export function prepareConfig(method: DeploymentMethod, input: unknown, stored: 
     if (value === undefined || value === null) delete merged[field];
     else merged[field] = value;
   }
+  if (method === "ftp") Object.assign(errors, keepFtpTransport(object, stored, merged));
   let hostKeyFingerprint: string | null | undefined;
   if (method === "ssh") {
     delete merged.host_key_fingerprint;

@@ -63,6 +63,20 @@ export class EventHub {
     return this.#listener.subscribe(channel, handler);
   }
 
+  /**
+   * Holds the shared advisory lock `key` on the LISTEN connection (counted; see
+   * `PgListener.holdShared`): how a process tells the database it watches a channel whose
+   * events are sent only while someone does. Resolves once the lock is held.
+   */
+  holdShared(key: bigint): Promise<void> {
+    return this.#listener.holdShared(key);
+  }
+
+  /** Gives up one hold of `key`. */
+  releaseShared(key: bigint): void {
+    this.#listener.releaseShared(key);
+  }
+
   /** Registers a callback for listener reconnects (events of the gap may have been missed). */
   onReconnect(handler: (gap: ListenGap) => void): () => void {
     return this.#listener.onReconnect(handler);

@@ -7,6 +7,12 @@
  * `onReconnect`, because notifications sent while it was away are lost for good and
  * whoever waits on one (a job awaiter, say) must re-read the state it waited for. A callback
  * that throws is logged; the others still run.
+ *
+ * It also holds shared session advisory locks for whoever asks (`holdShared`): a lock that
+ * lives exactly as long as this connection tells the database "this process listens", which
+ * is how the operator console's job notifications are sent only while one watches
+ * (sql/migrations/0130). A lock lost with the connection is taken again on reconnect, after
+ * LISTEN and before the reconnect callbacks run.
  */
 import pg from "pg";
 import type { Logger } from "../logger.ts";
@@ -35,6 +41,8 @@ export class PgListener {
   #connecting: Promise<void> | undefined;
   /** The LISTEN statements sent on the current connection, one after another: pg wants one query at a time per client. */
   #queue: Promise<void> = Promise.resolve();
+  /** Shared advisory locks held for callers: key → how many holds, and when the lock was taken. */
+  readonly #locks = new Map<string, { holds: number; taken: Promise<void> }>();
 
   constructor(url: string, log: Logger) {
     this.#url = url;
@@ -67,6 +75,40 @@ export class PgListener {
     return () => {
       set.delete(handler);
     };
+  }
+
+  /**
+   * Holds the shared session advisory lock `key` on the LISTEN connection until `releaseShared`
+   * (holds are counted). Resolves once the lock is granted, which waits for any transaction
+   * holding the key exclusively; at once when the connection is down (the reconnect takes it,
+   * before its callbacks tell subscribers that events may have been missed). Notifications
+   * reach this process only after the wait, in order.
+   */
+  holdShared(key: bigint): Promise<void> {
+    const name = key.toString();
+    const held = this.#locks.get(name);
+    if (held) {
+      held.holds += 1;
+      return held.taken;
+    }
+    const taken = this.#client ? this.#lockShared(this.#client, [name]) : Promise.resolve();
+    this.#locks.set(name, { holds: 1, taken });
+    return taken;
+  }
+
+  /** Gives up one hold of `key`; the lock itself goes with the last one. */
+  releaseShared(key: bigint): void {
+    const name = key.toString();
+    const held = this.#locks.get(name);
+    if (!held) return;
+    held.holds -= 1;
+    if (held.holds > 0) return;
+    this.#locks.delete(name);
+    const client = this.#client;
+    if (!client) return;
+    this.#send(client, async () => {
+      await client.query("select pg_advisory_unlock_shared($1::bigint)", [name]);
+    }).catch((error: unknown) => this.#log.warn({ err: error, key: name }, "could not release an advisory lock; it goes with the connection"));
   }
 
   /** Registers a callback run after every successful reconnect, with the time the connection was away. */
@@ -130,7 +172,17 @@ export class PgListener {
     this.#client = client;
     this.#queue = Promise.resolve();
     const late = [...this.#handlers.keys()].filter((c) => !channels.includes(c));
-    if (late.length) await this.#listen(client, late);
+    const listened = late.length ? this.#listen(client, late) : Promise.resolve();
+    // The locks held for callers, queued at once (holds asked for from here on send their own
+    // statement): after LISTEN, since a change notified once a lock is held must find this
+    // connection listening, and before the reconnect callbacks, whose "events missed" must
+    // come after it.
+    let taken = Promise.resolve();
+    if (this.#locks.size) {
+      taken = this.#lockShared(client, [...this.#locks.keys()]);
+      for (const held of this.#locks.values()) held.taken = taken;
+    }
+    await Promise.all([listened, taken]);
     const wasReconnect = this.#attempt > 0;
     this.#attempt = 0;
     if (wasReconnect) {
@@ -151,9 +203,30 @@ export class PgListener {
 
   /** LISTENs on `channels` once the statements sent before on `client` are done. */
   #listen(client: pg.Client, channels: string[]): Promise<void> {
-    const sent = this.#queue.then(async () => {
+    return this.#send(client, async () => {
       await client.query(channels.map((c) => `listen ${pg.escapeIdentifier(c)}`).join("; "));
     });
+  }
+
+  /**
+   * Takes the shared advisory locks `keys` on `client`, after the statements sent before. Never
+   * rejects: when it fails the connection is (or is made) lost, and the reconnect takes them
+   * again and reports the gap.
+   */
+  #lockShared(client: pg.Client, keys: string[]): Promise<void> {
+    return this.#send(client, async () => {
+      await client.query("select pg_advisory_lock_shared(k) from unnest($1::bigint[]) k", [keys]);
+    }).catch((error: unknown) => {
+      // On a connection still up (a timeout, a cancel) the lock is not held and nobody would
+      // know: ending the connection makes the reconnect take it and report the gap.
+      this.#log.warn({ err: error }, "could not take an advisory lock; reconnecting to take it again");
+      if (this.#client === client) client.end().catch(() => {});
+    });
+  }
+
+  /** Runs `statement` on `client` once the statements sent before on it are done. */
+  #send(client: pg.Client, statement: () => Promise<void>): Promise<void> {
+    const sent = this.#queue.then(statement);
     this.#queue = sent.catch(() => {});
     return sent;
   }

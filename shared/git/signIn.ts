@@ -10,6 +10,7 @@ import type { DatabasePool } from "../db/pool.ts";
 import { AppError } from "../errors.ts";
 import { assertPublicHost, NetworkTargetError, networkPolicy } from "../net/networkGuard.ts";
 import { accountOf } from "./account.ts";
+import { assertUsable } from "./connectionState.ts";
 import { authorizationUrl, exchangeCode, pkcePair, refreshTokens } from "./oauthClient.ts";
 import { providerNames, providerSettings, redirectUriOf, type GitHost, type ProviderSettings } from "./providers.ts";
 import { consumeState, findConnection, insertState, openConnectionTokens, storeRefreshedTokens, upsertConnection, type ConnectionRow } from "./store.ts";
@@ -65,7 +66,7 @@ export async function finishSignIn(
   const network = networkPolicy(config);
   const tokens = await exchangeCode(settings, { code: callback.code, state: callback.state, redirectUri: pending.redirectUri, verifier: pending.verifier }, network);
   const account = await accountOf(provider, settings.apiBase, tokens.accessToken, network);
-  return upsertConnection(pool, config.appKey, { userId, provider, instanceUrl: settings.instanceUrl, account, tokens });
+  return upsertConnection(pool, config.appKey, { userId, provider, instanceUrl: settings.instanceUrl, apiBase: settings.apiBase, account, tokens });
 }
 
 /** A token is renewed when it expires within this margin (a job may run for minutes). */
@@ -81,15 +82,19 @@ export interface ConnectionAccess {
 
 /**
  * The access token of connection `id`, refreshed first when it expires soon (one refresher at
- * a time: the row is locked while the host answers, as hosts rotate refresh tokens).
+ * a time: the row is locked while the host answers, as hosts rotate refresh tokens). A
+ * connection made with another instance than the configured one is refused before any token
+ * is opened.
  * @throws AppError 404 (gone), 401 `git_reauthorization_required`, 502
  */
 export async function connectionAccess(pool: DatabasePool, config: Config, id: number): Promise<ConnectionAccess> {
   const connection = await findConnection(pool, id);
   if (!connection) throw new AppError(404, "not_found", "The git connection was removed; connect the account again.");
-  const settings = providerSettings(config, connection.provider);
-  const apiBase = settings?.instanceUrl === connection.instance_url ? settings.apiBase : connection.provider === "gitlab" ? connection.instance_url : null;
-  if (!apiBase) throw new AppError(422, "git_provider_disabled", `${providerNames[connection.provider]} sign-in is no longer configured for ${connection.instance_url}.`);
+  // A connection made with another instance than the one configured now is not used at all:
+  // neither its access token nor its refresh token goes to the new one (connectionState.ts).
+  assertUsable(config, connection);
+  const settings = providerSettings(config, connection.provider)!;
+  const apiBase = settings.apiBase;
   const expiring = connection.expires_at !== null && connection.expires_at.getTime() - Date.now() < REFRESH_MARGIN_MS;
   if (!expiring) {
     const tokens = await openConnectionTokens(pool, config.appKey, id);
@@ -102,7 +107,7 @@ export async function connectionAccess(pool: DatabasePool, config: Config, id: n
     if (!locked || !tokens) throw new AppError(404, "not_found", "The git connection was removed; connect the account again.");
     // Another worker may have renewed it while this one waited for the lock.
     if (locked.expires_at === null || locked.expires_at.getTime() - Date.now() >= REFRESH_MARGIN_MS) return { connection: locked, token: tokens.accessToken, apiBase };
-    if (!settings || !tokens.refreshToken) {
+    if (!tokens.refreshToken) {
       throw new AppError(401, "git_reauthorization_required", `The ${providerNames[locked.provider]} token of ${locked.account_login} has expired; connect the account again.`);
     }
     const renewed = await refreshTokens(settings, tokens.refreshToken, networkPolicy(config));

@@ -13,6 +13,8 @@ export const connectionRow = z.object({
   user_id: z.number(),
   provider: z.enum(gitProviders),
   instance_url: z.string(),
+  /** The REST API base it was made with (null: made before it was recorded). */
+  api_base: z.string().nullable(),
   account_id: z.string(),
   account_login: z.string(),
   account_name: z.string().nullable(),
@@ -25,7 +27,7 @@ export const connectionRow = z.object({
 });
 export type ConnectionRow = z.infer<typeof connectionRow>;
 
-const columns = sql.fragment`id, user_id, provider, instance_url, account_id, account_login, account_name, scopes,
+const columns = sql.fragment`id, user_id, provider, instance_url, api_base, account_id, account_login, account_name, scopes,
   refresh_token_sealed is not null as has_refresh_token, expires_at, last_used_at, created_at, updated_at`;
 
 /** The caller's connections, newest first. */
@@ -43,6 +45,8 @@ export interface ConnectionInput {
   userId: number;
   provider: GitHost;
   instanceUrl: string;
+  /** The REST API base the sign-in used. */
+  apiBase: string;
   account: { id: string; login: string; name: string | null };
   tokens: { accessToken: string; refreshToken: string | null; expiresAt: Date | null; scopes: string | null };
 }
@@ -51,11 +55,11 @@ export interface ConnectionInput {
 export async function upsertConnection(conn: CommonQueryMethods, appKey: Buffer, input: ConnectionInput): Promise<ConnectionRow> {
   const refresh = input.tokens.refreshToken === null ? null : sql.binary(seal(appKey, input.tokens.refreshToken));
   return conn.one(sql.type(connectionRow)`
-    insert into git_connections (user_id, provider, instance_url, account_id, account_login, account_name, scopes, access_token_sealed, refresh_token_sealed, expires_at)
-    values (${input.userId}, ${input.provider}, ${input.instanceUrl}, ${input.account.id}, ${input.account.login}, ${input.account.name},
+    insert into git_connections (user_id, provider, instance_url, api_base, account_id, account_login, account_name, scopes, access_token_sealed, refresh_token_sealed, expires_at)
+    values (${input.userId}, ${input.provider}, ${input.instanceUrl}, ${input.apiBase}, ${input.account.id}, ${input.account.login}, ${input.account.name},
       ${input.tokens.scopes}, ${sql.binary(seal(appKey, input.tokens.accessToken))}, ${refresh}, ${input.tokens.expiresAt?.toISOString() ?? null})
     on conflict (user_id, provider, instance_url, account_id) do update set
-      account_login = excluded.account_login, account_name = excluded.account_name, scopes = excluded.scopes,
+      api_base = excluded.api_base, account_login = excluded.account_login, account_name = excluded.account_name, scopes = excluded.scopes,
       access_token_sealed = excluded.access_token_sealed, refresh_token_sealed = excluded.refresh_token_sealed,
       expires_at = excluded.expires_at, updated_at = now()
     returning ${columns}`);

@@ -15,7 +15,7 @@ import { commitGithub, pushGithub } from "../deploy/git/branchOpsGithub.ts";
 import { commitGitlab, pushGitlab } from "../deploy/git/branchOpsGitlab.ts";
 import { scrubberFor } from "../deploy/scrub.ts";
 import { findEnvironment, openEnvironmentSecrets, type EnvironmentRow } from "../deployments/environments.ts";
-import { connectionIdOf } from "../deployments/gitConnection.ts";
+import { assertConnectionLent, connectionIdOf } from "../deployments/gitConnection.ts";
 import type { DeploymentRow } from "../deployments/records.ts";
 import { failBeforeStart, settleRun, type RunContext, type RunOutcome } from "../deployments/run.ts";
 import { assembleConfig } from "../deployments/targetConfigs.ts";
@@ -66,6 +66,8 @@ async function accessOf(ctx: RunContext, deployment: DeploymentRow): Promise<Git
   // The row's own connection, else the one its environment's git config names.
   const connectionId = deployment.git_connection_id ?? connectionIdOf(env?.git_config);
   if (connectionId !== null) {
+    // An environment's connection is lent by its owner for as long as they manage the project.
+    if (deployment.git_connection_id === null && env) await assertConnectionLent(ctx.pool, connectionId, env.project_id);
     try {
       const access = await connectionAccess(ctx.pool, ctx.config, connectionId);
       return { provider: access.connection.provider, apiBase: access.apiBase, token: access.token, kind: "oauth" };

@@ -104,6 +104,9 @@ export const payoutsProcess = defineJobKind("payouts__process", z.object({ payou
 /** Applies one recorded payment webhook event (shared/payments/events.ts); the event row makes it exactly-once. */
 export const paymentsProcess = defineJobKind("payments__process", z.object({ payment_event_id: z.number().int().positive() }), { maxAttempts: 8, ownerMayCancel: true });
 
+/** Refunds at its provider a payment that succeeded but delivered nothing (shared/payments/autoRefund.ts), and applies the refund. */
+export const paymentsRefund = defineJobKind("payments__refund", z.object({ transaction_id: z.number().int().positive() }), { maxAttempts: 8 });
+
 /** Daily (cron): renews project subscriptions and patron memberships that ended, or expires them; `_cron.ts` is the run's clock. */
 export const subscriptionsRenew = defineJobKind("subscriptions__renew", z.object({ _cron: z.object({ ts: z.string() }).loose().optional() }).loose(), { maxAttempts: 3, ownerMayCancel: true });
 /** One notification pushed to a user's browsers (the subscriptions that failed transiently, on a later round). */

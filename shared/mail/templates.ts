@@ -3,7 +3,7 @@
  * few paragraphs with `{name}` placeholders; links are given separately and rendered as a
  * button in HTML and as a bare line in text.
  */
-export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "subscription_expired", "subscription_renewal_failed", "support_ticket_reply", "deployment_succeeded", "deployment_failed", "kanban_card_assigned", "message_posted", "two_factor_disabled", "two_factor_recovery_codes"] as const;
+export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "subscription_expired", "subscription_renewal_failed", "support_ticket_reply", "deployment_succeeded", "deployment_failed", "kanban_card_assigned", "message_posted", "two_factor_disabled", "two_factor_recovery_codes", "payment_refunded"] as const;
 export type MailKind = (typeof mailKinds)[number];
 export type Locale = "en" | "de";
 
@@ -92,6 +92,10 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       paragraphs: ["Hello {name},", "new two-factor recovery codes were just made for your account, and the old ones stopped working. If that was not you, undo it: your previous recovery codes work again, the new ones stop, and every session is signed out.", "The link is valid for 7 days and can be used once. Then change your password."],
       action: "Undo and sign out everywhere",
     },
+    payment_refunded: {
+      subject: "We are refunding your payment of {amount}",
+      paragraphs: ["Hello {name},", "your payment of {amount} for {item} went through, but we could not deliver it: {reason}.", "We are refunding the whole amount to the card or account you paid with; it may take a few days to show there."],
+    },
   },
   de: {
     verify_email: {
@@ -170,6 +174,10 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       subject: "Für dein Konto wurden neue Wiederherstellungscodes erstellt",
       paragraphs: ["Hallo {name},", "für dein Konto wurden gerade neue Wiederherstellungscodes für die Zwei-Faktor-Authentifizierung erstellt; die alten gelten nicht mehr. Wenn du das nicht warst, mach es rückgängig: deine bisherigen Codes gelten wieder, die neuen nicht mehr, und alle Sitzungen werden abgemeldet.", "Der Link ist 7 Tage gültig und nur einmal verwendbar. Ändere danach dein Passwort."],
       action: "Rückgängig machen und überall abmelden",
+    },
+    payment_refunded: {
+      subject: "Wir erstatten deine Zahlung über {amount}",
+      paragraphs: ["Hallo {name},", "deine Zahlung über {amount} für {item} ist eingegangen, wir konnten das Gekaufte aber nicht liefern: {reason}.", "Wir erstatten den ganzen Betrag auf die Karte oder das Konto, mit dem du bezahlt hast; bis er dort erscheint, kann es einige Tage dauern."],
     },
   },
 };

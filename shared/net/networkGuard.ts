@@ -47,18 +47,24 @@ const CLASS_NAMES: Record<BlockedClass, string> = {
   metadata: "a cloud metadata address",
 };
 
-/** 422 `network_target_refused`: the target resolves to an address the service must not reach. */
+/**
+ * 422 `network_target_refused`: the target resolves to an address the service must not reach.
+ * The message names the address only when the caller wrote it (a literal, in any notation);
+ * for a name it gives the class alone, since what an internal name resolves to is the
+ * network's to know, not the caller's (the message reaches API answers and deployment logs).
+ * `address` keeps it for the service's own use.
+ */
 export class NetworkTargetError extends AppError {
   readonly host: string;
   readonly address: string;
   readonly blockedClass: BlockedClass;
-  constructor(host: string, address: string, blockedClass: BlockedClass) {
-    const shown = host === address ? address : `${host} (${address})`;
+  constructor(host: string, address: string, blockedClass: BlockedClass, resolved = false) {
+    const shown = resolved ? `${host}: it resolves to` : host === address ? `${address}:` : `${host} (${address}):`;
     const hint =
       blockedClass === "metadata"
         ? "Metadata endpoints are never allowed."
         : "Set ALLOW_PRIVATE_NETWORK_TARGETS=true to allow private network targets.";
-    super(422, "network_target_refused", `Refused to connect to ${shown}: ${CLASS_NAMES[blockedClass]}. ${hint}`);
+    super(422, "network_target_refused", `Refused to connect to ${shown} ${CLASS_NAMES[blockedClass]}. ${hint}`);
     this.name = "NetworkTargetError";
     this.host = host;
     this.address = address;
@@ -98,17 +104,18 @@ export function hostOf(hostOrUrl: string): string {
 }
 
 /**
- * Refuses the address when the policy does not allow it.
+ * Refuses the address when the policy does not allow it; `resolved` when DNS gave it for
+ * `host` (the refusal then does not name it).
  * @throws NetworkTargetError
  */
-export function checkAddress(host: string, address: string, policy: NetworkPolicy): void {
+export function checkAddress(host: string, address: string, policy: NetworkPolicy, resolved = false): void {
   const parsed = parseIpLiteral(address);
-  if (!parsed) throw new HostLookupError(host, `resolved to something that is not an address (${address})`);
+  if (!parsed) throw new HostLookupError(host, resolved ? "resolved to something that is not an address" : `not an address (${address})`);
   const blocked = classifyParsed(parsed);
   if (!blocked) return;
   if (blocked === "metadata" || !policy.allowPrivate) {
     const inner = describeEmbedded(address);
-    throw new NetworkTargetError(host, inner ? `${address}, which carries ${inner}` : address, blocked);
+    throw new NetworkTargetError(host, inner ? `${address}, which carries ${inner}` : address, blocked, resolved);
   }
 }
 
@@ -148,7 +155,7 @@ export async function assertPublicHost(hostOrUrl: string, policy: NetworkPolicy)
     throw new HostLookupError(hostname, code === "ENOTFOUND" || code === "ENODATA" ? "no such host" : `DNS lookup failed (${code ?? "error"})`);
   }
   if (addresses.length === 0) throw new HostLookupError(hostname, "no such host");
-  for (const { address } of addresses) checkAddress(hostname, address, policy);
+  for (const { address } of addresses) checkAddress(hostname, address, policy, true);
   return addresses;
 }
 

@@ -40,21 +40,48 @@ export async function addPatronPeriod(tx: CommonQueryMethods, userId: number, le
     select ${userId}, ${level.level}, coalesce(ends, ${at.toISOString()}::timestamptz),
       coalesce(ends, ${at.toISOString()}::timestamptz) + make_interval(days => ${level.duration_days}), ${transactionId}
     from latest returning id`);
+  // The new period decides renewal from now on (it is the latest); the running one keeps its
+  // own choice (a cancellation too), which counts again should the new one be refunded before it begins.
   await tx.query(sql.type(ignoredRow)`
-    update patron_memberships set renewed_at = now(), cancelled_at = null
+    update patron_memberships set renewed_at = now()
     where user_id = ${userId} and id <> ${id} and renewed_at is null and expires_at > ${at.toISOString()}::timestamptz`);
   return id;
 }
 
+/** A period taken back: its user, where it ended, and from where the periods after it are to follow on. */
+const shifted = z.object({ user_id: z.number(), expires_at: z.string(), follow_from: z.string() });
+
 /**
  * Takes back the period that refunded payment `transactionId` bought: a running one ends now
- * and is not renewed, one that had not begun yet is removed.
+ * and is not renewed, one that had not begun yet is removed. Periods after it move up so that
+ * no gap opens (they were bought to follow on), and the period a removed one followed, when
+ * that is the latest again, renews (or lapses, if cancelled) as it would have without the purchase.
  */
 export async function withdrawRefundedPatronPeriod(tx: CommonQueryMethods, transactionId: number): Promise<void> {
-  await tx.query(sql.type(ignoredRow)`delete from patron_memberships where transaction_id = ${transactionId} and started_at >= now()`);
+  // Instants travel as text, so the microseconds JavaScript dates would drop are kept.
+  const removed = await tx.any(sql.type(shifted)`
+    delete from patron_memberships where transaction_id = ${transactionId} and started_at >= now()
+    returning user_id, expires_at::text, started_at::text as follow_from`);
+  for (const period of removed) {
+    await moveUpFollowing(tx, period);
+    await tx.query(sql.type(ignoredRow)`
+      update patron_memberships m set renewed_at = null
+      where m.user_id = ${period.user_id} and m.renewed_at is not null and m.lapsed_at is null and m.expires_at > now()
+        and not exists (select 1 from patron_memberships n where n.user_id = m.user_id and n.expires_at > m.expires_at)`);
+  }
+  const ended = await tx.any(sql.type(shifted)`
+    update patron_memberships m set expires_at = now(), lapsed_at = coalesce(m.lapsed_at, now())
+    from patron_memberships before where before.id = m.id and m.transaction_id = ${transactionId} and m.expires_at > now()
+    returning m.user_id, before.expires_at::text, now()::text as follow_from`);
+  for (const period of ended) await moveUpFollowing(tx, period);
+}
+
+/** Moves the user's periods that started where `period` ended up, to follow on from `follow_from`. */
+async function moveUpFollowing(tx: CommonQueryMethods, period: z.infer<typeof shifted>): Promise<void> {
+  const by = sql.fragment`(${period.expires_at}::timestamptz - ${period.follow_from}::timestamptz)`;
   await tx.query(sql.type(ignoredRow)`
-    update patron_memberships set expires_at = now(), lapsed_at = coalesce(lapsed_at, now())
-    where transaction_id = ${transactionId} and expires_at > now()`);
+    update patron_memberships set started_at = started_at - ${by}, expires_at = expires_at - ${by}
+    where user_id = ${period.user_id} and started_at >= ${period.expires_at}::timestamptz`);
 }
 
 /**
@@ -67,6 +94,13 @@ export async function buyPatronWithCredits(tx: CommonQueryMethods, userId: numbe
     await spendCredits(tx, { userId, amount: level.price_credits, reason: "patron_membership", referenceType: "patron_membership", referenceId: String(id), idempotencyKey: `patron:${id}` });
   }
   return id;
+}
+
+/** Whether the renewal of `userId`'s membership is cancelled: its latest running period (the one the daily run renews) is. */
+export async function patronRenewalCancelled(conn: CommonQueryMethods, userId: number): Promise<boolean> {
+  const cancelled = await conn.maybeOneFirst(sql.type(z.object({ cancelled: z.boolean() }))`
+    select cancelled_at is not null as cancelled from patron_memberships where user_id = ${userId} and expires_at > now() order by expires_at desc limit 1`);
+  return cancelled ?? false;
 }
 
 /** Stops renewal of the caller's running periods; returns how many. */

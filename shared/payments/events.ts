@@ -11,8 +11,8 @@
  * Wallet provider (PayPal): CHECKOUT.ORDER.APPROVED captures the order,
  * PAYMENT.CAPTURE.COMPLETED credits, PAYMENT.CAPTURE.DENIED fails, PAYMENT.CAPTURE.REFUNDED
  * reverses. Other types are recorded as ignored. Providers do not promise the order of their
- * events: a refund that comes before its payment's success ends the payment refunded, and the
- * success then changes nothing.
+ * events: a whole refund that comes before its payment's success ends the payment refunded, and
+ * the success then changes nothing; a partial one is taken back when the success arrives.
  */
 import { z } from "zod";
 import type { Config } from "../config.ts";
@@ -24,8 +24,9 @@ import type { Logger } from "../logger.ts";
 import { captureOrder } from "./paypal.ts";
 import type { PaymentMethod } from "./providers.ts";
 import { findTransactionForEvent, type TransactionRow } from "./store.ts";
-import { refundPayment, type RefundEffect } from "./refunds.ts";
+import { applyEarlierRefund, refundPayment, type RefundEffect } from "./refunds.ts";
 import { afterPaymentSucceeded } from "./succeeded.ts";
+import { requestAutomaticRefund } from "./autoRefund.ts";
 
 /** Records a verified event and enqueues its processing; false when it was seen before. */
 export async function recordPaymentEvent(pool: DatabasePool, provider: PaymentMethod, event: { id: string; type: string; payload: unknown }): Promise<boolean> {
@@ -85,7 +86,7 @@ const handledTypes: Record<PaymentMethod, readonly string[]> = {
   walletprovider: ["PAYMENT.CAPTURE.COMPLETED", "PAYMENT.CAPTURE.DENIED", "PAYMENT.CAPTURE.REFUNDED"],
 };
 
-type Effect = "credited" | "failed" | "captured" | "card_saved" | "ignored" | "no_transaction" | RefundEffect;
+type Effect = "credited" | "refund_requested" | "failed" | "captured" | "card_saved" | "ignored" | "no_transaction" | RefundEffect;
 
 /**
  * Applies recorded event `eventId` once (the job's work). Network calls (capturing an
@@ -173,6 +174,12 @@ async function succeed(tx: CommonQueryMethods, transaction: TransactionRow, capt
     update credit_transactions set status = 'succeeded', succeeded_at = now(), failure_reason = null,
       provider_capture_id = coalesce(${captureId ?? null}, provider_capture_id), updated_at = now()
     where id = ${transaction.id}`);
+  // What it bought first: a payment that can deliver nothing is refunded, and grants nothing meanwhile.
+  const undelivered = await afterPaymentSucceeded(tx, transaction);
+  if (undelivered !== null) {
+    await requestAutomaticRefund(tx, transaction, undelivered);
+    return "refund_requested";
+  }
   if (transaction.credits > 0) {
     await grantCredits(tx, {
       userId: transaction.user_id,
@@ -183,7 +190,7 @@ async function succeed(tx: CommonQueryMethods, transaction: TransactionRow, capt
       idempotencyKey: `credit-transaction:${transaction.id}`,
     });
   }
-  await afterPaymentSucceeded(tx, transaction);
+  await applyEarlierRefund(tx, transaction);
   return "credited";
 }
 

@@ -107,6 +107,23 @@ export async function captureOrder(config: Config, orderId: string): Promise<{ s
   return { status: captured.status, captureId: captured.purchase_units[0]?.payments?.captures[0]?.id ?? null };
 }
 
+/**
+ * Refunds what is left of capture `captureId` (transaction `transactionId`; the request id
+ * makes a retry the same refund). A capture refunded in full already answers 422
+ * CAPTURE_FULLY_REFUNDED: that counts as done. Returns the refund's id (null then).
+ * @throws when PayPal cannot be reached, refuses, or reports the refund failed (the job retries).
+ */
+export async function refundCapture(config: Config, captureId: string, transactionId: number): Promise<string | null> {
+  try {
+    const refund = await call(config, `/v2/payments/captures/${encodeURIComponent(captureId)}/refund`, {}, z.object({ id: z.string(), status: z.string() }), `refund-transaction-${transactionId}`);
+    if (refund.status === "FAILED" || refund.status === "CANCELLED") throw new Error(`the refund ${refund.id} ${refund.status}`);
+    return refund.id;
+  } catch (error) {
+    if ((error as Error).message.includes("CAPTURE_FULLY_REFUNDED")) return null;
+    throw error;
+  }
+}
+
 /** The transmission headers PayPal signs a webhook with. */
 export const paypalHeaderNames = ["paypal-auth-algo", "paypal-cert-url", "paypal-transmission-id", "paypal-transmission-sig", "paypal-transmission-time"] as const;
 

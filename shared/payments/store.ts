@@ -88,6 +88,9 @@ export const transactionRow = z.object({
   refund_shortfall: z.number(),
   refunded_cents: z.number(),
   failure_reason: z.string().nullable(),
+  /** Why the service refunds the payment by itself (it delivered nothing), when it does. */
+  refund_reason: z.enum(["project_deleted", "subscription_active", "already_purchased", "item_unavailable"]).nullable(),
+  provider_refund_id: z.string().nullable(),
   succeeded_at: z.date().nullable(),
   refunded_at: z.date().nullable(),
   created_at: z.date(),
@@ -96,7 +99,8 @@ export const transactionRow = z.object({
 export type TransactionRow = z.infer<typeof transactionRow>;
 export const transactionColumns = sql.fragment`
   id, user_id, kind, package_id, item_id, project_id, payment_method, status, credits, amount_cents, currency,
-  provider_payment_id, provider_order_id, provider_capture_id, refund_shortfall, refunded_cents, failure_reason, succeeded_at, refunded_at, created_at, updated_at`;
+  provider_payment_id, provider_order_id, provider_capture_id, refund_shortfall, refunded_cents, failure_reason, refund_reason, provider_refund_id,
+  succeeded_at, refunded_at, created_at, updated_at`;
 
 /** A new pending transaction. */
 export async function insertTransaction(

@@ -72,6 +72,28 @@ export async function createPaymentIntent(
 }
 
 /**
+ * Refunds what is left of PaymentIntent `paymentIntentId` (transaction `transactionId`) under
+ * an idempotency key of the transaction, so a retried job refunds once. A payment refunded in
+ * full already (by hand in Stripe's dashboard) answers `charge_already_refunded`: that counts
+ * as done. Returns the refund's id (null for one refunded before).
+ * @throws when Stripe cannot be reached, refuses, or reports the refund failed (the job retries).
+ */
+export async function refundPaymentIntent(config: Config, input: { paymentIntentId: string; transactionId: number; duplicate: boolean }): Promise<string | null> {
+  const stripe = await stripeClient(config);
+  try {
+    const refund = await stripe.refunds.create(
+      { payment_intent: input.paymentIntentId, metadata: { transaction_id: String(input.transactionId) }, ...(input.duplicate ? { reason: "duplicate" as const } : {}) },
+      { idempotencyKey: `refund-transaction-${input.transactionId}` },
+    );
+    if (refund.status === "failed" || refund.status === "canceled") throw new Error(`the refund ${refund.id} ${refund.status}: ${refund.failure_reason ?? "no reason given"}`);
+    return refund.id;
+  } catch (error) {
+    if ((error as { code?: string }).code === "charge_already_refunded") return null;
+    throw error;
+  }
+}
+
+/**
  * Checks a webhook's Stripe-Signature over the raw body and returns the event.
  * @throws Stripe's SignatureVerificationError when it does not verify.
  */

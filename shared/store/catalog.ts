@@ -39,7 +39,8 @@ export type StoreMediaItem = z.infer<typeof mediaItem>;
 
 export const storeTemplateRow = z.object({
   id: z.number(),
-  seller_id: z.number(),
+  /** Null once the seller closed their account (their sold templates stay, withdrawn; 0122). */
+  seller_id: z.number().nullable(),
   name: z.string(),
   description: z.string(),
   category: z.string(),
@@ -55,15 +56,15 @@ export const storeTemplateRow = z.object({
   published_at: z.date().nullable(),
   created_at: z.date(),
   updated_at: z.date(),
-  seller_username: z.string(),
-  seller_name: z.string(),
+  seller_username: z.string().nullable(),
+  seller_name: z.string().nullable(),
   media: z.array(mediaItem),
   is_purchased: z.boolean(),
   version: z.number().nullable(),
 });
 export type StoreTemplateRow = z.infer<typeof storeTemplateRow>;
 
-/** Columns of `storeTemplateRow` over `st` (store_templates) and `u` (its seller); `viewerId` sets is_purchased. */
+/** Columns of `storeTemplateRow` over `st` (store_templates) and `u` (its seller, left-joined); `viewerId` sets is_purchased. */
 export const storeTemplateColumns = (viewerId: number | null) => sql.fragment`
   st.id, st.seller_id, st.name, st.description, st.category, st.language, st.price_type, st.price_credits,
   st.price_euro_cents, st.status, st.current_version_id, st.sales_count, st.review_count, st.review_score,
@@ -75,10 +76,14 @@ export const storeTemplateColumns = (viewerId: number | null) => sql.fragment`
     and p.status = 'completed') as is_purchased,
   (select v.version from store_template_versions v where v.id = st.current_version_id) as version`;
 
-/** One store template as `viewerId` sees it (any status; the caller decides visibility). */
+/**
+ * One store template as `viewerId` sees it (any status; the caller decides visibility), also
+ * one whose seller closed their account (an inner join of the seller hid those even from
+ * administrators).
+ */
 export async function findStoreTemplate(conn: CommonQueryMethods, id: number, viewerId: number | null): Promise<StoreTemplateRow | null> {
   return conn.maybeOne(sql.type(storeTemplateRow)`
-    select ${storeTemplateColumns(viewerId)} from store_templates st join users u on u.id = st.seller_id where st.id = ${id}`);
+    select ${storeTemplateColumns(viewerId)} from store_templates st left join users u on u.id = st.seller_id where st.id = ${id}`);
 }
 
 /** Locks a store template row; null when it does not exist. */

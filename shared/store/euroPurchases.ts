@@ -12,6 +12,7 @@ import { AppError, conflict, forbidden, notFound } from "../errors.ts";
 import { createOrder } from "../payments/paypal.ts";
 import { providerConfigured, providerUnavailable, type PaymentMethod } from "../payments/providers.ts";
 import { createPaymentIntent } from "../payments/stripe.ts";
+import type { RefundReason } from "../payments/autoRefund.ts";
 import { insertTransaction, setTransactionProvider, type TransactionRow } from "../payments/store.ts";
 import { findPurchase, refundPurchase } from "./purchases.ts";
 
@@ -74,24 +75,28 @@ export async function startEuroPurchase(
   }
 }
 
-/** Records the purchase a succeeded store payment paid for (once: the purchase carries the transaction id). */
-export async function completeEuroPurchase(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
+/**
+ * Records the purchase a succeeded store payment paid for (once: the purchase carries the
+ * transaction id). Returns why it recorded nothing (the payment is then refunded), or null.
+ */
+export async function completeEuroPurchase(tx: CommonQueryMethods, transaction: TransactionRow): Promise<RefundReason | null> {
   const intent = await tx.maybeOne(sql.type(z.object({ buyer_id: z.number(), store_template_id: z.number(), version_id: z.number(), seller_cents: z.number(), seller_id: z.number().nullable() }))`
     select i.buyer_id, i.store_template_id, i.version_id, i.seller_cents, st.seller_id
     from store_payment_intents i join store_templates st on st.id = i.store_template_id where i.transaction_id = ${transaction.id}`);
-  if (!intent) return;
+  if (!intent) return "item_unavailable";
   const purchaseId = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
     insert into store_purchases (buyer_id, store_template_id, version_id, payment_type, price_euro_cents, transaction_id)
     values (${intent.buyer_id}, ${intent.store_template_id}, ${intent.version_id}, 'euros', ${transaction.amount_cents}, ${transaction.id})
     on conflict (buyer_id, store_template_id) where status = 'completed' do nothing returning id`);
-  // Bought meanwhile by another payment: the buyer keeps the first purchase; this payment is for an operator to refund.
-  if (purchaseId === null) return;
+  // Bought meanwhile by another payment: the buyer keeps the first purchase, and this payment is refunded.
+  if (purchaseId === null) return "already_purchased";
   // A seller who closed their account while the payment ran earns nothing; the buyer still gets the template.
   if (intent.seller_id !== null) {
     await tx.query(sql.type(z.object({}))`
       insert into seller_earnings (seller_id, purchase_id, amount_cents) values (${intent.seller_id}, ${purchaseId}, ${intent.seller_cents})`);
   }
   await tx.query(sql.type(z.object({}))`update store_templates set sales_count = sales_count + 1 where id = ${intent.store_template_id}`);
+  return null;
 }
 
 /** Refunds the purchase a refunded store payment paid for. */

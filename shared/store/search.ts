@@ -3,8 +3,8 @@
  * category, language and price, found by `q` through full-text search (name weighted above
  * description); ranked by relevance when `q` is given, unless another sort is asked for.
  *
- * Typos are corrected through a dictionary of the store's words (`store_search_words`, kept by
- * triggers, trigram-indexed): each word of `q` it does not hold stands for itself or any of the
+ * Typos are corrected through a dictionary of the published templates' words (`store_search_words`,
+ * kept by triggers, trigram-indexed; drafts feed it nothing): each word of `q` it does not hold stands for itself or any of the
  * dictionary words most similar to it, so "crm dashbord" searches `crm & (dashbord | dashboard)` on the
  * full-text index. The cost follows the few hundred rows that match, not the catalogue size.
  */

@@ -22,10 +22,16 @@ import { findLatestSubscription, findPlan, findSubscription, insertSubscription,
  * @throws 409 subscription_active
  */
 export async function refuseRunningSamePlan(tx: CommonQueryMethods, projectId: number, plan: PlanRow): Promise<void> {
-  const latest = await findLatestSubscription(tx, projectId);
-  if (latest && latest.plan_id === plan.id && latest.effective_expires_at.getTime() > Date.now()) {
+  const latest = await runningSamePlan(tx, projectId, plan);
+  if (latest) {
     throw conflict(`The project's ${plan.name} subscription runs until ${latest.expires_at.toISOString()}; renew it (POST /subscriptions/${latest.id}/renew) to add a period.`, "subscription_active");
   }
+}
+
+/** The project's latest period when it is of `plan` and still running (a new one would overlap it), else null. */
+export async function runningSamePlan(conn: CommonQueryMethods, projectId: number, plan: PlanRow): Promise<SubscriptionRow | null> {
+  const latest = await findLatestSubscription(conn, projectId);
+  return latest && latest.plan_id === plan.id && latest.effective_expires_at.getTime() > Date.now() ? latest : null;
 }
 
 /**

@@ -8,7 +8,7 @@
  * 20 s, 55 s, 2.5 min, 7 min, 18 min) until WEBHOOK_MAX_ATTEMPTS (at most 8) are used; then
  * the delivery is `failed` and counts as one failure of the webhook, which is deactivated
  * after WEBHOOK_DEACTIVATE_AFTER_FAILURES failed deliveries in a row. A target the network
- * guard refuses fails at once.
+ * guard refuses fails at once. A delivery of a deleted project is not sent (projectDeleted.ts).
  */
 import { z } from "zod";
 import type { Config } from "../config.ts";
@@ -17,6 +17,7 @@ import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
 import { PermanentJobError } from "../jobs/errors.ts";
 import { createGuardedFetch } from "../net/guardedFetch.ts";
 import { HostLookupError, NetworkTargetError, networkPolicy } from "../net/networkGuard.ts";
+import { PROJECT_DELETED } from "./projectDeleted.ts";
 import { signPayload, type WebhookPayload } from "./signature.ts";
 import { deliveryColumns, deliveryRow } from "./store.ts";
 
@@ -75,6 +76,7 @@ const targetRow = z.object({
   target_url: z.string(),
   secret_key_sealed: z.instanceof(Buffer),
   is_active: z.boolean(),
+  project_deleted: z.boolean(),
 });
 
 /**
@@ -83,9 +85,13 @@ const targetRow = z.object({
  */
 export async function deliverOnce(ctx: DeliveryContext, id: number): Promise<{ delivery_id: number; status: string; response_status?: number | null }> {
   const target = await ctx.pool.maybeOne(sql.type(targetRow)`
-    select d.status, d.payload, w.target_url, w.secret_key_sealed, w.is_active
-    from webhook_deliveries d join webhooks w on w.id = d.webhook_id where d.id = ${id}`);
+    select d.status, d.payload, w.target_url, w.secret_key_sealed, w.is_active, p.deleted_at is not null as project_deleted
+    from webhook_deliveries d join webhooks w on w.id = d.webhook_id join projects p on p.id = w.project_id where d.id = ${id}`);
   if (!target || target.status === "succeeded" || target.status === "failed") return { delivery_id: id, status: target?.status ?? "gone" };
+  if (target.project_deleted) {
+    await finish(ctx.pool, id, { ok: false, status: null, error: PROJECT_DELETED, permanent: true }, null);
+    throw new PermanentJobError(PROJECT_DELETED, "project_deleted");
+  }
   if (!target.is_active) {
     await finish(ctx.pool, id, { ok: false, status: null, error: "The webhook is inactive.", permanent: true }, null);
     throw new PermanentJobError("The webhook is inactive.", "webhook_inactive");

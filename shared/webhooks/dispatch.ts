@@ -4,6 +4,8 @@
  * in the same transaction. Deliveries are unique per (webhook, event), so a run that
  * repeats after a crash delivers nothing twice.
  *
+ * A deleted project's events are marked processed and deliver nothing.
+ *
  * When it runs: a trigger on outbox_events (migration 0008) adds this job, under one job
  * key, in the transaction that records a CodeGenerated event, so deliveries leave within a
  * poll interval; the per-minute cron tick catches anything else.
@@ -30,7 +32,8 @@ export async function dispatchCodeGenerated(pool: DatabasePool): Promise<{ event
       for (const event of rows) {
         if (event.project_id === null) continue;
         const hooks = await tx.any(sql.type(webhookRow)`
-          select ${webhookColumns} from webhooks where project_id = ${event.project_id} and event_type = 'code_generated' and is_active order by id`);
+          select ${webhookColumns} from webhooks where project_id = ${event.project_id} and event_type = 'code_generated' and is_active
+          and exists (select 1 from projects p where p.id = webhooks.project_id and p.deleted_at is null) order by id`);
         const generation = event.payload.code_generation_id;
         for (const hook of hooks) {
           const id = await scheduleDelivery(tx, hook, `outbox:${event.id}`, {

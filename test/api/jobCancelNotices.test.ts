@@ -44,15 +44,15 @@ t.test("jobs that notify or pay their owner cannot be cancelled by the owner", a
   });
 });
 
-/** The kinds whose queued jobs only an administrator may cancel, as they were before the flag existed. */
-const ADMIN_ONLY = ["emails__send", "payouts__process", "push__send"];
+/** The kinds whose queued jobs only an administrator may cancel: those of before the flag, and the service's own refund (off by default). */
+const ADMIN_ONLY = ["emails__send", "payments__refund", "payouts__process", "push__send"];
 
 t.test("every kind: its owner may cancel a queued job exactly when the kind says so", async (t) => {
   const app = await startTestApp(t);
   const owner = await buildUserWithToken(app.pool);
   const admin = await buildUserWithToken(app.pool, { roles: ["admin"] });
   const all = Object.values(kinds as Record<string, JobKind>);
-  t.same(all.filter((k) => !k.ownerMayCancel).map((k) => k.name).sort(), ADMIN_ONLY, "the notices and the payout only");
+  t.same(all.filter((k) => !k.ownerMayCancel).map((k) => k.name).sort(), ADMIN_ONLY, "the notices, the payout and the service's own refund");
   // Records only (no payload: nothing to settle), so any kind can be held by the owner.
   const queued = (kind: string) =>
     app.pool.oneFirst(sql.type(z.object({ id: z.number() }))`insert into jobs (kind, max_attempts, user_id) values (${kind}, 1, ${owner.user.id}) returning id`);

@@ -13,6 +13,22 @@ export const eventsSettled = (pool: DatabasePool) =>
     { message: "payment events to be processed" },
   );
 
+/** Waits until no automatic refund job (payments__refund) is left to run. */
+export const refundsSettled = (pool: DatabasePool) =>
+  until(async () =>
+    (await pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs where kind = 'payments__refund' and status in ('queued', 'running')`)) === 0,
+    { message: "automatic refunds to be issued" },
+  );
+
+/** What the service recorded about an automatic refund of transaction `id`, and how many refund e-mails its buyer got. */
+export async function automaticRefund(pool: DatabasePool, id: number) {
+  return pool.one(sql.type(z.object({ status: z.string(), refund_reason: z.string().nullable(), provider_refund_id: z.string().nullable(), refunded_cents: z.number(), invoices: z.number(), mails: z.number() }))`
+    select t.status, t.refund_reason, t.provider_refund_id, t.refunded_cents,
+      (select count(*)::int from invoices i where i.transaction_id = t.id) as invoices,
+      (select count(*)::int from jobs j where j.kind = 'emails__send' and j.payload->>'kind' = 'payment_refunded' and j.user_id = t.user_id) as mails
+    from credit_transactions t where t.id = ${id}`);
+}
+
 /** Balance, open shortfall, ledger entry count and ledger sum of a user. */
 export async function creditState(pool: DatabasePool, userId: number) {
   return pool.one(sql.type(z.object({ balance: z.number(), shortfall: z.number(), entries: z.number(), sum: z.number() }))`

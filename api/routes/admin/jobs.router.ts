@@ -110,7 +110,8 @@ const workers = defineRoute({
   },
 });
 
-// `private-admin.jobs` carries JobChanged for every job (sql/migrations/0080): administrators only.
+// `private-admin.jobs` carries JobChanged for every job (sql/migrations/0080), sent while some web
+// process has a subscriber (0130, api/realtime/channelWatches.ts): administrators only.
 registerChannelAuthorizer("private-admin.", async (_deps, user, id) => id === "jobs" && isSiteAdmin(user));
 
 export const adminJobRoutes = [stats, list, retry, workers];

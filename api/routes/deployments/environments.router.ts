@@ -118,7 +118,7 @@ const update = defineRoute({
   path: "/environments/{id}",
   summary: "Update a deployment environment",
   description:
-    "Fields that are omitted keep their values. A config that is given replaces the stored one, except that a secret it omits is kept; `null` removes a config or a secret. Changing an SSH config's host or port drops the pinned host key unless `host_key_fingerprint` is given.",
+    "Fields that are omitted keep their values. A config that is given replaces the stored one, except that a secret it omits is kept; `null` removes a config or a secret. Changing an SSH config's host or port drops the pinned host key unless `host_key_fingerprint` is given. An FTP config keeps its `secure` when it omits it; turning `secure` off while a password is stored needs the password again (422), so a password entered for FTPS is never sent in the clear unasked.",
   tags,
   auth: "bearer",
   params: idParams,

@@ -75,6 +75,7 @@ const route = defineRoute({
     const user = currentUser(ctx);
     let target: DeployTarget;
     let pinHostKey: HostKeyPinner | undefined;
+    let projectId: number | undefined;
     if (input.environment_id !== undefined) {
       const env = await environmentForRead(pool, input.environment_id, user);
       // Testing sends the stored secrets and pins a host key (a write): the right to configure deployments (policy).
@@ -82,6 +83,7 @@ const route = defineRoute({
       const method = methodFor(env, input.deployment_method);
       target = deployTargetOf(env, await openEnvironmentSecrets(pool, config.appKey, env.id), method);
       pinHostKey = hostKeyPinnerOf(pool, env);
+      projectId = env.project_id;
     } else {
       const method = inlineMethod(input);
       const prepared = prepareConfig(method, input[`${method}_config`], null);
@@ -101,7 +103,7 @@ const route = defineRoute({
       if (Object.keys(refused).length) throw invalid(refused);
     }
     try {
-      target = await withConnectionToken(pool, config, target);
+      target = await withConnectionToken(pool, config, target, projectId);
     } catch (error) {
       if (!(error instanceof DeployError)) throw error;
       ctx.body = { ok: false, message: error.message, code: error.code, host_key_fingerprint: null };

@@ -62,7 +62,7 @@ const callback = defineRoute({
     const row = await finishSignIn(ctx.deps.pool, ctx.deps.config, currentUser(ctx).id, params.provider, query);
     ctx.set("Cache-Control", "no-store");
     ctx.status = 201;
-    ctx.body = { message: `${providerNames[params.provider]} account ${row.account_login} connected.`, connection: presentGitConnection(row) };
+    ctx.body = { message: `${providerNames[params.provider]} account ${row.account_login} connected.`, connection: presentGitConnection(row, ctx.deps.config) };
   },
 });
 
@@ -74,7 +74,7 @@ const list = defineRoute({
   auth: "bearer",
   responses: { 200: { description: "Connections", schema: z.object({ data: z.array(gitConnectionResource) }) } },
   handler: async (ctx) => {
-    ctx.body = { data: (await listConnections(ctx.deps.pool, currentUser(ctx).id)).map(presentGitConnection) };
+    ctx.body = { data: (await listConnections(ctx.deps.pool, currentUser(ctx).id)).map((row) => presentGitConnection(row, ctx.deps.config)) };
   },
 });
 

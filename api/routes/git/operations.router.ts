@@ -13,7 +13,9 @@ import { findEnvironment, type EnvironmentRow } from "../../../shared/deployment
 import { environmentBusy, findDeployment } from "../../../shared/deployments/records.ts";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
-import { conflict, invalid } from "../../../shared/errors.ts";
+import type { Config } from "../../../shared/config.ts";
+import { AppError, conflict, invalid } from "../../../shared/errors.ts";
+import { connectionProblem } from "../../../shared/git/connectionState.ts";
 import { environmentRepository, type GitTarget } from "../../../shared/gitops/run.ts";
 import { findGenerationCommit, insertGitOperation } from "../../../shared/gitops/store.ts";
 import { findConnection } from "../../../shared/git/store.ts";
@@ -63,7 +65,7 @@ const pushBody = z.object(target).superRefine(oneAccess);
 type Body = z.output<typeof pushBody>;
 
 /** Checks the generation, the access and the repository; what the row records. @throws 422, 404, 403, 423, 402, 409 */
-async function resolve(tx: CommonQueryMethods, projectId: number, user: UserRow, body: Body) {
+async function resolve(tx: CommonQueryMethods, config: Config, projectId: number, user: UserRow, body: Body) {
   const project = await projectForDeploy(tx, projectId, user);
   const generation = await tx.maybeOneFirst(
     sql.type(z.object({ id: z.number() }))`select id from code_generations where id = ${body.code_generation_id} and project_id = ${project.id}`,
@@ -72,6 +74,10 @@ async function resolve(tx: CommonQueryMethods, projectId: number, user: UserRow,
   if (body.connection_id !== undefined) {
     const connection = await findConnection(tx, body.connection_id);
     if (!connection || connection.user_id !== user.id) throw invalid({ connection_id: ["You have no git connection with this id."] });
+    // Said now rather than by a run that fails: connect again first (422, not 401, which
+    // would read as this API's own sign-in having expired).
+    const problem = connectionProblem(config, connection);
+    if (problem) throw new AppError(422, problem.code, problem.message, { connection_id: [problem.message] });
     return { project, connectionId: connection.id, environment: null, provider: connection.provider, repository: body.repository! };
   }
   const env: EnvironmentRow | null = await findEnvironment(tx, body.environment_id!);
@@ -92,7 +98,7 @@ async function resolve(tx: CommonQueryMethods, projectId: number, user: UserRow,
 async function queue(ctx: Parameters<typeof answer>[0], operation: "commit" | "push", projectId: number, body: Body & { message?: string }): Promise<void> {
   const user = currentUser(ctx);
   const started = await ctx.deps.pool.transaction(async (tx) => {
-    const resolved = await resolve(tx, projectId, user, body);
+    const resolved = await resolve(tx, ctx.deps.config, projectId, user, body);
     const gitTarget: GitTarget = { provider: resolved.provider, repository: resolved.repository, branch: body.branch };
     if (operation === "commit") gitTarget.message = body.message!;
     else {

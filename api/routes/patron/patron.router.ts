@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { invalidField } from "../../../shared/errors.ts";
 import { currentPatronPeriod } from "../../../shared/patrons/membership.ts";
-import { buyPatronWithCredits, cancelPatron, findPatronLevel, listPatronLevels } from "../../../shared/patrons/renewal.ts";
+import { buyPatronWithCredits, cancelPatron, findPatronLevel, listPatronLevels, patronRenewalCancelled } from "../../../shared/patrons/renewal.ts";
 import { startPayment } from "../../../shared/payments/purchase.ts";
 import type { CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { currentUser } from "../../context.ts";
@@ -24,7 +24,8 @@ const statusResource = z.object({
 
 async function patronStatus(conn: CommonQueryMethods, userId: number): Promise<z.infer<typeof statusResource>> {
   const period = await currentPatronPeriod(conn, userId);
-  return { is_patron: period !== null, patron_level: period?.level ?? null, expires_at: period?.expires_at.toISOString() ?? null, cancelled: period?.cancelled_at != null };
+  // Cancelled says whether membership stops: a later period bought after a cancellation continues it.
+  return { is_patron: period !== null, patron_level: period?.level ?? null, expires_at: period?.expires_at.toISOString() ?? null, cancelled: period !== null && (await patronRenewalCancelled(conn, userId)) };
 }
 
 const levels = defineRoute({

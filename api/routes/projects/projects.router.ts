@@ -9,6 +9,8 @@ import { ignoredRow, sql } from "../../../shared/db/pool.ts";
 import { latestSubscriptionJoin, projectColumns, projectCounts, projectRow } from "../../../shared/db/projects.ts";
 import { invalid } from "../../../shared/errors.ts";
 import { createProject } from "../../../shared/projects/createProject.ts";
+import { cancelProjectDeployments } from "../../../shared/deployments/projectDeleted.ts";
+import { cancelProjectDeliveries } from "../../../shared/webhooks/projectDeleted.ts";
 import { currentUser } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { projectForRead, projectForWrite } from "../../policies/projectGuard.ts";
@@ -135,6 +137,7 @@ const remove = defineRoute({
   method: "delete",
   path: "/projects/{projectId}",
   summary: "Delete a project (owner only; the record is kept, every read treats it as gone)",
+  description: "Deployments (commits and pushes too) and webhook deliveries still queued for the project are cancelled (recorded as failed: the project was deleted); nothing is deployed or sent for it afterwards.",
   tags: ["Projects"],
   auth: "bearer",
   params: projectParams,
@@ -145,6 +148,8 @@ const remove = defineRoute({
       const row = await projectForWrite(tx, params.projectId, user, "delete", { allowExpired: true, allowArchived: true });
       await tx.query(sql.type(ignoredRow)`
         update projects set deleted_at = now(), join_code = null, updated_at = now() where id = ${row.id}`);
+      await cancelProjectDeliveries(tx, row.id);
+      await cancelProjectDeployments(tx, row.id);
     });
     ctx.body = { message: "Project deleted." };
   },

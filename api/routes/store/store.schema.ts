@@ -112,7 +112,8 @@ export const storeTemplateResource = z.object({
   review_count: z.number(),
   status: z.string(),
   version: z.number().nullable(),
-  creator,
+  /** Null once the seller closed their account (an administrator still sees the withdrawn template). */
+  creator: creator.nullable(),
   logo: z.string().nullable(),
   images: z.array(storeMediaResource),
   media: z.array(storeMediaResource),

@@ -4,7 +4,7 @@ import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
-import { creditState, eventsSettled, paymentCounts } from "../../support/payments.ts";
+import { automaticRefund, creditState, eventsSettled, paymentCounts, refundsSettled } from "../../support/payments.ts";
 import { until } from "../../support/wait.ts";
 import { startPaypalStandIn } from "../../support/peers/paypalPeer.ts";
 
@@ -96,5 +96,26 @@ t.test("wallet payments through the PayPal stand-in: order, approval, capture, c
     t.equal((await deliver(denied)).status, 200);
     await until(async () => (await status(second.body.transaction.id)) === "failed", { message: "the denied transaction to fail" });
     t.pass("failed");
+  });
+
+  await t.test("a plan paid by wallet for a project deleted meanwhile is refunded at the wallet provider, and the buyer told", async (t) => {
+    const pro = ((await me.get("/api/plans")).body.data as { id: number; code: string; price_cents: number }[]).find((p) => p.code === "pro")!;
+    const project = (await me.post("/api/projects", { name: "Gone before paid" })).body.project;
+    const started = await me.post("/api/subscriptions", { project_id: project.id, plan_id: pro.id, payment_method: "walletprovider" });
+    t.equal(started.status, 202, started.text);
+    t.equal((await me.delete(`/api/projects/${project.id}`)).status, 200);
+    const paid = paypal.orders.get(started.body.transaction.provider_order_id)!;
+    t.equal((await deliver(paypal.event("CHECKOUT.ORDER.APPROVED", { id: paid.id, status: "APPROVED", purchase_units: [{ custom_id: paid.customId }] }))).status, 200);
+    await eventsSettled(app.pool);
+    t.equal((await deliver(paypal.event("PAYMENT.CAPTURE.COMPLETED", paypal.captureResource(paid.id)))).status, 200);
+    await eventsSettled(app.pool);
+    await refundsSettled(app.pool);
+    t.same(paypal.refunds.map((r) => r.captureId), [paid.captureId], "the capture is refunded once");
+    t.same(await automaticRefund(app.pool, started.body.transaction.id), {
+      status: "refunded", refund_reason: "project_deleted", provider_refund_id: paypal.refunds[0]!.id, refunded_cents: pro.price_cents, invoices: 0, mails: 1,
+    });
+    t.equal((await deliver(paypal.event("PAYMENT.CAPTURE.REFUNDED", paypal.refundResource(paid.id)))).status, 200, "PayPal's own refund event");
+    await eventsSettled(app.pool);
+    t.equal(await status(started.body.transaction.id), "refunded", "changes nothing");
   });
 });

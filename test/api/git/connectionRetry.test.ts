@@ -24,6 +24,7 @@ t.test("only the owner of a commit's git connection may retry it", async (t) => 
     userId: member.user.id,
     provider: "github",
     instanceUrl: "https://github.com",
+    apiBase: "https://api.github.com",
     account: { id: "1", login: "octo", name: null },
     tokens: { accessToken: "gho_Example0123456789", refreshToken: null, expiresAt: null, scopes: "repo" },
   });

@@ -23,6 +23,7 @@ t.test("a retry after the commit's git connection was removed", async (t) => {
     userId: user.id,
     provider: "github",
     instanceUrl: "https://github.com",
+    apiBase: "https://api.github.com",
     account: { id: "1", login: "octo", name: null },
     tokens: { accessToken: "gho_Example0123456789", refreshToken: null, expiresAt: null, scopes: "repo" },
   });

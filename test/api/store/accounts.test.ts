@@ -92,5 +92,9 @@ t.test("closing accounts after store sales", async (t) => {
     t.equal((await request(app.url, "POST", `/api/admin/store/templates/${sold}/approve`, { token: admin.token })).status, 409, "not published again");
     const browse = await request(app.url, "GET", "/api/store/templates?q=Leaving", { token: other.token });
     t.equal(browse.body.meta.total, 0);
+    const opened = await request(app.url, "GET", `/api/store/templates/${sold}`, { token: admin.token });
+    t.equal(opened.status, 200, `an administrator still opens it: ${opened.text}`);
+    t.match(opened.body.data, { id: sold, name: "Leaving kit", full_name: "Leaving kit", status: "withdrawn", creator: null, can_purchase: false });
+    t.equal((await request(app.url, "GET", `/api/store/templates/${sold}`, { token: other.token })).status, 404, "anybody else still gets 404");
   });
 });

@@ -2,7 +2,8 @@
  * Euro purchases of store templates through the Stripe stand-in, with webhooks signed by the
  * real `stripe` signing helper: the payment starts pending, a redelivered success records the
  * purchase and the seller's pending earning once, a refund reverses them (the provider's; an
- * administrator's refund route refuses euro purchases).
+ * administrator's refund route refuses euro purchases), and a second payment that succeeds for
+ * a template already bought is refunded by the service.
  */
 import t from "tap";
 import { z } from "zod";
@@ -10,7 +11,7 @@ import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUserWithToken } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
-import { eventsSettled } from "../../support/payments.ts";
+import { automaticRefund, eventsSettled, refundsSettled } from "../../support/payments.ts";
 import { startStripeStandIn } from "../../support/peers/stripePeer.ts";
 import { buildSeller, buildStoreTemplate } from "../../support/storeFactories.ts";
 import { buildTemplate } from "../../support/templateFactories.ts";
@@ -98,4 +99,27 @@ t.test("euro purchases by card", async (t) => {
   t.equal((await deliver(stripe.event("payment_intent.succeeded", { ...third, status: "succeeded" }))).status, 200);
   await eventsSettled(app.pool);
   t.equal((await request(app.url, "GET", `/api/store/templates/${other}/download`, { token: buyer.token })).status, 200, "the paid template is delivered");
+
+  // A payment left pending past the hour that blocks a second start succeeds after the second one bought the template: it is refunded.
+  const kit = await buildStoreTemplate(app.pool, seller.user.id, [template], { name: "Third kit", price_type: "euros", price_euro_cents: 700 });
+  const buy = () => request(app.url, "POST", "/api/store/purchase", { token: buyer.token, body: { template_id: kit, payment_method: "cardprocessor" } });
+  const abandoned = await buy();
+  t.equal(abandoned.status, 202, abandoned.text);
+  await app.pool.query(sql.type(z.object({}))`update credit_transactions set created_at = now() - interval '2 hours' where id = ${abandoned.body.transaction.id}`);
+  const retried = await buy();
+  t.equal(retried.status, 202, `an hour later the buyer may start again: ${retried.text}`);
+  for (const started of [retried, abandoned]) {
+    const paid = stripe.intents.get(started.body.transaction.provider_payment_id)!;
+    t.equal((await deliver(stripe.event("payment_intent.succeeded", { ...paid, status: "succeeded" }))).status, 200);
+    await eventsSettled(app.pool);
+  }
+  await refundsSettled(app.pool);
+  const sales = await app.pool.one(sql.type(z.object({ purchases: z.number(), earnings: z.number() }))`
+    select count(*)::int as purchases, (select count(*)::int from seller_earnings e where e.purchase_id = any(array_agg(p.id))) as earnings
+    from store_purchases p where p.store_template_id = ${kit}`);
+  t.same(sales, { purchases: 1, earnings: 1 }, "one purchase, one earning");
+  t.match(await automaticRefund(app.pool, retried.body.transaction.id), { status: "succeeded", refund_reason: null, invoices: 1 });
+  t.match(await automaticRefund(app.pool, abandoned.body.transaction.id), { status: "refunded", refund_reason: "already_purchased", refunded_cents: 700, invoices: 0, mails: 1 }, "the late payment is refunded, the buyer e-mailed");
+  const refunds = [...stripe.refunds.values()].map((r) => [r.payment_intent, r.amount, r.reason]);
+  t.same(refunds, [[abandoned.body.transaction.provider_payment_id, 700, "duplicate"]], "through the card processor, the whole amount");
 });

@@ -2,7 +2,8 @@
  * Store search through the API, beyond the catalogue test's typo queries: the words typos are
  * corrected to come from the store itself (a newly published name and an edited name are
  * found misspelt), the intended template ranks first, a correctly spelt word is not widened to
- * its neighbours, and text that means something to tsquery or trigram syntax is only text.
+ * its neighbours, text that means something to tsquery or trigram syntax is only text, and
+ * only published templates feed the dictionary (a draft's words are neither offered nor known).
  */
 import t from "tap";
 import { z } from "zod";
@@ -12,6 +13,7 @@ import { buildUserWithToken } from "../../support/factories.ts";
 import { request } from "../../support/http.ts";
 import { catalogue } from "../../support/storeCatalogue.ts";
 import { buildSeller, seedCatalogue } from "../../support/storeFactories.ts";
+import { buildTemplate } from "../../support/templateFactories.ts";
 
 t.test("typo-tolerant search over the store's own words", async (t) => {
   const app = await startTestApp(t);
@@ -55,6 +57,31 @@ t.test("typo-tolerant search over the store's own words", async (t) => {
     await app.pool.query(sql.type(z.object({}))`update store_templates set name = 'Wombat Scheduler' where id = ${id!}`);
     t.equal((await search("wombta scheduler")).data[0]?.id, id);
     t.same((await search("quokka")).data, [], "the old name no longer matches");
+  });
+
+  await t.test("only published templates feed the dictionary: a draft's misspelling does not stop a correction", async (t) => {
+    const dictionary = (word: string) => app.pool.exists(sql.type(z.object({}))`select from store_search_words where word = ${word}`);
+    const dashboards = async () => (await search("dashbord")).data.filter((row) => row.name.includes("Dashboard")).length;
+    const corrected = await dashboards();
+    t.ok(corrected > 0, "corrected to the published dashboards before any draft says it");
+    const template = await buildTemplate(app.pool, { ownerId: seller.user.id }, seller.user.id);
+    const fields = { description: "Zyxwvutsr panels", category: "Utilities", language: "TypeScript", price_type: "free", template_ids: [template] };
+    const draft = await request(app.url, "POST", "/api/store/templates", { token: seller.token, body: { ...fields, name: "Dashbord Qwertyuiop" } });
+    t.equal(draft.status, 201, draft.text);
+    const id = draft.body.store_template.id as number;
+    t.same(await Promise.all(["dashbord", "qwertyuiop", "zyxwvutsr"].map(dictionary)), [false, false, false], "the draft's words are not in the dictionary");
+    t.equal(await dashboards(), corrected, "the misspelt draft word is still corrected");
+    t.same((await search("qwertyuiopp")).data, [], "nothing published holds it");
+
+    const published = await request(app.url, "POST", `/api/store/templates/${id}/publish`, { token: seller.token });
+    t.equal(published.status, 200, published.text);
+    t.equal(await dictionary("qwertyuiop"), true, "published: its words come in");
+    t.equal((await search("qwertyuiopp")).data[0]?.id, id, "and correct a misspelling");
+    const renamed = await request(app.url, "PUT", `/api/store/templates/${id}`, { token: seller.token, body: { name: "Asdfghjkl Panels" } });
+    t.equal(renamed.status, 200, renamed.text);
+    t.same(await Promise.all(["qwertyuiop", "asdfghjkl"].map(dictionary)), [false, true], "an edit of a published template replaces its words");
+    t.equal((await request(app.url, "DELETE", `/api/store/templates/${id}`, { token: seller.token })).status, 200);
+    t.same(await Promise.all(["asdfghjkl", "zyxwvutsr", "dashboard"].map(dictionary)), [false, false, true], "deleted: words only it held go, shared ones stay");
   });
 
   await t.test("query syntax is text", async (t) => {

@@ -64,3 +64,46 @@ t.test("a reconnect callback that throws is logged, and the callbacks after it s
   t.same(payloads, ["after"]);
   t.same(ran, ["first", "throws", "last"], "no second reconnect");
 });
+
+t.test("shared advisory locks held on the LISTEN connection: holds are counted, the lock goes with the last, and comes back with a new connection", async (t) => {
+  const url = await emptyDatabase(t);
+  const listener = new PgListener(url, createLogger("silent"));
+  await listener.start();
+  t.teardown(() => listener.stop());
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  t.teardown(() => admin.end());
+  const [key, other] = [7_320_151_901n, 7_320_151_902n];
+  /** The sessions holding `k` shared. */
+  const holders = async (k: bigint) =>
+    (
+      await admin.query<{ pid: number }>(
+        `select pid from pg_locks where locktype = 'advisory' and granted and mode = 'ShareLock' and objsubid = 1
+           and ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
+        [k.toString()],
+      )
+    ).rows.map((r) => r.pid);
+
+  await listener.holdShared(key);
+  await listener.holdShared(key);
+  const [holder] = await holders(key);
+  t.ok(holder, "held once it resolves");
+  const listening = (await admin.query<{ pid: number }>("select pid from pg_stat_activity where application_name = 'schemaforge-listener' and datname = current_database()")).rows;
+  t.same(listening.map((r) => r.pid), [holder], "by the LISTEN connection");
+
+  listener.releaseShared(key);
+  // Statements on the connection run in order: once a later one is done, an unlock sent before it would be too.
+  await listener.holdShared(other);
+  t.same(await holders(key), [holder], "still held after one of two holds is given up");
+  listener.releaseShared(key);
+  await until(async () => (await holders(key)).length === 0, { message: "the lock to go with the last hold", timeoutMs });
+
+  let onReconnect: Promise<number[]> | undefined;
+  listener.onReconnect(() => (onReconnect ??= holders(other)));
+  await admin.query("select pg_terminate_backend($1)", [holder]);
+  await until(() => onReconnect, { message: "the reconnect", timeoutMs });
+  const again = await onReconnect!;
+  t.equal(again.length, 1, "the lock still held is taken again before the reconnect callbacks run");
+  t.not(again[0], holder, "on the new connection");
+  t.same(await holders(key), [], "the lock given up before is not");
+});

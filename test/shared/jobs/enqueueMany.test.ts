@@ -8,6 +8,7 @@ import { z } from "zod";
 import { createLogger } from "../../../shared/logger.ts";
 import { sql } from "../../../shared/db/pool.ts";
 import { enqueueMany, maxBulkJobs } from "../../../shared/jobs/enqueueMany.ts";
+import { JOB_CONSOLE_WATCH_KEY } from "../../../shared/jobs/consoleWatch.ts";
 import { startWorker } from "../../../workers/index.ts";
 import { testConfig } from "../../support/app.ts";
 import { freshDatabase } from "../../support/db.ts";
@@ -87,6 +88,9 @@ t.test("enqueueMany", async (t) => {
       if (event.channel === "private-admin.jobs") heard.push(event);
     });
     await listener.query("listen realtime");
+    // Watching as a web process with a console subscriber does (0130): without a watcher the
+    // triggers notify nothing.
+    await listener.query("select pg_advisory_lock_shared($1::bigint)", [JOB_CONSOLE_WATCH_KEY.toString()]);
     const ids = await enqueueMany(db.pool, echoKind, Array.from({ length: 50 }, (_, i) => ({ value: i })));
     await until(() => heard.length >= 1, { message: "the JobChanged of the batch" });
     // A later single-job statement: its event arriving proves nothing else was pending.

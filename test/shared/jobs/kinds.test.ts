@@ -119,6 +119,7 @@ const cases: Case[] = [
   },
   { kind: kinds.payoutsProcess, name: "payouts__process", maxAttempts: 5, ok: [[{ payout_id: 2 }, { payout_id: 2 }]], refused: id("payout_id") },
   { kind: kinds.paymentsProcess, name: "payments__process", maxAttempts: 8, ok: [[{ payment_event_id: 2 }, { payment_event_id: 2 }]], refused: id("payment_event_id") },
+  { kind: kinds.paymentsRefund, name: "payments__refund", maxAttempts: 8, ok: [[{ transaction_id: 2 }, { transaction_id: 2 }]], refused: id("transaction_id") },
   {
     kind: kinds.subscriptionsRenew,
     name: "subscriptions__renew",
@@ -177,7 +178,7 @@ const cases: Case[] = [
 ];
 
 /** Kinds whose queued jobs their owner may not cancel: the notices and the payout (api/policies/job.ts). */
-const ADMIN_CANCELS = ["emails__send", "push__send", "payouts__process"];
+const ADMIN_CANCELS = ["emails__send", "push__send", "payouts__process", "payments__refund"];
 
 t.test("every kind of the service is described here", async (t) => {
   const exported = Object.values(kinds).map((k) => (k as JobKind).name).sort();

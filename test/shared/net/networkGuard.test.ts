@@ -105,9 +105,11 @@ t.test("names are judged by every address they resolve to", async (t) => {
   });
   const policy = { allowPrivate: false, resolver };
   t.same(await assertPublicHost("https://public.test/api", policy), [{ address: PUBLIC, family: 4 }]);
-  await t.rejects(assertPublicHost("mixed.test", policy), { code: "network_target_refused", message: /10\.0\.0\.1/ });
+  const mixed = await assertPublicHost("mixed.test", policy).catch((e: Error) => e);
+  t.match(mixed, { code: "network_target_refused", message: /^Refused to connect to mixed\.test: it resolves to a private network address\./, address: "10.0.0.1" });
+  t.notMatch((mixed as Error).message, /10\.0\.0\.1/, "the message does not tell what the name resolves to");
   await t.rejects(assertPublicHost("v6private.test", policy), { code: "network_target_refused" });
-  await t.rejects(assertPublicHost("mapped.test", { allowPrivate: true, resolver }), { message: /cloud metadata/ });
+  await t.rejects(assertPublicHost("mapped.test", { allowPrivate: true, resolver }), { message: /^Refused to connect to mapped\.test: it resolves to a cloud metadata address\. / });
   await t.rejects(assertPublicHost("missing.test", policy), { code: "host_not_found" });
 });
 
@@ -134,7 +136,7 @@ t.test("host notations: trailing dot, case, zone id, and what is no host at all"
     ["a b", /not a host name/],
     ["x\\y", /not a host name/],
     ["   ", /^Cannot resolve the host: not a host name\.$/],
-    ["weird.test", /^Cannot resolve weird\.test: resolved to something that is not an address \(not-an-address\)\.$/],
+    ["weird.test", /^Cannot resolve weird\.test: resolved to something that is not an address\.$/],
   ];
   for (const [target, message] of refusedAsNoHost) {
     await t.rejects(assertPublicHost(target, { allowPrivate: true, resolver }), { code: "host_not_found", status: 422, message }, target);

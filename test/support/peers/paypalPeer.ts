@@ -1,7 +1,7 @@
 /**
  * A stand-in for the PayPal REST endpoints the wallet provider calls: the client-credentials
- * token, Orders v2 (create, capture; `PayPal-Request-Id` makes both idempotent as at PayPal)
- * and verify-webhook-signature. It signs the webhooks it sends the way PayPal does: an RSA
+ * token, Orders v2 (create, capture; `PayPal-Request-Id` makes both idempotent as at PayPal),
+ * refunds of captures and verify-webhook-signature. It signs the webhooks it sends the way PayPal does: an RSA
  * SHA-256 signature over `transmission_id|transmission_time|webhook_id|crc32(body)`, and the
  * verification call recomputes exactly that, so a tampered event or another webhook id fails.
  */
@@ -26,6 +26,8 @@ export interface PaypalStandIn extends HttpPeer {
   orders: Map<string, StandInOrder>;
   /** Captures performed (order id per capture call that did the work). */
   captures: string[];
+  /** Refunds performed (whole refunds of captures). */
+  refunds: { id: string; captureId: string }[];
   /** A webhook event as PayPal sends it. */
   event(eventType: string, resource: object): { id: string; event_type: string; resource_type: string; create_time: string; resource: object };
   /** The body and transmission headers of `event` (`webhookId` overrides the id signed for). */
@@ -46,6 +48,7 @@ export async function startPaypalStandIn(): Promise<PaypalStandIn> {
   const accessToken = `A21AA${randomBytes(16).toString("hex")}`;
   const orders = new Map<string, StandInOrder>();
   const captures: string[] = [];
+  const refunds: { id: string; captureId: string }[] = [];
   const byRequestId = new Map<string, PeerResponse>();
   const idempotent = (request: PeerRequest, make: () => PeerResponse): PeerResponse => {
     const key = request.headers["paypal-request-id"];
@@ -106,6 +109,20 @@ export async function startPaypalStandIn(): Promise<PaypalStandIn> {
       },
       {
         method: "POST",
+        pattern: /^\/v2\/payments\/captures\/(?<id>[A-Z0-9]+)\/refund$/,
+        handler: (request) =>
+          idempotent(request, () => {
+            // An empty body refunds what is left of the capture, as at PayPal.
+            const captureId = request.params.id!;
+            if (![...orders.values()].some((o) => o.captureId === captureId)) return { status: 404, body: { name: "RESOURCE_NOT_FOUND" } };
+            if (refunds.some((r) => r.captureId === captureId)) return { status: 422, body: { name: "UNPROCESSABLE_ENTITY", details: [{ issue: "CAPTURE_FULLY_REFUNDED" }] } };
+            const refund = { id: randomBytes(8).toString("hex").toUpperCase(), captureId };
+            refunds.push(refund);
+            return { status: 201, body: { id: refund.id, status: "COMPLETED", links: [{ rel: "up", href: `https://api.paypal.stand-in/v2/payments/captures/${captureId}`, method: "GET" }] } };
+          }),
+      },
+      {
+        method: "POST",
         pattern: /^\/v1\/notifications\/verify-webhook-signature$/,
         handler: (request) => {
           const body = jsonBody<Record<string, unknown>>(request);
@@ -137,6 +154,7 @@ export async function startPaypalStandIn(): Promise<PaypalStandIn> {
     env: { PAYPAL_CLIENT_ID: clientId, PAYPAL_CLIENT_SECRET: clientSecret, PAYPAL_WEBHOOK_ID: webhookId, PAYPAL_API_BASE: peer.url },
     orders,
     captures,
+    refunds,
     event: (eventType, resource) => ({ id: `WH-${randomUUID()}`, event_type: eventType, resource_type: "capture", create_time: new Date().toISOString(), resource }),
     signed: (event, options = {}) => {
       const body = JSON.stringify(event);

@@ -1,6 +1,6 @@
 /**
  * A stand-in for the Stripe API endpoints the card processor calls (PaymentIntents,
- * SetupIntents, customers), driven through the real `stripe` client pointed at it with
+ * SetupIntents, customers, refunds), driven through the real `stripe` client pointed at it with
  * STRIPE_API_BASE. It parses Stripe's form encoding (`metadata[transaction_id]=7`), honours
  * `Idempotency-Key` as Stripe does (the same key answers the first result), and builds
  * events the way Stripe sends them, signed with the real `generateTestHeaderString`.
@@ -21,6 +21,17 @@ export interface StandInIntent {
   latest_charge: string | null;
 }
 
+export interface StandInRefund {
+  id: string;
+  object: "refund";
+  amount: number;
+  currency: string;
+  payment_intent: string;
+  reason: string | null;
+  metadata: Record<string, string>;
+  status: string;
+}
+
 export interface StripeStandIn extends HttpPeer {
   secretKey: string;
   webhookSecret: string;
@@ -29,6 +40,8 @@ export interface StripeStandIn extends HttpPeer {
   intents: Map<string, StandInIntent>;
   setupIntents: Map<string, { id: string; client_secret: string; customer: string | null; usage: string }>;
   customers: Map<string, { id: string; email: string | null }>;
+  /** Refunds created through the API, by id. */
+  refunds: Map<string, StandInRefund>;
   /** The event Stripe sends for `type` about `object`. */
   event(type: string, object: object): { id: string; object: "event"; type: string; api_version: string; created: number; data: { object: object }; livemode: false };
   /** The JSON body and its Stripe-Signature header (`secret`/`timestamp` override for forged ones). */
@@ -60,6 +73,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
   const intents = new Map<string, StandInIntent>();
   const setupIntents = new Map<string, { id: string; client_secret: string; customer: string | null; usage: string }>();
   const customers = new Map<string, { id: string; email: string | null }>();
+  const refunds = new Map<string, StandInRefund>();
   const byKey = new Map<string, PeerResponse>();
   const stripe = new Stripe(secretKey);
   const form = (request: PeerRequest) => parseStripeForm(request.body.toString());
@@ -101,6 +115,33 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       },
       {
         method: "POST",
+        pattern: /^\/v1\/refunds$/,
+        handler: (request) =>
+          idempotent(request, () => {
+            // As Stripe: without `amount`, what is left of the payment; nothing left is charge_already_refunded.
+            const body = form(request);
+            const intent = intents.get(String(body.payment_intent));
+            if (!intent) return { status: 400, body: { error: { type: "invalid_request_error", code: "resource_missing", message: `No such payment_intent: '${String(body.payment_intent)}'` } } };
+            const refunded = [...refunds.values()].filter((r) => r.payment_intent === intent.id).reduce((sum, r) => sum + r.amount, 0);
+            const amount = body.amount === undefined ? intent.amount - refunded : Number(body.amount);
+            if (refunded >= intent.amount) return { status: 400, body: { error: { type: "invalid_request_error", code: "charge_already_refunded", message: "Charge has already been refunded." } } };
+            if (!Number.isInteger(amount) || amount <= 0 || amount > intent.amount - refunded) return { status: 400, body: { error: { type: "invalid_request_error", code: "amount_too_large", message: "Refund amount is greater than unrefunded amount on charge." } } };
+            const refund: StandInRefund = {
+              id: id("re"),
+              object: "refund",
+              amount,
+              currency: intent.currency,
+              payment_intent: intent.id,
+              reason: typeof body.reason === "string" ? body.reason : null,
+              metadata: (body.metadata ?? {}) as Record<string, string>,
+              status: "succeeded",
+            };
+            refunds.set(refund.id, refund);
+            return { status: 200, body: refund };
+          }),
+      },
+      {
+        method: "POST",
         pattern: /^\/v1\/customers$/,
         handler: (request) =>
           idempotent(request, () => {
@@ -136,6 +177,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     intents,
     setupIntents,
     customers,
+    refunds,
     event: (type, object) => ({ id: id("evt"), object: "event", type, api_version: "2025-01-27", created: Math.floor(Date.now() / 1000), data: { object }, livemode: false }),
     signed: (event, options = {}) => {
       const body = JSON.stringify(event);
