@@ -5,6 +5,7 @@
  * Each is answered at once with its limit, and the worker keeps serving.
  */
 import t from "tap";
+import { filterCaches, MAX_MEMO_CHARS } from "../../../shared/template/filters.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
@@ -33,6 +34,19 @@ t.test("template limits", async (t) => {
     const words = await template("{:a|plural:} {:b|singular:} {:c|plural:} {:d|plural:}");
     const inflected = await api.post(`${base}/${words}/execute`, { a: "UserCategory", b: "USER_STATUSES", c: "order_item", d: "x_person" });
     t.equal(inflected.body.output, "UserCategories USER_STATUS order_items x_people", "last words still inflect, case kept");
+  });
+
+  t.test("filters keep no long text in their memo tables", async (t) => {
+    // The tables outlive the render (the worker runs in this process): a long value stayed in
+    // them with its result until 10,000 entries had been added to its table.
+    const stamp = String(Date.now());
+    const text = `${"Long text ".repeat(20_000)}${stamp}`;
+    const id = await template("{:text|pascal:}|{:text|upper|snake:}", [], [{ name: "text", type: "string" }]);
+    const res = await api.post(`${base}/${id}/preview`, { text });
+    t.equal(res.status, 200, res.text.slice(0, 300));
+    t.equal(res.body.preview, `${"LongText".repeat(20_000)}${stamp}|${"long_text_".repeat(20_000)}${stamp}`, "filtered as before");
+    const longest = Math.max(...Object.values(filterCaches).flatMap((table) => [...table.keys()].map((key) => key.length)));
+    t.ok(longest <= MAX_MEMO_CHARS, `the longest memoised text has ${longest} characters`);
   });
 
   t.test("includes that repeat a large text are refused when the template compiles", async (t) => {
