@@ -1,8 +1,9 @@
 /**
- * Templates built to exhaust the service, through HTTP with a worker: a filter whose pattern
- * backtracked over long names, includes that multiply a large text, loops whose bodies cost
- * more than their iteration count says, and previews that warned once per missing value.
- * Each is answered at once with its limit, and the worker keeps serving.
+ * Templates built to exhaust the service or to get a wrong answer, through HTTP with a worker:
+ * a filter whose pattern backtracked over long names, filter memo tables that kept long
+ * values, a number literal past a double, includes that multiply a large text, loops whose
+ * bodies cost more than their iteration count says, and previews that warned once per
+ * missing value. Each is answered at once with its limit, and the worker keeps serving.
  */
 import t from "tap";
 import { filterCaches, MAX_MEMO_CHARS } from "../../../shared/template/filters.ts";
@@ -47,6 +48,19 @@ t.test("template limits", async (t) => {
     t.equal(res.body.preview, `${"LongText".repeat(20_000)}${stamp}|${"long_text_".repeat(20_000)}${stamp}`, "filtered as before");
     const longest = Math.max(...Object.values(filterCaches).flatMap((table) => [...table.keys()].map((key) => key.length)));
     t.ok(longest <= MAX_MEMO_CHARS, `the longest memoised text has ${longest} characters`);
+  });
+
+  t.test("a number too large for a double is a syntax error, not an empty value", async (t) => {
+    const huge = "9".repeat(400);
+    const id = await template(`[{:${huge}:}] {:if n < ${huge}:}less{:else:}not less{:endif:}`);
+    const compiled = await api.post(`${base}/${id}/compile`);
+    t.equal(compiled.status, 200, compiled.text.slice(0, 300));
+    t.equal(compiled.body.valid, false, "it printed empty and compared as null");
+    t.match(compiled.body.errors[0], { file: "(content)", line: 1, column: 4, message: /The number `9{20}…` is too large \(400 digits\)/ });
+    const res = await api.post(`${base}/${id}/execute`, { n: 1 });
+    t.equal(res.status, 422, res.text.slice(0, 300));
+    const fine = await template(`{:${"9".repeat(300)}:}`);
+    t.equal((await api.post(`${base}/${fine}/execute`, {})).body.output, "1e+300", "a large number within a double still prints");
   });
 
   t.test("includes that repeat a large text are refused when the template compiles", async (t) => {
