@@ -105,8 +105,20 @@ function tryParse(issues: TemplateIssue[], text: string, file: string, placehold
 /** Result of compiling: the template, or every problem found. */
 export type CompileResult = { ok: true; template: CompiledTemplate } | { ok: false; issues: TemplateIssue[] };
 
+/**
+ * Most characters of source a template may hold, all its files together (what a whole
+ * template's JSON body allows at once). Files added one by one could make hundreds of
+ * megabytes, whose parse alone held the process and filled its memory.
+ */
+export const MAX_SOURCE_CHARS = 16_000_000;
+
 /** Compiles a template without the cache. */
 function compileUncached(source: TemplateSource): CompileResult {
+  const sourceChars = (source.files ?? []).reduce((sum, f) => sum + (f.content ?? "").length + f.file_name.length, (source.content ?? "").length);
+  if (sourceChars > MAX_SOURCE_CHARS) {
+    const message = `The template is too large to compile: its files hold ${sourceChars} characters together, more than ${MAX_SOURCE_CHARS}.`;
+    return { ok: false, issues: [{ file: CONTENT_FILE, line: 1, column: 1, message }] };
+  }
   const issues: TemplateIssue[] = [];
   const files = (source.files ?? []).map((f, index) => ({ f, index }));
   files.sort((a, b) => (a.f.order ?? 0) - (b.f.order ?? 0) || a.index - b.index);

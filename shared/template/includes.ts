@@ -28,6 +28,15 @@ export const MAX_INCLUDED_NODES = 500_000;
 /** Most characters of text includes may add to a whole template (all its sources together). */
 export const MAX_INCLUDED_CHARS = 32_000_000;
 
+/**
+ * Most nodes and characters of text of a whole template, every source with its includes
+ * expanded. Templates compile where they are checked, in the web process too (`compile`,
+ * `structure`): 500 files of a megabyte each were accepted, and compiling them held that
+ * process for many minutes (some tens of microseconds a node) or ran it out of memory.
+ */
+export const MAX_TEMPLATE_NODES = 500_000;
+export const MAX_TEMPLATE_CHARS = 64_000_000;
+
 /** The size of an expanded tree. */
 interface Size {
   nodes: number;
@@ -112,6 +121,18 @@ export function resolveIncludes(sources: IncludeSource[]): TemplateIssue[] {
     depths.set(source, deepest);
     return size;
   };
-  for (const s of sources) visit(s);
+  // Every source compiles as it expands, so their expanded sizes together are what compiling
+  // the template costs (code and time); past the budget it is refused at the file that passes it.
+  const total: Size = { nodes: 0, chars: 0 };
+  for (const s of sources) {
+    const size = visit(s);
+    total.nodes += size.nodes;
+    total.chars += size.chars;
+    if (!spent && (total.nodes > MAX_TEMPLATE_NODES || total.chars > MAX_TEMPLATE_CHARS)) {
+      spent = true;
+      const what = total.nodes > MAX_TEMPLATE_NODES ? `${MAX_TEMPLATE_NODES} nodes` : `${MAX_TEMPLATE_CHARS} characters of text`;
+      issues.push({ file: s.file, line: 1, column: 1, message: `The template is too large to compile: its files, includes expanded, hold more than ${what} together.` });
+    }
+  }
   return issues;
 }

@@ -1,9 +1,10 @@
 /**
  * Templates built to exhaust the service or to get a wrong answer, through HTTP with a worker:
  * a filter whose pattern backtracked over long names, filter memo tables that kept long
- * values, a number literal past a double, includes that multiply a large text, loops whose
- * bodies cost more than their iteration count says, and previews that warned once per
- * missing value. Each is answered at once with its limit, and the worker keeps serving.
+ * values, a number literal past a double, includes that multiply a large text, templates too
+ * large to compile, loops whose bodies cost more than their iteration count says, and
+ * previews that warned once per missing value. Each is answered at once with its limit, and
+ * the worker keeps serving.
  */
 import t from "tap";
 import { filterCaches, MAX_MEMO_CHARS } from "../../../shared/template/filters.ts";
@@ -83,6 +84,21 @@ t.test("template limits", async (t) => {
     t.equal(check.body.valid, false, "40 files including 1 MB each pass 32 M characters together");
     const fine = await template("{:include: _big.txt:}{:include: _big.txt:}", [{ file_name: "_big.txt", content: "y".repeat(1_000_000) }]);
     t.same((await api.post(`${base}/${fine}/compile`)).body, { valid: true, errors: [] }, "a partial may still be included several times");
+  });
+
+  t.test("a template too large to compile is refused before it compiles", async (t) => {
+    // Files added one by one (up to 500 of a megabyte each) were all compiled, in the web
+    // process for compile and structure: minutes per request, or out of memory.
+    const bulky = await template("", Array.from({ length: 20 }, (_, i) => ({ file_name: `f${i}.txt`, content: "z".repeat(1_000_000) })));
+    const byText = await api.post(`${base}/${bulky}/compile`);
+    t.equal(byText.status, 200, byText.text.slice(0, 300));
+    t.match(byText.body, { valid: false, errors: [{ file: "(content)", line: 1, column: 1, message: /too large to compile: its files hold 20000130 characters together, more than 16000000/ }] });
+    const busy = await template("", Array.from({ length: 6 }, (_, i) => ({ file_name: `g${i}.txt`, content: "{:a:}".repeat(100_000) })));
+    const byNodes = await api.post(`${base}/${busy}/compile`);
+    t.match(byNodes.body, { valid: false, errors: [{ file: "g5.txt", message: "The template is too large to compile: its files, includes expanded, hold more than 500000 nodes together." }] });
+    const run = await api.post(`${base}/${busy}/execute`, { a: "x" });
+    t.equal(run.status, 422, run.text.slice(0, 300));
+    t.equal(run.body.code, "template_error");
   });
 
   t.test("loops stop at the render's time limit, whatever their bodies cost", async (t) => {
