@@ -169,6 +169,12 @@ const tokenResponse = z.object({
 });
 const oauthError = z.object({ error: z.string().describe("RFC 6749 error code, e.g. `invalid_grant`, `invalid_client`."), error_description: z.string().optional() });
 const jwkSet = z.object({ keys: z.array(z.record(z.string(), z.unknown())) });
+const revocationRequest = z.object({
+  client_id: z.string(),
+  client_secret: z.string(),
+  token: z.string().describe("An access token (JWT) or a refresh token of this client."),
+  token_type_hint: z.enum(["access_token", "refresh_token"]).optional(),
+});
 
 /**
  * The OAuth endpoints oidc-provider serves under /api/oauth (api/oauth/mount.ts). They are
@@ -190,6 +196,23 @@ function oauthPaths(components: Components): Record<string, Record<string, JsonS
         responses: {
           "200": { description: "The token pair", content: json(tokenResponse) },
           "400": { description: "OAuth error: wrong client credentials, unsupported grant, wrong password, unknown or reused refresh token, scope beyond the user, a parameter with a NUL character (`invalid_request`)", content: json(oauthError) },
+          "413": { description: "The body is larger than 64 KiB (`payload_too_large`).", content: { "application/json": { schema: errorBody } } },
+          "429": { description: "Rate limit exceeded; see Retry-After.", content: { "application/json": { schema: errorBody } } },
+        },
+      },
+    },
+    "/api/oauth/token/revocation": {
+      post: {
+        operationId: "postApiOauthTokenRevocation",
+        summary: "Revoke an access or refresh token of the calling client (RFC 7009)",
+        description:
+          "An access token stops working at once (its realtime subscriptions end too); a refresh token ends its whole session, access tokens included. A token that is invalid, expired or already revoked also answers 200; another client's token is 400 `invalid_request`. JSON or form encoding, as at the token endpoint.",
+        tags: ["Authentication"],
+        security: [],
+        requestBody: { required: true, content: { "application/json": { schema: schemaOf(components, revocationRequest, "input") }, "application/x-www-form-urlencoded": { schema: schemaOf(components, revocationRequest, "input") } } },
+        responses: {
+          "200": { description: "Revoked, or nothing to revoke (empty body)" },
+          "400": { description: "OAuth error: wrong client credentials (`invalid_client`), another client's token or a missing token (`invalid_request`)", content: json(oauthError) },
           "413": { description: "The body is larger than 64 KiB (`payload_too_large`).", content: { "application/json": { schema: errorBody } } },
           "429": { description: "Rate limit exceeded; see Retry-After.", content: { "application/json": { schema: errorBody } } },
         },

@@ -6,6 +6,8 @@
 
 const $ = (selector) => document.querySelector(selector);
 let token = sessionStorage.getItem("sf-console-token");
+// Whether the page signed in itself (password form): signing out then ends that session on the server.
+let ownSession = sessionStorage.getItem("sf-console-own-session") === "1";
 let chart;
 let socket;
 
@@ -141,7 +143,7 @@ async function start() {
     await refresh();
   } catch (error) {
     $("#sign-in-error").textContent = error.status === 403 ? "This account is not an administrator (or the token lacks the admin scope)." : error.message;
-    signOut();
+    await signOut();
     return;
   }
   $("#sign-in").hidden = true;
@@ -150,9 +152,24 @@ async function start() {
   listen();
 }
 
-function signOut() {
+/** Remembers the token the page works with; `own` when the page signed in with it. */
+function keep(value, own) {
+  token = value;
+  ownSession = own;
+  sessionStorage.setItem("sf-console-token", value);
+  sessionStorage.setItem("sf-console-own-session", own ? "1" : "0");
+}
+
+async function signOut() {
+  // A session the page started ends on the server too (POST /api/logout: the access token and
+  // its refresh tokens), not only in this tab; a pasted token is the operator's and stays.
+  if (token && ownSession) {
+    await fetch("/api/logout", { method: "POST", headers: { authorization: `Bearer ${token}` } }).catch(() => {});
+  }
   token = null;
+  ownSession = false;
   sessionStorage.removeItem("sf-console-token");
+  sessionStorage.removeItem("sf-console-own-session");
   socket?.close();
   $("#sign-in").hidden = false;
   $("#console").hidden = true;
@@ -174,15 +191,13 @@ $("#password-form").addEventListener("submit", async (event) => {
     $("#sign-in-error").textContent = data.error_description || data.error || "Sign-in failed.";
     return;
   }
-  token = data.access_token;
-  sessionStorage.setItem("sf-console-token", token);
+  keep(data.access_token, true);
   start();
 });
 
 $("#token-form").addEventListener("submit", (event) => {
   event.preventDefault();
-  token = new FormData(event.target).get("token").trim();
-  sessionStorage.setItem("sf-console-token", token);
+  keep(new FormData(event.target).get("token").trim(), false);
   start();
 });
 

@@ -1,7 +1,9 @@
 /**
  * Mounts oidc-provider at /api/oauth (token, revocation, JWKS, discovery). The spec sends
  * token requests as JSON, which oidc-provider does not read, so a JSON body is turned into
- * the form encoding it expects before the request is handed over. The client's `scope=*`
+ * the form encoding it expects before the request is handed over. The revocation of an
+ * access token (a JWT, which oidc-provider does not revoke) is answered here
+ * (accessTokenRevocation.ts). The client's `scope=*`
  * is dropped (no scope means every scope the user may hold; on refresh, the token's own). A
  * parameter with a NUL character is a 400 `invalid_request` (PostgreSQL's text cannot hold
  * one). Requests count against the caller's IP budget like every public route.
@@ -13,6 +15,7 @@ import type { Next } from "koa";
 import type Provider from "oidc-provider";
 import type { AppContext } from "../context.ts";
 import { chargeIp } from "../middleware/rateLimit.ts";
+import { REVOCATION_PATH, revokeStructuredAccessToken } from "./accessTokenRevocation.ts";
 
 const PREFIX = "/api/oauth";
 const callbacks = new WeakMap<object, ReturnType<Provider["callback"]>>();
@@ -90,6 +93,8 @@ export async function oauthMount(ctx: AppContext, next: Next): Promise<void> {
       return;
     }
     if (form.get("scope")?.trim() === "*") form.delete("scope"); // "everything allowed" is the default
+    // oidc-provider revokes only the tokens it stores: an access token (a JWT) is revoked here.
+    if (innerUrl.split("?")[0] === REVOCATION_PATH && (await revokeStructuredAccessToken(ctx, form))) return;
     req = withFormBody(ctx.req, form, innerUrl);
   } else {
     (ctx.req as IncomingMessage & { originalUrl?: string }).originalUrl = ctx.req.url;

@@ -64,7 +64,20 @@ export function createProvider(deps: ProviderDeps): Provider {
     responseTypes: ["none"],
     features: {
       devInteractions: { enabled: false },
-      revocation: { enabled: true },
+      // No browser sign-in happens here (password and refresh grants only): the endpoints of one
+      // are off. The logout page wrote a Session row for any anonymous GET and answered an
+      // auto-submitting HTML form from the API's origin.
+      rpInitiatedLogout: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      userinfo: { enabled: false },
+      // A client revokes only its own tokens (oidc-provider's default, said here so it stays put).
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => {
+          if (token.clientId !== client.clientId) throw new errors.InvalidRequest("client is not authorized to revoke the presented token");
+          return true;
+        },
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => API_RESOURCE,
@@ -115,6 +128,11 @@ export function createProvider(deps: ProviderDeps): Provider {
   // The spec answers bad client credentials with 400 (RFC 6749 allows 401).
   provider.use(async (ctx, next) => {
     await next();
+    if (ctx.status === 404 && !ctx.body) {
+      ctx.type = "application/json";
+      ctx.body = { error: "not_found", error_description: "no such OAuth endpoint" };
+      ctx.status = 404;
+    }
     if (ctx.status === 401 && (ctx.body as { error?: string } | undefined)?.error === "invalid_client") {
       ctx.status = 400;
       ctx.remove("WWW-Authenticate");

@@ -79,9 +79,13 @@ export async function revokeOAuthGrant(conn: CommonQueryMethods, grantId: string
   await conn.query(sql.type(ignoredRow)`delete from oauth_models where grant_id = ${grantId} or (model = 'Grant' and id = ${grantId})`);
 }
 
-/** Ends an access token early: its jti is refused until it would have expired. */
+/**
+ * Ends an access token early: its jti is refused until it would have expired. Nothing is
+ * recorded when the user is gone (a closed account's tokens no longer authenticate anyway).
+ */
 export async function revokeAccessToken(conn: CommonQueryMethods, jti: string, userId: number, expiresAt: Date): Promise<void> {
   await conn.query(sql.type(ignoredRow)`
-    insert into revoked_access_tokens (jti, user_id, expires_at) values (${jti}, ${userId}, ${expiresAt.toISOString()})
+    insert into revoked_access_tokens (jti, user_id, expires_at)
+    select ${jti}, u.id, ${expiresAt.toISOString()} from users u where u.id = ${userId}
     on conflict (jti) do nothing`);
 }

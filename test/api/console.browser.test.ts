@@ -4,7 +4,8 @@
  * an administrator signs in with the OAuth password grant, the page shows the queue, a job
  * enqueued by the test appears without a reload (the page hears JobChanged on
  * private-admin.jobs), and a failed job is retried from the page. The admin routes behind it
- * refuse other users and tokens without the admin scope.
+ * refuse other users and tokens without the admin scope. Signing out ends the session the
+ * page signed in (a pasted token stays).
  */
 import { existsSync } from "node:fs";
 import { Secret, TOTP } from "otpauth";
@@ -130,4 +131,31 @@ t.test("an operator with two-factor authentication signs in to the console with 
     throw new Error(`${error.message}\nsign-in: ${await page.textContent("#sign-in-error")}`);
   });
   t.pass("signed in with the password and a code");
+});
+
+t.test("signing out of the console ends the session it signed in, not a pasted token", { skip: noBrowser }, async (t) => {
+  const app = await startTestApp(t);
+  const password = "console-password-3";
+  const admin = await buildUser(app.pool, { roles: ["admin"], passwordHash: await hashPassword(password) });
+  const browser = await openBrowser(t);
+  const page = await browser.newPage();
+  const stats = async (token: string) => (await request(app.url, "GET", "/api/admin/jobs/stats", { token })).status;
+
+  await page.goto(`${app.url}/api/admin/console`);
+  await signIn(page, app, admin.email, password);
+  await page.waitForSelector("#live.on", { timeout: 30_000 });
+  const signedIn = await page.evaluate(() => sessionStorage.getItem("sf-console-token"));
+  t.ok(signedIn, "the page holds the token it got");
+  t.equal(await stats(signedIn!), 200);
+  await page.click("#sign-out");
+  await page.waitForSelector("#sign-in:not([hidden])", { timeout: 30_000 });
+  t.equal(await stats(signedIn!), 401, "the signed-out session's token no longer works anywhere");
+
+  const pasted = await tokenFor(app.pool, admin);
+  await page.fill("#token-form [name=token]", pasted);
+  await page.click("#token-form button");
+  await page.waitForSelector("#live.on", { timeout: 30_000 });
+  await page.click("#sign-out");
+  await page.waitForSelector("#sign-in:not([hidden])", { timeout: 30_000 });
+  t.equal(await stats(pasted), 200, "a pasted personal token is left alone");
 });

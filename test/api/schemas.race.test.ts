@@ -7,7 +7,7 @@
  */
 import t from "tap";
 import { z } from "zod";
-import { createPool, sql, type DatabasePool } from "../../shared/db/pool.ts";
+import { sql, type DatabasePool } from "../../shared/db/pool.ts";
 import { findJob, isFinished, type JobRow } from "../../shared/jobs/records.ts";
 import { createLogger } from "../../shared/logger.ts";
 import { applyRevision, revisionRow } from "../../shared/schemas/store.ts";
@@ -16,7 +16,7 @@ import { startWorker } from "../../workers/index.ts";
 import { startTestApp, type TestApp } from "../support/app.ts";
 import { buildProject, buildUserWithToken } from "../support/factories.ts";
 import { client } from "../support/http.ts";
-import { untilWaitingOnLocks } from "../support/lockWaits.ts";
+import { holdLocks, untilWaitingOnLocks } from "../support/lockWaits.ts";
 import { buildTemplate } from "../support/templateFactories.ts";
 import { until } from "../support/wait.ts";
 
@@ -165,23 +165,16 @@ t.test("jobs re-check the project before writing its content", async (t) => {
     // row, then lock and commit: a check that read the row without waiting would apply.
     // (Only the transaction's own steps run inside its callback; slonik refuses other
     // connections' queries in that context, the worker's included.)
-    const holder = await createPool(app.db.url, { maxPoolSize: 1 });
-    t.teardown(() => holder.end());
-    let held!: () => void;
-    let release!: () => void;
-    const holding = new Promise<void>((resolve) => (held = resolve));
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const lockTx = holder.transaction(async (tx) => {
-      await tx.query(sql.type(z.object({}))`select 1 from projects where id = ${projectId} for update`);
-      held();
-      await released;
-      await tx.query(sql.type(z.object({}))`update projects set is_locked = true where id = ${projectId}`);
-    });
-    await holding;
+    const lockTx = await holdLocks(
+      t,
+      app.db.url,
+      (tx) => tx.query(sql.type(z.object({}))`select 1 from projects where id = ${projectId} for update`),
+      (tx) => tx.query(sql.type(z.object({}))`update projects set is_locked = true where id = ${projectId}`),
+    );
     const running = runJobs(app, [update.body.job.id]);
     await untilWaitingOnLocks(app.pool, 1, "the job to wait for the project row");
-    release();
-    await lockTx;
+    lockTx.release();
+    await lockTx.done;
     const [job] = await running;
     t.match(job, { status: "failed", error_code: "project_locked" });
     t.equal((await api.get(`${base}/${schemaId}`)).body.schema.sql_text, v1);

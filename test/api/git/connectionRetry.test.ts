@@ -13,7 +13,9 @@ import { buildProject, buildTeam, buildUserWithToken } from "../../support/facto
 import { client } from "../../support/http.ts";
 
 t.test("only the owner of a commit's git connection may retry it", async (t) => {
-  const app = await startTestApp(t);
+  // GitHub sign-in configured (the connection's instance): a connection of a provider the server
+  // no longer has is refused before anything is queued (shared/git/connectionState.ts).
+  const app = await startTestApp(t, { env: { GITHUB_CLIENT_ID: "client-id", GITHUB_CLIENT_SECRET: "client-secret" } });
   const owner = await buildUserWithToken(app.pool);
   const member = await buildUserWithToken(app.pool);
   const admin = await buildUserWithToken(app.pool);

@@ -14,7 +14,9 @@ import { buildProject, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
 
 t.test("a retry after the commit's git connection was removed", async (t) => {
-  const app = await startTestApp(t);
+  // GitHub sign-in configured (the connection's instance): a connection of a provider the server
+  // no longer has is refused before anything is queued (shared/git/connectionState.ts).
+  const app = await startTestApp(t, { env: { GITHUB_CLIENT_ID: "client-id", GITHUB_CLIENT_SECRET: "client-secret" } });
   const { user, token } = await buildUserWithToken(app.pool);
   const api = client(app.url, token);
   const project = await buildProject(app.pool, user.id);

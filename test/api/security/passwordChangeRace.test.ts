@@ -11,11 +11,11 @@ import t from "tap";
 import { Secret, TOTP } from "otpauth";
 import { z } from "zod";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
-import { createPool, sql } from "../../../shared/db/pool.ts";
+import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUser } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
-import { untilWaitingOnLocks } from "../../support/lockWaits.ts";
+import { holdLocks, untilWaitingOnLocks } from "../../support/lockWaits.ts";
 
 const CLIENT_ID = "test-client";
 const CLIENT_SECRET = "test-client-secret-0123456789";
@@ -31,18 +31,7 @@ t.test("signing in with a password being changed", async (t) => {
     const user = await buildUser(app.pool, { passwordHash });
     const me = client(app.url, (await api.post("/api/auth/login", { email: user.email, password: OLD })).body.access_token);
 
-    const holder = await createPool(app.db.url, { maxPoolSize: 1 });
-    t.teardown(() => holder.end());
-    let held!: () => void;
-    let release!: () => void;
-    const holding = new Promise<void>((resolve) => (held = resolve));
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const lock = holder.transaction(async (tx) => {
-      await tx.query(sql.type(z.object({}))`select 1 from users where id = ${user.id} for no key update`);
-      held();
-      await released;
-    });
-    await holding;
+    const lock = await holdLocks(t, app.db.url, (tx) => tx.query(sql.type(z.object({}))`select 1 from users where id = ${user.id} for no key update`));
     const change = me.put("/api/profile/password", { current_password: OLD, password: NEW, password_confirmation: NEW });
     await untilWaitingOnLocks(app.pool, 1, "the password change to wait for the user's row");
     const login = api.post("/api/auth/login", { email: user.email, password: OLD });
@@ -55,8 +44,8 @@ t.test("signing in with a password being changed", async (t) => {
       () => false,
     );
     await Promise.race([Promise.all([login, grant]), blocked]);
-    release();
-    await lock;
+    lock.release();
+    await lock.done;
     const changed = await change;
     t.equal(changed.status, 200, changed.text);
 

@@ -9,11 +9,11 @@ import t from "tap";
 import { Secret, TOTP } from "otpauth";
 import { z } from "zod";
 import { hashPassword } from "../../../shared/auth/passwords.ts";
-import { createPool, sql } from "../../../shared/db/pool.ts";
+import { sql } from "../../../shared/db/pool.ts";
 import { startTestApp } from "../../support/app.ts";
 import { buildUser } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
-import { untilWaitingOnLocks } from "../../support/lockWaits.ts";
+import { holdLocks, untilWaitingOnLocks } from "../../support/lockWaits.ts";
 
 const STEP_MS = 30_000;
 const codeFor = (secret: string, step: number) => new TOTP({ secret: Secret.fromBase32(secret), period: 30 }).generate({ timestamp: step * STEP_MS });
@@ -28,22 +28,11 @@ t.test("two confirmations at once: one enables, the other is refused", async (t)
   const step = Math.floor(Date.now() / STEP_MS);
 
   // Hold the row as an update does (FOR NO KEY UPDATE lets the password re-check's foreign keys pass).
-  const holder = await createPool(app.db.url, { maxPoolSize: 1 });
-  t.teardown(() => holder.end());
-  let held!: () => void;
-  let release!: () => void;
-  const holding = new Promise<void>((resolve) => (held = resolve));
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const lock = holder.transaction(async (tx) => {
-    await tx.query(sql.type(z.object({}))`select 1 from users where id = ${user.id} for no key update`);
-    held();
-    await released;
-  });
-  await holding;
+  const lock = await holdLocks(t, app.db.url, (tx) => tx.query(sql.type(z.object({}))`select 1 from users where id = ${user.id} for no key update`));
   const confirms = [step, step + 1].map((s) => me.post("/api/auth/2fa/confirm", { code: codeFor(secret, s), current_password: password }));
   await untilWaitingOnLocks(app.pool, 2, "both confirmations to wait for the user's row");
-  release();
-  await lock;
+  lock.release();
+  await lock.done;
   const answers = await Promise.all(confirms);
 
   t.same(answers.map((a) => a.status).sort(), [200, 409], answers.map((a) => a.text).join("\n"));
