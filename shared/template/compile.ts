@@ -132,7 +132,7 @@ function compileUncached(source: TemplateSource): CompileResult {
     } catch {
       // A file name with no safe form cannot be included; its output path is checked when rendered.
     }
-    includeSources.push({ file: f.file_name, key, nodes });
+    includeSources.push({ file: f.file_name, key, nodes, partial: isPartial(f.file_name) });
     const nameNodes = tryParse(issues, f.file_name, f.file_name, true);
     let repeat: CompiledFile["repeat"] = null;
     if (f.repeat !== null && f.repeat !== undefined && f.repeat.trim() !== "") {
@@ -150,14 +150,17 @@ function compileUncached(source: TemplateSource): CompileResult {
   if (issues.length) return { ok: false, issues };
   const compiledFiles = parsed.map(({ f, nodes, nameNodes, repeat }): CompiledFile => {
     const names = repeat ? repeat.names : null;
+    const partial = isPartial(f.file_name);
     return {
       fileName: f.file_name,
       order: f.order ?? 0,
       repeat,
-      partial: isPartial(f.file_name),
+      partial,
       name: build(nameNodes, names, true),
       plainSkeleton: isPlainSkeleton(nameNodes),
-      render: build<string | null>(nodes, names, false, nameNodes),
+      // A partial is never rendered as a file of its own (only spliced into includes): its
+      // body is not compiled by itself, which had doubled the cost of a template's partials.
+      render: build<string | null>(partial ? [] : nodes, names, false, nameNodes),
     };
   });
   return { ok: true, template: { content: build(contentNodes, null), files: compiledFiles } };

@@ -19,6 +19,8 @@ export interface IncludeSource {
   /** Normalised `file_name`, the key includes use; null for the main content. */
   key: string | null;
   nodes: Node[];
+  /** True for a partial: compiled only where it is included, so not counted by itself. */
+  partial?: boolean;
 }
 
 /** Largest tree a source may expand to once its includes are spliced in. */
@@ -121,11 +123,13 @@ export function resolveIncludes(sources: IncludeSource[]): TemplateIssue[] {
     depths.set(source, deepest);
     return size;
   };
-  // Every source compiles as it expands, so their expanded sizes together are what compiling
-  // the template costs (code and time); past the budget it is refused at the file that passes it.
+  // Every source but a partial compiles as it expands, so their expanded sizes together are
+  // what compiling the template costs (code and time); past the budget it is refused at the
+  // file that passes it.
   const total: Size = { nodes: 0, chars: 0 };
   for (const s of sources) {
     const size = visit(s);
+    if (s.partial) continue;
     total.nodes += size.nodes;
     total.chars += size.chars;
     if (!spent && (total.nodes > MAX_TEMPLATE_NODES || total.chars > MAX_TEMPLATE_CHARS)) {

@@ -99,6 +99,17 @@ t.test("template limits", async (t) => {
     const run = await api.post(`${base}/${busy}/execute`, { a: "x" });
     t.equal(run.status, 422, run.text.slice(0, 300));
     t.equal(run.body.code, "template_error");
+    // Partials count (and compile) only where they are included: 380,000 nodes, not 760,000.
+    const parts = await template("{:include: _a.txt:}", [
+      { file_name: "_a.txt", content: "{:a:}".repeat(190_000) },
+      { file_name: "_b.txt", content: "{:b:}".repeat(190_000) },
+      { file_name: "out.txt", content: "{:include: _b.txt:}" },
+    ]);
+    t.same((await api.post(`${base}/${parts}/compile`)).body, { valid: true, errors: [] });
+    const rendered = await api.post(`${base}/${parts}/execute`, { a: "1", b: "2" });
+    t.equal(rendered.status, 200, rendered.text.slice(0, 300));
+    t.equal(rendered.body.output, "1".repeat(190_000));
+    t.same(rendered.body.files, { "out.txt": "2".repeat(190_000) }, "partials are not written");
   });
 
   t.test("loops stop at the render's time limit, whatever their bodies cost", async (t) => {
