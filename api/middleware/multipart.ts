@@ -6,7 +6,8 @@
  * of them before the folder goes: formidable's own clean-up misses a file opened by the
  * part that broke a limit, and leaves its descriptor open.
  *
- * formidable's errors become 4xx answers naming the limit that was hit; a failure of our
+ * formidable's errors (and partHeaders.ts's refusal of oversized part headers) become 4xx
+ * answers naming the limit that was hit; a failure of our
  * own (the disk is full, the temp folder is not writable) stays a 500.
  */
 import { once } from "node:events";
@@ -15,9 +16,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
-import formidable, { errors as formidableErrors, multipart, type File } from "formidable";
+import formidable, { errors as formidableErrors, type File } from "formidable";
 import { AppError } from "../../shared/errors.ts";
 import type { AppContext } from "../context.ts";
+import { boundedMultipart } from "./partHeaders.ts";
 
 /** Limits of one multipart body. */
 export interface MultipartLimits {
@@ -52,6 +54,9 @@ function mapFormidableError(error: unknown, limits: MultipartLimits): AppError |
       return tooLarge(`Too many form fields: at most ${limits.fields} fields may be sent at once.`);
     case formidableErrors.missingMultipartBoundary:
       return malformed("The multipart body has no boundary in its Content-Type header.");
+    case formidableErrors.unknownTransferEncoding:
+      // formidable marks it 501, but the body is what is wrong: only binary, 7bit, 8bit and base64 are read.
+      return malformed("A part uses a Content-Transfer-Encoding this service does not read; send the bytes as they are (binary).");
     case formidableErrors.aborted:
       return malformed("The upload was interrupted before it was complete.");
     case formidableErrors.malformedMultipart:
@@ -97,7 +102,8 @@ export async function withMultipart(ctx: AppContext, limits: MultipartLimits, ne
   try {
     const form = formidable({
       uploadDir: dir,
-      enabledPlugins: [multipart],
+      // Part headers bounded too (partHeaders.ts): formidable itself reads them at any length.
+      enabledPlugins: [boundedMultipart(limits.files)],
       maxFileSize: limits.fileBytes,
       maxTotalFileSize: limits.fileBytes,
       maxFieldsSize: limits.fieldBytes,

@@ -117,13 +117,19 @@ export class PostgresStorage implements Storage {
     const row = await this.#find(key);
     if (!row) return null;
     const pool = this.#pool;
+    // Chunks are read one at a time, so the file may be removed or replaced (a new id) while a
+    // slow reader is half-way: then its stream fails instead of ending early, so a download
+    // is cut off (the client sees an error) rather than answered short of its Content-Length.
     async function* chunks() {
+      let read = 0;
       for (let seq = 0; ; seq += 1) {
         const data = await pool.maybeOneFirst(sql.type(z.object({ data: z.instanceof(Buffer) }))`
           select data from stored_file_chunks where file_id = ${row!.id} and seq = ${seq}`);
-        if (!data) return;
+        if (!data) break;
+        read += data.length;
         yield data;
       }
+      if (read !== row!.size) throw new Error(`Stored file ${row!.key} was removed or replaced while it was read (${read} of ${row!.size} bytes).`);
     }
     return { info: toInfo(row), stream: Readable.from(chunks()) };
   }

@@ -16,6 +16,7 @@ import { isUtf8 } from "node:buffer";
 import { ArchiveError } from "../archive/errors.ts";
 import { extractToMemory, type ZipFileEntry } from "../archive/zipReader.ts";
 import { AppError, invalid, type FieldErrors } from "../errors.ts";
+import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepField } from "../jsonDepth.ts";
 import { unstorableText } from "../storableText.ts";
 import { checkTemplate, TemplateError } from "../template/index.ts";
 import { fieldErrors } from "../validation.ts";
@@ -91,13 +92,20 @@ function findLayout(files: ZipFileEntry[]): Layout {
 function parseManifest(layout: Layout, path: string, key: (field: string) => string): Manifest {
   const raw = layout.entries.get(path)!;
   if (!isUtf8(raw)) throw invalid({ [path]: [`${path} is not UTF-8 text.`] });
+  const text = raw.toString("utf8").replace(/^\uFEFF/, "");
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString("utf8").replace(/^\uFEFF/, ""));
+    value = JSON.parse(text);
   } catch (error) {
     throw invalid({ [path]: [`${path} is not valid JSON: ${(error as Error).message.replace(/\.$/, "")}.`] });
   }
   if (!isPlainObject(value)) throw invalid({ [path]: [`${path} must hold a JSON object with the template's name and, optionally, its description, content, variables and files.`] });
+  // The manifest is JSON from outside like a request body: held to the same depth, as the
+  // checks after this (a variable's default is any JSON) walk it recursively.
+  if (jsonTextDepth(text) > MAX_JSON_DEPTH) {
+    const field = tooDeepField(value) ?? "body";
+    throw invalid({ [key(field === "body" ? "" : field)]: [`The value is nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays.`] });
+  }
   const unstorable = unstorableText(value);
   if (unstorable !== null) throw invalid({ [key(unstorable.path)]: [unstorable.message] });
   return value;

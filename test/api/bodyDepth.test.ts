@@ -58,6 +58,24 @@ t.test("bodies nested deeper than the bound get 422 on every route and change no
   t.equal(health.status, 200, "the service is still healthy");
 });
 
+t.test("a bundle uploaded as a file is bounded like a JSON body: 422, not 500, and nothing imported", async (t) => {
+  const app = await startTestApp(t);
+  const { token } = await buildUserWithToken(app.pool);
+  const projects = sql.type(z.object({ n: z.number() }))`select count(*)::int as n from projects`;
+  const before = await app.pool.oneFirst(projects);
+  const deepValues = `{"format": "schemaforge-project", "version": 1, "project": {"name": "Deep"}, "sections": {"templates": [{"id": 1, "name": "t", "content": "x", "values": {"v": ${nestedArray(5000)}}}]}}`;
+  for (const path of ["/api/projects/import", "/api/projects/import/validate"]) {
+    for (const [name, text] of [["a bundle nested 5,000 levels", nestedObject(5000)], ["saved values nested 5,000 levels", deepValues]] as const) {
+      const form = new FormData();
+      form.append("bundle", new Blob([text]), "bundle.json");
+      const res = await request(app.url, "POST", path, { token, body: form, raw: true });
+      t.equal(res.status, 422, `${path}, ${name}: 422 (${res.status} ${res.text.slice(0, 200)})`);
+      t.match(res.body?.errors?.bundle, [new RegExp(`nested deeper than ${MAX_BODY_DEPTH} levels`)], "on the bundle field, naming the bound");
+    }
+  }
+  t.equal(await app.pool.oneFirst(projects), before, "nothing was imported");
+});
+
 t.test("the depth read from the body's text is the depth of the parsed value", async (t) => {
   /** The nesting of objects and arrays in `value`, counted on the value (the body itself is level 1). */
   const depthOf = (value: unknown): number =>

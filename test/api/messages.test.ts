@@ -101,6 +101,26 @@ t.test("message threads", async (t) => {
     t.match(read.body.messages.find((m: { id: number }) => m.id === message.id).attachments, [{ id: attachment.id, file_name: "report.html" }]);
   });
 
+  t.test("attachment names with apostrophes, parentheses and non-ASCII keep a valid Content-Disposition (RFC 8187)", async (t) => {
+    const message = (await memberApi.post(`/api/messages/threads/${thread.id}`, { body: "named file" })).body.message_data;
+    const name = "Q3 plan (draft) \u2013 it's 100% done!.txt";
+    const form = new FormData();
+    form.append("file", new Blob(["plan"]), name);
+    const uploaded = await request(app.url, "POST", `/api/messages/${message.id}/attachments`, { token: member.token, body: form, raw: true });
+    t.equal(uploaded.status, 201, uploaded.text);
+    t.equal(uploaded.body.attachment.file_name, name);
+    const link = new URL(uploaded.body.attachment.download_url);
+    const res = await fetch(`${app.url}${link.pathname}${link.search}`);
+    t.equal(res.status, 200);
+    const header = res.headers.get("content-disposition") ?? "";
+    const match = /^attachment; filename="([^"\\]*)"; filename\*=UTF-8''(.*)$/.exec(header);
+    t.ok(match, header);
+    // ext-value = charset "'" [ language ] "'" value-chars; value-chars = *( pct-encoded / attr-char )
+    t.match(match?.[2], /^(?:%[0-9A-F]{2}|[A-Za-z0-9!#$&+.^_`|~-])+$/, "only attr-chars and escapes");
+    t.equal(decodeURIComponent(match?.[2] ?? ""), name, "which decode to the name");
+    t.equal(match?.[1], "Q3 plan (draft) _ it's 100_ done!.txt", "an ASCII fallback without quotes, backslashes or percent signs");
+  });
+
   t.test("MessagePosted on the thread channel; a stranger's subscription is refused", async (t) => {
     const pusher = await connectPusher(t, app.url, "test-app-key", viewer.token);
     const channel = await pusher.subscribe(`private-message-thread.${thread.id}`);

@@ -192,6 +192,13 @@ t.test("malformed, oversized and mistyped multipart bodies get 4xx JSON; uploads
     { name: "a truncated body", body: multipart([{ name: "file", filename: "a.zip", value: "PK\u0003\u0004abc" }]).subarray(0, 90), status: 400, code: "malformed_body" },
     { name: "a boundary the body does not use", body: multipart([{ name: "a", value: "1" }], "other-boundary"), status: 400, code: "malformed_body" },
     { name: "garbage under a multipart type", body: Buffer.from("this is not multipart at all"), status: 400, code: "malformed_body" },
+    {
+      name: "a part in an unknown transfer encoding",
+      body: Buffer.from('--sf-boundary-1234\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nabc=3D\r\n--sf-boundary-1234--\r\n'),
+      status: 400,
+      code: "malformed_body",
+      message: /Content-Transfer-Encoding/,
+    },
   ];
   const perRoute: [string, Case][] = [
     ["upload", { name: "a file where text is expected", body: multipart([{ name: "deployment_method", filename: "m.txt", value: "ftp" }]), status: 422, code: "validation_failed", field: "deployment_method" }],

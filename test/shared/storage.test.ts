@@ -38,3 +38,30 @@ t.test("PostgreSQL storage streams files in chunks", async (t) => {
     await t.rejects(storage.put(key, Buffer.from("x")), /Unsafe storage key/, `refuses ${JSON.stringify(key)}`);
   }
 });
+
+t.test("a file removed or replaced while it is read fails its stream instead of ending short", async (t) => {
+  const db = await freshDatabase(t);
+  const storage = new PostgresStorage(db.pool);
+  const MB = 1024 * 1024;
+  for (const [name, change] of [
+    ["removed", (key: string) => storage.delete(key)],
+    ["replaced", (key: string) => storage.put(key, Buffer.from("new content"))],
+  ] as const) {
+    const key = `archives/${name}/generation.zip`;
+    await storage.put(key, randomBytes(4 * MB));
+    const found = (await storage.read(key))!;
+    const reader = found.stream[Symbol.asyncIterator]();
+    const first = await reader.next();
+    t.equal((first.value as Buffer).length, MB, `${name}: the first chunk arrives`);
+    await change(key);
+    let received = MB;
+    const drained = (async () => {
+      for (let next = await reader.next(); !next.done; next = await reader.next()) received += (next.value as Buffer).length;
+    })();
+    await t.rejects(drained, /removed or replaced while it was read/, `${name}: the stream fails`);
+    t.ok(received < found.info.size, `${name}: after ${received} of ${found.info.size} bytes`);
+  }
+  const whole = randomBytes(2 * MB + 5);
+  await storage.put("archives/kept/generation.zip", whole);
+  t.ok((await storage.readBuffer("archives/kept/generation.zip"))!.equals(whole), "an untouched file still reads whole");
+});

@@ -12,10 +12,15 @@ import { idParams } from "../jobs/jobs.schema.ts";
 import { downloadQuery } from "../messages/messages.schema.ts";
 import { defineRoute } from "../route.ts";
 
-/** `filename*` per RFC 6266/8187 with an ASCII fallback. */
+/**
+ * `filename*` per RFC 6266/8187 with an ASCII fallback. encodeURIComponent leaves `'`, `(`,
+ * `)` and `*` as they are, which RFC 8187's attr-char does not allow (a strict parser drops
+ * the whole parameter, or reads the `'` as its own delimiter), so those are escaped too.
+ */
 function disposition(fileName: string): string {
   const ascii = fileName.replace(/[^\x20-\x7e]/g, "_").replace(/["\\%]/g, "_");
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+  const encoded = encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
 const download = defineRoute({

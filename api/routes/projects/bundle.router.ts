@@ -9,6 +9,7 @@ import { z } from "zod";
 import { BUNDLE_MAX_BYTES, checkBundle, exportProject, importProject } from "../../../shared/projects/bundle.ts";
 import { invalid } from "../../../shared/errors.ts";
 import { currentUser, type AppContext } from "../../context.ts";
+import { jsonTextDepth, MAX_BODY_DEPTH, refuseDeepBody } from "../../middleware/bodyDepth.ts";
 import { projectForRead } from "../../policies/projectGuard.ts";
 import { canManageProject } from "../../policies/project.ts";
 import { authorize } from "../../policies/authorize.ts";
@@ -28,11 +29,16 @@ async function readBundleInput(ctx: AppContext, body: Record<string, unknown>): 
   if (file && typeof file === "object" && typeof file.filepath === "string") {
     if ((file.size ?? 0) > BUNDLE_MAX_BYTES) return { value: null, size: file.size ?? 0 };
     const text = await readFile(file.filepath, "utf8");
+    let value: unknown;
     try {
-      return { value: JSON.parse(text), size: Buffer.byteLength(text) };
+      value = JSON.parse(text);
     } catch {
       throw invalid({ bundle: ["The bundle file is not valid JSON."] });
     }
+    // A file is not a JSON body, so the body's depth bound is applied here, as if it had been
+    // sent as `{"bundle": …}`: the checks after this walk the bundle recursively.
+    if (jsonTextDepth(text) + 1 > MAX_BODY_DEPTH) refuseDeepBody({ bundle: value });
+    return { value, size: Buffer.byteLength(text) };
   }
   const value = "bundle" in body ? body.bundle : body;
   return { value, size: Buffer.byteLength(JSON.stringify(value ?? null)) };

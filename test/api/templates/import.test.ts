@@ -199,6 +199,12 @@ t.test("template import", async (t) => {
       { name: "NUL in a file", zip: templateZip({ name: "x" }, { "a.txt": "a\u0000b" }), key: "files/a.txt", match: /NUL/ },
       { name: "NUL in the manifest", zip: templateZip({ name: "x", description: "a\u0000b" }), key: "template.json: description", match: /NUL/ },
       {
+        name: "a default nested 5,000 levels deep",
+        zip: templateZip(`{"name": "x", "variables": [{"name": "d", "type": "list", "default_value": ${"[".repeat(5000)}${"]".repeat(5000)}}]}`),
+        key: "template.json: variables",
+        match: /nested deeper than 64 levels/,
+      },
+      {
         name: "file content too long",
         zip: templateZip({ name: "x", files: [{ file_name: "a.txt" }] }, { "a.txt": "x".repeat(1_000_001) }),
         key: "files/a.txt",
