@@ -284,7 +284,9 @@ class Generator {
         const lead = first?.type === "text" && node.body.length > 1 && first.value.length <= maxLead ? first.value : null;
         if (lead !== null) this.emit(`if (a${n}.length > 0) out += ${q(lead)};`);
         this.emit(`for (let i${n} = 0, n${n} = a${n}.length; i${n} < n${n}; i${n}++) { const e${n} = a${n}[i${n}], o${n} = e${n} == null ? $E : e${n};`);
-        this.emit(`if (++it > IL || out.length > OL) rt.limit(${site}, it);`);
+        // The clock every 64 iterations: a body can cost far more than its count says (an
+        // included partial of thousands of nodes), so iterations alone do not bound the time.
+        this.emit(`if (++it > IL || out.length > OL || ((it & 63) === 0 && Date.now() > DL)) rt.limit(${site}, it);`);
         this.reuse.open(n, this.reserve(), this.lookup(node.collection, frames));
         if (lead === null) this.nodes(node.body, [...frames, frame]);
         else this.nodes(node.body.slice(1), [...frames, frame], { text: lead, cond: `i${n} !== n${n} - 1` });
@@ -373,7 +375,7 @@ export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathPa
   // hundreds of files are kept until the render ends.
   // Field reads go through views (see Frame): one null check per element instead of one per read.
   const views = `const o_root = root == null ? $E : root, o_r0 = r0 == null ? $E : r0;`;
-  const head = `let out = "", v, t, f, g, u, it = 0${pathParts || name !== null ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes; ${views}`;
+  const head = `let out = "", v, t, f, g, u, it = 0${pathParts || name !== null ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes, DL = rt.deadline; ${views}`;
   const tail = pathParts ? "rt.plainName = plain;\nreturn out;" : "out | 0;\nreturn out;";
   const body = `${head}\n${g.source()}\n${tail}`;
   return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters], chains: [...g.chains] };

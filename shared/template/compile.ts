@@ -105,8 +105,20 @@ function tryParse(issues: TemplateIssue[], text: string, file: string, placehold
 /** Result of compiling: the template, or every problem found. */
 export type CompileResult = { ok: true; template: CompiledTemplate } | { ok: false; issues: TemplateIssue[] };
 
+/**
+ * Most characters of source a template may hold, all its files together (what a whole
+ * template's JSON body allows at once). Files added one by one could make hundreds of
+ * megabytes, whose parse alone held the process and filled its memory.
+ */
+export const MAX_SOURCE_CHARS = 16_000_000;
+
 /** Compiles a template without the cache. */
 function compileUncached(source: TemplateSource): CompileResult {
+  const sourceChars = (source.files ?? []).reduce((sum, f) => sum + (f.content ?? "").length + f.file_name.length, (source.content ?? "").length);
+  if (sourceChars > MAX_SOURCE_CHARS) {
+    const message = `The template is too large to compile: its files hold ${sourceChars} characters together, more than ${MAX_SOURCE_CHARS}.`;
+    return { ok: false, issues: [{ file: CONTENT_FILE, line: 1, column: 1, message }] };
+  }
   const issues: TemplateIssue[] = [];
   const files = (source.files ?? []).map((f, index) => ({ f, index }));
   files.sort((a, b) => (a.f.order ?? 0) - (b.f.order ?? 0) || a.index - b.index);
@@ -120,7 +132,7 @@ function compileUncached(source: TemplateSource): CompileResult {
     } catch {
       // A file name with no safe form cannot be included; its output path is checked when rendered.
     }
-    includeSources.push({ file: f.file_name, key, nodes });
+    includeSources.push({ file: f.file_name, key, nodes, partial: isPartial(f.file_name) });
     const nameNodes = tryParse(issues, f.file_name, f.file_name, true);
     let repeat: CompiledFile["repeat"] = null;
     if (f.repeat !== null && f.repeat !== undefined && f.repeat.trim() !== "") {
@@ -138,14 +150,17 @@ function compileUncached(source: TemplateSource): CompileResult {
   if (issues.length) return { ok: false, issues };
   const compiledFiles = parsed.map(({ f, nodes, nameNodes, repeat }): CompiledFile => {
     const names = repeat ? repeat.names : null;
+    const partial = isPartial(f.file_name);
     return {
       fileName: f.file_name,
       order: f.order ?? 0,
       repeat,
-      partial: isPartial(f.file_name),
+      partial,
       name: build(nameNodes, names, true),
       plainSkeleton: isPlainSkeleton(nameNodes),
-      render: build<string | null>(nodes, names, false, nameNodes),
+      // A partial is never rendered as a file of its own (only spliced into includes): its
+      // body is not compiled by itself, which had doubled the cost of a template's partials.
+      render: build<string | null>(partial ? [] : nodes, names, false, nameNodes),
     };
   });
   return { ok: true, template: { content: build(contentNodes, null), files: compiledFiles } };

@@ -74,7 +74,11 @@ function lex(body: string, base: number, map: SourceMap): Lexeme[] {
       out.push({ kind: "string", text: body.slice(i, j + 1), offset, value });
       i = j + 1;
     } else if ((m = numberPattern.exec(rest))) {
-      out.push({ kind: "number", text: m[0], offset, value: Number(m[0]) });
+      const value = Number(m[0]);
+      // Past about 1.8e308 a number is Infinity, which the generated code spelled as JSON's
+      // `null`: it printed empty and compared as null. No template needs such a number.
+      if (!Number.isFinite(value)) map.fail(offset, `The number \`${m[0].slice(0, 20)}…\` is too large (${m[0].length} digits).`);
+      out.push({ kind: "number", text: m[0], offset, value });
       i += m[0].length;
     } else if ((m = pathPattern.exec(rest))) {
       out.push({ kind: "path", text: m[0], offset });

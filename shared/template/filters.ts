@@ -46,11 +46,20 @@ const capital = (w: string) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCas
 /** Memo tables of the memoised filters by name (and of chains, see memoChain); compiled templates read them directly (see codegen). */
 export const filterCaches: Record<string, Map<string, string>> = {};
 
+/**
+ * Longest text memoised. The tables live as long as the process and are cleared only at
+ * 10,000 entries, so long values (text variables, literals) stayed in them with their results
+ * across renders: a table of megabyte values would hold gigabytes, and there is one per filter
+ * and per chain. Names are short, and a long text costs more to filter than a lookup saves.
+ */
+export const MAX_MEMO_CHARS = 256;
+
 /** Memoises a string → string filter over a bounded table (cleared when full, never replaced). */
 function memo(name: string, fn: (s: string) => string): (value: unknown) => string {
   const table = (filterCaches[name] = new Map<string, string>());
   return (value) => {
     const s = toText(value);
+    if (s.length > MAX_MEMO_CHARS) return fn(s);
     let r = table.get(s);
     if (r === undefined) {
       r = fn(s);

@@ -92,20 +92,43 @@ function pluralWord(word: string): string {
   return apply(word, pluralRules);
 }
 
-/** Matches the last word: `Category` of `UserCategory`, `CATEGORY` of `USER_CATEGORY`. */
-const lastWord = /(?:[A-Z]?[a-z]+|[A-Z]+)$/;
+const isLowerAt = (s: string, i: number) => {
+  const c = s.charCodeAt(i);
+  return c >= 97 && c <= 122;
+};
+const isUpperAt = (s: string, i: number) => {
+  const c = s.charCodeAt(i);
+  return c >= 65 && c <= 90;
+};
+
+/**
+ * Where the last word starts, or -1 when the name does not end in an ASCII letter: the
+ * lower-case run at the end with the capital before it (`Category` of `UserCategory`), or the
+ * capitals at the end (`CATEGORY` of `USER_CATEGORY`). A scan from the end: the pattern
+ * `(?:[A-Z]?[a-z]+|[A-Z]+)$` it replaces backtracked from every position of a long run of
+ * letters not at the end, time quadratic in the length (a minute for 120,000 letters).
+ */
+function lastWordStart(name: string): number {
+  let i = name.length;
+  if (i > 0 && isLowerAt(name, i - 1)) {
+    while (i > 0 && isLowerAt(name, i - 1)) i--;
+    return i > 0 && isUpperAt(name, i - 1) ? i - 1 : i;
+  }
+  while (i > 0 && isUpperAt(name, i - 1)) i--;
+  return i === name.length ? -1 : i;
+}
 
 function inflectLast(name: string, change: (word: string) => string): string {
-  const m = lastWord.exec(name);
-  if (!m) return name;
-  const word = m[0];
+  const start = lastWordStart(name);
+  if (start === -1) return name;
+  const word = name.slice(start);
   const lower = word.toLowerCase();
   let out = change(lower);
   // A lone "s" would lose its only letter to the rule that strips a plural s: no word is left to inflect.
   if (out === lower || out === "") return name;
   if (word.length > 1 && word === word.toUpperCase()) out = out.toUpperCase();
   else if (word[0] !== lower[0]) out = out[0]!.toUpperCase() + out.slice(1);
-  return name.slice(0, m.index) + out;
+  return name.slice(0, start) + out;
 }
 
 /** Plural of the last word of `name`. */

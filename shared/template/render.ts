@@ -56,7 +56,7 @@ function placePath(file: CompiledFile, rendered: string, plain: boolean, rt: Ren
     return path;
   }
   if (mode === "execute") fail(file.fileName, 1, 1, problem);
-  rt.warnings.push({ file: file.fileName, line: 1, column: 1, message: problem });
+  rt.warn({ file: file.fileName, line: 1, column: 1, message: problem });
   return null;
 }
 
@@ -156,6 +156,8 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
         return path !== null;
       };
       for (let index = 0, count = list ? list.length : 1; index < count; index++) {
+        // Each instance is within its own limits; the render's clock bounds how many of them run.
+        rt.checkTime(file.fileName);
         // A file rendered once gets no element (its units never read one).
         const element = list ? list[index] : undefined;
         const result = meter.run(file.fileName, () => file.render.run(scope, rt, element, index, count, place));
@@ -175,7 +177,7 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
       else files[path] = contents[i]!;
     }
     if (mode === "execute" && Object.keys(files).length !== paths.length) planTemplate({ ...input, mode: "execute" });
-    return { output, files, warnings: rt.warnings };
+    return { output, files, warnings: rt.warnings, omittedWarnings: rt.omittedWarnings };
   } finally {
     rt.close();
   }
@@ -200,7 +202,7 @@ export function planTemplate(input: TemplateSource & { scope: Record<string, unk
       if (path !== null) paths.push(path);
     }
   }
-  return { paths, warnings: rt.warnings };
+  return { paths, warnings: rt.warnings, omittedWarnings: rt.omittedWarnings };
 }
 
 /** Checks a template's syntax, includes and repeat paths without rendering it. */

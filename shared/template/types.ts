@@ -46,7 +46,7 @@ export interface TemplateLimits {
   maxOutputBytes: number;
   /** Most loop iterations of one file (default 5,000,000). */
   maxIterations: number;
-  /** Wall-clock time all code blocks of a render may take together (default 10 s; TEMPLATE_RENDER_TIME_LIMIT_MS). */
+  /** Wall-clock time a whole render may take, its loops and its code blocks (default 10 s; TEMPLATE_RENDER_TIME_LIMIT_MS). */
   renderTimeMs: number;
   /** When the render's budget ends (epoch ms); a run of several templates sets it once for all of them. */
   deadline?: number;
@@ -70,8 +70,10 @@ export interface RenderResult {
   output: string;
   /** Output path → content, in file order. */
   files: Record<string, string>;
-  /** Missing values met in preview mode (always empty in execute mode). */
+  /** Missing values met in preview mode (always empty in execute mode), the first MAX_WARNINGS of them. */
   warnings: TemplateIssue[];
+  /** How many warnings there were past those listed. */
+  omittedWarnings: number;
 }
 
 /** Result of checkTemplate. */
@@ -84,8 +86,10 @@ export interface CheckResult {
 export interface PlanResult {
   /** Output paths a run would write, in file order. */
   paths: string[];
-  /** Missing values met while naming files (they render empty). */
+  /** Missing values met while naming files (they render empty), the first MAX_WARNINGS of them. */
   warnings: TemplateIssue[];
+  /** How many warnings there were past those listed. */
+  omittedWarnings: number;
 }
 
 /** Default limits (DESIGN §10: 250 ms and 32 MB per code block sandbox). */
@@ -96,6 +100,9 @@ export const defaultLimits: TemplateLimits = {
   maxIterations: 5_000_000,
   renderTimeMs: 10_000,
 };
+
+/** Most warnings a render lists; the rest are counted (`omittedWarnings`). */
+export const MAX_WARNINGS = 100;
 
 /** The `file` reported for the main content. */
 export const CONTENT_FILE = "(content)";

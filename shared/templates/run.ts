@@ -58,6 +58,14 @@ export function templateErrorResponse(error: TemplateError, templateName: string
 
 const issueWarning = (issue: TemplateIssue, prefix: string): RunWarning => ({ file: `${prefix}${issue.file}`, line: issue.line, column: issue.column, message: issue.message });
 
+/** The warning that counts those of a render past the ones it lists (see MAX_WARNINGS). */
+export const omittedWarning = (count: number, prefix = ""): RunWarning => ({
+  file: null,
+  line: null,
+  column: null,
+  message: `${prefix}${count} more warnings of this render are not listed.`,
+});
+
 async function loadTemplates(conn: CommonQueryMethods, request: RunRequest): Promise<FullTemplate[]> {
   const templates: FullTemplate[] = [];
   for (const id of request.templateIds) {
@@ -125,6 +133,7 @@ export async function runTemplates(conn: CommonQueryMethods, request: RunRequest
       throw new AppError(422, "template_error", message, { files: [message] });
     }
     warnings.push(...result.warnings.map((issue) => issueWarning(issue, prefix)));
+    if (result.omittedWarnings > 0) warnings.push(omittedWarning(result.omittedWarnings, prefix));
     if (result.output !== "") outputs.push(result.output);
     for (const [path, content] of Object.entries(result.files)) {
       const earlier = writers.get(path);

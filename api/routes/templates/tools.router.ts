@@ -10,6 +10,7 @@ import { buildTree } from "../../../shared/generations/tree.ts";
 import { checkTemplate, planTemplate } from "../../../shared/template/index.ts";
 import { buildScope, loadSchemaInput } from "../../../shared/templates/scope.ts";
 import { listVariables, loadFull, savedValues } from "../../../shared/templates/store.ts";
+import { omittedWarning } from "../../../shared/templates/run.ts";
 import { checkSavedValues, schemaIdOf } from "../../../shared/templates/values.ts";
 import { currentUser } from "../../context.ts";
 import { treeNodeResource } from "../../presenters/tree.ts";
@@ -82,6 +83,7 @@ const structure = defineRoute({
     const warnings = [
       ...Object.entries(built.problems).flatMap(([name, messages]) => messages.map((message) => ({ file: null, line: null, column: null, message: `${message} (${name})` }))),
       ...plan.warnings,
+      ...(plan.omittedWarnings > 0 ? [omittedWarning(plan.omittedWarnings)] : []),
     ];
     ctx.body = { paths: plan.paths, tree: buildTree(plan.paths.map((path) => ({ path, size: null }))), warnings };
   },

@@ -97,7 +97,7 @@ export class CodeSession {
       file: block.pos.file,
       line: block.pos.line,
       column: block.pos.column,
-      message: `The render exceeded its total time limit of ${this.limits.renderTimeMs} ms for code blocks (at \`${excerpt(block.source)}\`).`,
+      message: `The render exceeded its total time limit of ${this.limits.renderTimeMs} ms (at \`${excerpt(block.source)}\`).`,
     });
   }
 

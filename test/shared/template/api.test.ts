@@ -106,7 +106,7 @@ t.test("planTemplate lists output paths without rendering contents", async (t) =
     { file_name: "_partial.ts", content: "" },
   ];
   const plan = planTemplate({ content: "", files, scope: { schema } });
-  t.same(plan, { paths: ["README.md", "src/models/UserCategory.ts", "src/models/Person.ts"], warnings: [] });
+  t.same(plan, { paths: ["README.md", "src/models/UserCategory.ts", "src/models/Person.ts"], warnings: [], omittedWarnings: 0 });
   const partial = planTemplate({ content: "", files, scope: {} });
   t.same(partial.paths, ["README.md"]);
   t.match(partial.warnings, [{ file: files[0]!.file_name, line: 1, column: 1, message: /`schema.tables` is not defined/ }]);
