@@ -62,6 +62,9 @@ interface Tail {
   cond: string;
 }
 
+/** Most loop elements an unqualified name is looked up in by inline code; past that, through `$L`. */
+const maxInlineFields = 3;
+
 /** Longest text at the start of a loop body that moves to the end of the previous iteration (it is copied into every final text). */
 const maxLead = 80;
 
@@ -79,6 +82,9 @@ class Generator {
   readonly blocks: CodeSite[] = [];
   async = false;
   private counter = 0;
+
+  /** True once a lookup went through `$L`; the next pass then keeps every element in `es` (`deep`). */
+  deepUsed = false;
 
   /** Filters the unit uses; the factory binds each to a local `$f_<name>`. */
   readonly filters = new Set<string>();
@@ -138,7 +144,8 @@ class Generator {
     let expr: string | null = null;
     // The variable to read the first remaining segment from, when `expr` is an element.
     let view: string | null = null;
-    let chain = "";
+    // Frames passed by before the one that binds `head` (or the root), innermost first.
+    const passed: Frame[] = [];
     for (let i = frames.length - 1; i >= 0 && expr === null; i--) {
       const f = frames[i]!;
       if (f.names.includes(head)) {
@@ -152,13 +159,25 @@ class Generator {
         } else expr = `rt.loop(${f.idx}, ${f.len})`;
       } else {
         // The element's own field, if it has one; otherwise keep looking outwards.
-        chain += safeKey(head)
-          ? `(typeof ${f.elem} === "object" && ${f.elem} !== null && (t = ${f.elem}[${q(head)}]) !== undefined) ? t : `
-          : `$H(${f.elem}, ${q(head)}) ? ${f.elem}[${q(head)}] : `;
+        passed.push(f);
       }
     }
     const fromRoot = safeKey(head) ? `o_root[${q(head)}]` : member("root", head, true);
-    expr = chain ? `(${chain}${expr ?? fromRoot})` : (expr ?? fromRoot);
+    const name = q(head);
+    // Past a few elements the inline tests (some 80 characters each, naming a variable of an
+    // outer block) give way to one helper call over the unit's array of elements (`es`, see
+    // `deep`): loops nested 90 deep had made every unqualified name 7 KB of code, and V8 then
+    // resolved each of its names through every enclosing block; a template of 40,000 nodes
+    // took minutes and gigabytes to compile.
+    if (passed.length > maxInlineFields) {
+      this.deepUsed = true;
+      expr = `((t = $L(${name}, es, ${frames.indexOf(passed[0]!)}, ${frames.indexOf(passed.at(-1)!)})) !== undefined ? t : ${expr ?? fromRoot})`;
+    } else {
+      const chain = passed
+        .map(({ elem: e }) => (safeKey(head) ? `(typeof ${e} === "object" && ${e} !== null && (t = ${e}[${name}]) !== undefined) ? t : ` : `$H(${e}, ${name}) ? ${e}[${name}] : `))
+        .join("");
+      expr = chain ? `(${chain}${expr ?? fromRoot})` : (expr ?? fromRoot);
+    }
     for (const segment of rest) {
       // A view reads a field with no null check of its own (an empty object has no safe key).
       expr = view !== null && safeKey(segment) ? `${view}[${q(segment)}]` : member(expr, segment, /^[a-z]\w*$/.test(expr));
@@ -216,9 +235,13 @@ class Generator {
   /** True for a file name: values are also checked to be plain path parts. */
   pathParts: boolean;
 
-  constructor(counts: Counted | null, pathParts: boolean) {
+  /** True when every loop stores its element in `es` at its frame's index (some lookup reads them through `$L`). */
+  readonly deep: boolean;
+
+  constructor(counts: Counted | null, pathParts: boolean, deep: boolean) {
     this.reuse = new Reuse(counts);
     this.pathParts = pathParts;
+    this.deep = deep;
   }
 
   /** Ends the unit body's reuse region. */
@@ -276,14 +299,14 @@ class Generator {
         const n = this.counter++;
         const frame: Frame = { elem: `e${n}`, idx: `i${n}`, len: `n${n}`, view: `o${n}`, names: [node.name ?? "item"] };
         const site = this.site(node.pos, node.collection.segments.join("."));
-        this.emit(`{ let a${n} = ${this.lookup(node.collection, frames)}; if (!Array.isArray(a${n})) a${n} = rt.list(a${n}, ${site});`);
+        this.emit(`{ var a${n} = ${this.lookup(node.collection, frames)}; if (!Array.isArray(a${n})) a${n} = rt.list(a${n}, ${site});`);
         // Loop rotation: text that starts the body (the indent of a line, an opening quote) is
         // appended before the first iteration and then at the end of each but the last, where
         // it joins the text that ends the body: one append per iteration fewer.
         const [first] = node.body;
         const lead = first?.type === "text" && node.body.length > 1 && first.value.length <= maxLead ? first.value : null;
         if (lead !== null) this.emit(`if (a${n}.length > 0) out += ${q(lead)};`);
-        this.emit(`for (let i${n} = 0, n${n} = a${n}.length; i${n} < n${n}; i${n}++) { const e${n} = a${n}[i${n}], o${n} = e${n} == null ? $E : e${n};`);
+        this.emit(`for (var i${n} = 0, n${n} = a${n}.length; i${n} < n${n}; i${n}++) { var e${n} = a${n}[i${n}], o${n} = e${n} == null ? $E : e${n};${this.deep ? ` es[${frames.length}] = e${n};` : ""}`);
         // The clock every 64 iterations: a body can cost far more than its count says (an
         // included partial of thousands of nodes), so iterations alone do not bound the time.
         this.emit(`if (++it > IL || out.length > OL || ((it & 63) === 0 && Date.now() > DL)) rt.limit(${site}, it);`);
@@ -315,7 +338,7 @@ class Generator {
       }
       case "include": {
         const n = this.counter++;
-        if (node.indent) this.emit(`{ const s${n} = out; out = "";`);
+        if (node.indent) this.emit(`{ var s${n} = out; out = "";`);
         this.nodes(node.nodes ?? [], frames);
         if (node.indent) this.emit(`out = s${n} + rt.indent(out, ${q(node.indent)}); }`);
         break;
@@ -338,6 +361,13 @@ class Generator {
   }
 }
 
+/*
+ * Variables inside the body (a loop's, a cache's, an include's) are all `var`s, numbered so
+ * that none repeats: a block that declares nothing needs no scope of its own, whereas with
+ * `let` and `const` every loop made one, and V8 resolved every name of the code through all
+ * the blocks around it (three times the parse time of the same code at 90 loops deep).
+ */
+
 /**
  * Generates the source of one unit. `repeatNames` are the names a repeated file binds its
  * element to (the element arrives as `r0`, its index as `ri`, the count as `rn`).
@@ -355,8 +385,8 @@ class Generator {
  */
 export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathParts = false, name: Node[] | null = null): UnitSource {
   const frames: Frame[] = repeatNames ? [{ elem: "r0", idx: "ri", len: "rn", view: "o_r0", names: repeatNames }] : [];
-  const pass = (counts: Counted | null) => {
-    const g = new Generator(counts, pathParts || name !== null);
+  const pass = (counts: Counted | null, deep: boolean) => {
+    const g = new Generator(counts, pathParts || name !== null, deep);
     g.reuse.open(null, g.reserve());
     if (name !== null) {
       g.nodes(name, frames);
@@ -369,13 +399,15 @@ export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathPa
     return g;
   };
   // The first pass counts repeated values (see Reuse); the second generates with that knowledge.
-  const g = pass(pass(null).reuse.counted);
+  const first = pass(null, false);
+  const g = pass(first.reuse.counted, first.deepUsed);
   // `out | 0` flattens the rope that `+=` built (as the flatstr package does): a flat string is
   // one object for the garbage collector instead of one per piece, which halves GC time when
   // hundreds of files are kept until the render ends.
   // Field reads go through views (see Frame): one null check per element instead of one per read.
   const views = `const o_root = root == null ? $E : root, o_r0 = r0 == null ? $E : r0;`;
-  const head = `let out = "", v, t, f, g, u, it = 0${pathParts || name !== null ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes, DL = rt.deadline; ${views}`;
+  const es = g.deep ? ` const es = [${repeatNames ? "r0" : ""}];` : "";
+  const head = `let out = "", v, t, f, g, u, it = 0${pathParts || name !== null ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes, DL = rt.deadline; ${views}${es}`;
   const tail = pathParts ? "rt.plainName = plain;\nreturn out;" : "out | 0;\nreturn out;";
   const body = `${head}\n${g.source()}\n${tail}`;
   return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters], chains: [...g.chains] };

@@ -60,7 +60,7 @@ function build<R = string>(nodes: Node[], repeatNames: string[] | null, pathPart
     ...unit.filters.map((n) => `const $f_${n} = $F[${JSON.stringify(n)}], $m_${n} = $C[${JSON.stringify(n)}];`),
     ...unit.chains.map((k) => `const $f_${chainIdent(k)} = $K[${JSON.stringify(k)}], $m_${chainIdent(k)} = $C[${JSON.stringify(k)}];`),
   ].join(" ");
-  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, Q: $Q, E: $E, F: $F, K: $K, C: $C } = $helpers; ${bind}
+  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, L: $L, Q: $Q, E: $E, F: $F, K: $K, C: $C } = $helpers; ${bind}
 return ${unit.async ? "async " : ""}function unit(root, rt, r0, ri, rn, place) {
 ${unit.body}
 };`;

@@ -57,8 +57,9 @@ export class Reuse {
   /** Ends the innermost region, writing its declarations into the reserved line. */
   close(lines: string[]): void {
     const region = this.regions.pop()!;
-    const names = [...region.vars.values(), ...[...region.arrays.values()].map((a) => `${a} = []`)];
-    lines[region.line] = names.length ? `let ${names.join(", ")};` : "";
+    // `var` (see codegen), set at every run of the region: a loop's caches start empty in each iteration.
+    const names = [...[...region.vars.values()].map((c) => `${c} = undefined`), ...[...region.arrays.values()].map((a) => `${a} = []`)];
+    lines[region.line] = names.length ? `var ${names.join(", ")};` : "";
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * Helpers the generated code calls (bound once per unit as `$S`, `$T`, `$P`, `$H`, `$Q`, `$E`; filters,
+ * Helpers the generated code calls (bound once per unit as `$S`, `$T`, `$P`, `$H`, `$L`, `$Q`, `$E`; filters,
  * chains and memo tables as `$F`, `$K`, `$C`).
  * They are small so V8 inlines them into the compiled templates.
  */
@@ -21,6 +21,18 @@ const P = (o: unknown, k: string): unknown =>
 const H = (o: unknown, k: string): boolean => typeof o === "object" && o !== null && hasOwn(o, k);
 
 /**
+ * Own field `k` of the first loop element of `es[hi]` down to `es[lo]` that has it with a
+ * defined value, else undefined: how unqualified names resolve past a few nested loops.
+ */
+const L = (k: string, es: unknown[], hi: number, lo: number): unknown => {
+  for (let i = hi; i >= lo; i--) {
+    const o = es[i];
+    if (typeof o === "object" && o !== null && hasOwn(o, k) && (o as Record<string, unknown>)[k] !== undefined) return (o as Record<string, unknown>)[k];
+  }
+  return undefined;
+};
+
+/**
  * Whether a value is a plain part of a path: non-empty printable ASCII (so already NFC) without
  * `/`, `\\`, `.` or `:`. A character loop: a file name checks one or two short values, and a
  * regular expression's call costs several times the loop (it was a tenth of a repeated file's
@@ -40,7 +52,7 @@ const Q = (s: string): boolean => {
 const E: Record<string, never> = Object.freeze(Object.create(null) as Record<string, never>);
 
 /** The helper table handed to every compiled unit. */
-export const helpers = { S, T, P, H, Q, E, F: filters, K: filterChains, C: filterCaches };
+export const helpers = { S, T, P, H, L, Q, E, F: filters, K: filterChains, C: filterCaches };
 
 /** The `loop` object of a loop at index `i` of `n` elements. */
 export const loopObject = (i: number, n: number) => ({ index: i, number: i + 1, first: i === 0, last: i === n - 1, length: n });

@@ -16,6 +16,12 @@ export const fileCases: Case[] = [
     scope: { schema },
     out: { "user_categories.sql": "user_categories:id,display_name,parent_id,", "people.sql": "people:id,email," },
   },
+  {
+    name: "a repeated file's fields resolve unqualified inside many loops",
+    files: [{ file_name: "{:item.n:}.txt", content: "{:for a:}{:for b:}{:for c:}{:for d:}{:n:}{:endfor:}{:endfor:}{:endfor:}{:endfor:}", repeat: "xs" }],
+    scope: { xs: [{ n: "p" }, { n: "q" }], a: [1], b: [1], c: [1], d: [1, 2] },
+    out: { "p.txt": "pp", "q.txt": "qq" },
+  },
   { name: "repeat has loop metadata", files: [{ file_name: "f{:loop.index:}.txt", content: "{:loop.number:}/{:loop.length:}{:if loop.last:} last{:endif:}", repeat: "xs" }], scope: { xs: ["a", "b"] }, out: { "f0.txt": "1/2", "f1.txt": "2/2 last" } },
   { name: "repeat over `people` binds `person`", files: [{ file_name: "{:person.n:}.txt", content: "{:n:}", repeat: "people" }], scope: { people: [{ n: "a" }] }, out: { "a.txt": "a" } },
   { name: "repeat over an uncountable binds only `item`", files: [{ file_name: "{:item.n:}.txt", content: "", repeat: "data" }], scope: { data: [{ n: "d" }] }, out: { "d.txt": "" } },

@@ -39,6 +39,13 @@ export const loopCases: Case[] = [
     scope: { schema },
     output: "user_categories:id user_categories:display_name user_categories:parent_id people:id people:email ",
   },
+  {
+    // Past three loops the lookup goes through a helper instead of inline tests (codegen's maxInlineFields).
+    name: "unqualified names look outwards through many loops, innermost first, then the root",
+    content: "{:for a:}{:for b:}{:for c:}{:for d:}{:for e:}{:x:}{:y:}[{:z:}]{:map:};{:endfor:}{:endfor:}{:endfor:}{:endfor:}{:endfor:}{:z:}",
+    scope: { a: [{ x: "a", y: "A", map: "M" }], b: [{ y: "b" }], c: [{}], d: [{ z: null }], e: [{}, null, 3], z: "root" },
+    output: "ab[]M;ab[]M;ab[]M;root",
+  },
   { name: "inner item shadows outer item", content: "{:for a:}{:for b:}{:item:}{:endfor:}{:endfor:}", scope: { a: [1, 2], b: ["x", "y"] }, output: "xyxy" },
   { name: "inner loop shadows outer loop", content: "{:for a:}{:for b:}{:loop.index:}{:endfor:}|{:loop.index:} {:endfor:}", scope: { a: [1, 2], b: ["x", "y", "z"] }, output: "012|0 012|1 " },
   { name: "outer loop index kept in a variable-free way", content: "{:for r in rows:}{:for c in r.cells:}{:r.id:}{:c:} {:endfor:}{:endfor:}", scope: { rows: [{ id: "A", cells: [1, 2] }, { id: "B", cells: [3] }] }, output: "A1 A2 B3 " },
