@@ -33,7 +33,7 @@ export async function accountOf(provider: GitHost, apiBase: string, token: strin
       }
     }
     if (provider === "gitlab") {
-      const dispatcher = new GuardedDispatcher(network);
+      const dispatcher = new GuardedDispatcher(network, { origin: apiBase });
       try {
         const api = new Gitlab({ host: apiBase, oauthToken: token, agent: dispatcher as never, queryTimeout: 30_000 });
         const user = await api.Users.showCurrentUser();

@@ -7,6 +7,7 @@
  * pull request by these names before creating anything, so a crash at any step (even after
  * the host applied a request whose answer was lost) never leads to a second pull request.
  */
+import { OtherOriginError } from "../../net/guardedDispatcher.ts";
 import { assertPublicHost, HostLookupError, NetworkTargetError, type NetworkPolicy } from "../../net/networkGuard.ts";
 import { DeployError, toDeployError } from "../errors.ts";
 import type { Scrubber } from "../scrub.ts";
@@ -88,7 +89,7 @@ export function gitFailure(error: unknown, where: string, scrubber: Scrubber): D
 function connectionCause(error: unknown): Error | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 6 && current instanceof Error; depth += 1) {
-    if (current instanceof NetworkTargetError || current instanceof HostLookupError) return current;
+    if (current instanceof NetworkTargetError || current instanceof HostLookupError || current instanceof OtherOriginError) return current;
     if (typeof (current as NodeJS.ErrnoException).code === "string" && /^E[A-Z]+$/.test((current as NodeJS.ErrnoException).code!)) return current;
     if (/other side closed|socket hang up/i.test(current.message)) return Object.assign(new Error(current.message), { code: "ECONNRESET" });
     current = current.cause;
