@@ -37,7 +37,7 @@ async function branchHead(api: Api, project: string | number, branch: string): P
 export async function commitGitlab(request: CommitRequest): Promise<CommitResult> {
   const scrubber = scrubberFor({ access_token: request.access.token });
   const runLog = createRunLog(request.log, scrubber);
-  // Pinned to the instance: a redirect elsewhere would take PRIVATE-TOKEN along (guardedDispatcher.ts).
+  // Pinned to the instance: a redirect elsewhere would take PRIVATE-TOKEN along (pinnedTo in gitCommon.ts).
   const dispatcher = new GuardedDispatcher(request.network, { origin: request.access.apiBase });
   const project = projectOf(request.repository);
   const call = async <T>(where: string, body: () => Promise<T>): Promise<T> => {
@@ -100,7 +100,7 @@ export async function commitGitlab(request: CommitRequest): Promise<CommitResult
 export async function pushGitlab(request: PushRequest): Promise<PushResult> {
   const scrubber = scrubberFor({ access_token: request.access.token });
   const runLog = createRunLog(request.log, scrubber);
-  // Pinned to the instance: a redirect elsewhere would take PRIVATE-TOKEN along (guardedDispatcher.ts).
+  // Pinned to the instance: a redirect elsewhere would take PRIVATE-TOKEN along (pinnedTo in gitCommon.ts).
   const dispatcher = new GuardedDispatcher(request.network, { origin: request.access.apiBase });
   const project = projectOf(request.repository);
   try {

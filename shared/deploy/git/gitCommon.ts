@@ -61,6 +61,17 @@ export async function checkApiUrl(url: string, network: NetworkPolicy): Promise<
   await assertPublicHost(url, network);
 }
 
+/**
+ * Dispatcher options that pin a git host client to its API's origin (GuardedDispatcherOptions):
+ * a redirect to another host fails instead of taking a header credential (GitLab's
+ * PRIVATE-TOKEN) or, on 307/308, the request body (a commit's files) there. `url` is the
+ * configured API URL as given (not yet validated; one that does not parse is refused by the
+ * config's validation before any request), `fallback` the default API.
+ */
+export function pinnedTo(url: unknown, fallback: string): { origin: string } {
+  return { origin: typeof url === "string" && URL.canParse(url) ? url : fallback };
+}
+
 /** Maps an HTTP status from a hosting API to a DeployError. */
 export function httpFailure(status: number | undefined, detail: string, where: string, scrubber: Scrubber): DeployError {
   const text = scrubber.text(detail.replace(/\s+/g, " ").trim()).slice(0, 500);

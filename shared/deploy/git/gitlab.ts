@@ -10,14 +10,13 @@
  */
 import { Gitlab } from "@gitbeaker/rest";
 import { GuardedDispatcher } from "../../net/guardedDispatcher.ts";
-import type { NetworkPolicy } from "../../net/networkGuard.ts";
 import { gitlabConfigSchema, parseConfig, type GitlabConfig } from "../configs.ts";
 import { DeployError } from "../errors.ts";
 import { collectFiles, safeId } from "../files.ts";
 import { createRunLog, formatBytes, runLogged } from "../runLog.ts";
 import { scrubberFor } from "../scrub.ts";
 import type { ConnectionTestResult, Deployer, DeployRequest, TestConnectionOptions } from "../types.ts";
-import { checkApiUrl, commitMessage, deploymentBranch, gitFailure, isDeploymentCommit, pullRequestText, statusOf, type GitDeployResult } from "./gitCommon.ts";
+import { checkApiUrl, commitMessage, deploymentBranch, gitFailure, isDeploymentCommit, pinnedTo, pullRequestText, statusOf, type GitDeployResult } from "./gitCommon.ts";
 
 const DEFAULT_URL = "https://gitlab.com";
 
@@ -29,15 +28,6 @@ function gitlabClient(config: { gitlab_url?: string | null; access_token: string
   return new Gitlab({ host: (config.gitlab_url ?? DEFAULT_URL).replace(/\/+$/, ""), ...auth, agent: dispatcher as never, queryTimeout: 60_000 });
 }
 
-/**
- * A dispatcher pinned to the instance: fetch would follow a redirect to another host with the
- * PRIVATE-TOKEN header (and on 307/308 with the commit's files); it fails instead. A URL that
- * does not parse is refused by the config's validation before any request.
- */
-function instanceDispatcher(network: NetworkPolicy, gitlabUrl: unknown): GuardedDispatcher {
-  const url = typeof gitlabUrl === "string" && URL.canParse(gitlabUrl) ? gitlabUrl : DEFAULT_URL;
-  return new GuardedDispatcher(network, { origin: url });
-}
 
 type Api = ReturnType<typeof gitlabClient>;
 
@@ -45,7 +35,8 @@ type Api = ReturnType<typeof gitlabClient>;
 export async function deployGitlab(request: DeployRequest<GitlabConfig>): Promise<GitDeployResult> {
   const scrubber = scrubberFor(request.config);
   const runLog = createRunLog(request.log, scrubber);
-  const dispatcher = instanceDispatcher(request.network, (request.config as Partial<GitlabConfig> | null)?.gitlab_url);
+  // Pinned to the instance (pinnedTo): a redirect elsewhere would take PRIVATE-TOKEN along.
+  const dispatcher = new GuardedDispatcher(request.network, pinnedTo((request.config as Partial<GitlabConfig> | null)?.gitlab_url, DEFAULT_URL));
   try {
     return await runLogged(runLog, scrubber, "GitLab deployment", request.signal, async () => {
       const config = parseConfig(gitlabConfigSchema, request.config);
@@ -153,7 +144,7 @@ async function findMergeRequest(api: Api, project: number, branch: string, base:
 /** Checks token, project and branch; reports, never throws. */
 export async function testGitlabConnection(raw: GitlabConfig, options: TestConnectionOptions): Promise<ConnectionTestResult> {
   const scrubber = scrubberFor(raw);
-  const dispatcher = instanceDispatcher(options.network, (raw as Partial<GitlabConfig> | null)?.gitlab_url);
+  const dispatcher = new GuardedDispatcher(options.network, pinnedTo((raw as Partial<GitlabConfig> | null)?.gitlab_url, DEFAULT_URL));
   try {
     const config = parseConfig(gitlabConfigSchema, raw);
     await checkApiUrl(config.gitlab_url ?? DEFAULT_URL, options.network);
