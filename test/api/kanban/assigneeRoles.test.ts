@@ -10,6 +10,7 @@ import { startTestApp } from "../../support/app.ts";
 import { buildTeam, buildUserWithToken } from "../../support/factories.ts";
 import { client } from "../../support/http.ts";
 import { connectPusher } from "../../support/pusher.ts";
+import { until } from "../../support/wait.ts";
 
 const KEY = "test-app-key";
 
@@ -40,9 +41,11 @@ t.test("a changed kanban role is recorded and published", async (t) => {
   t.equal((await assign({})).body.assignee.kanban_role, "SDM", "no role given keeps the role");
   t.equal((await assign({ kanban_role: null })).body.assignee.kanban_role, null, "null clears it");
 
-  const marker = pusher.next(channel, "CardUpdated");
+  // The marker is the last change: once its event is in the log, every earlier one is too
+  // (events of one channel arrive in order). Waiting for "the next CardUpdated" instead could
+  // be satisfied by an earlier change's event still on its way.
   t.equal((await api.put(`/api/kanban-cards/${card.id}`, { title: "marker" })).status, 200);
-  await marker;
+  await until(() => seen.some((e) => e.data?.changes?.title?.new === "marker"), { message: "the marker's CardUpdated" });
 
   const key = String(member.user.id);
   t.same(
