@@ -7,10 +7,13 @@
  *   serialises such changes, so two concurrent demotions cannot both pass);
  * - nobody disables or deletes their own account here;
  * - disabling also ends every token issued so far, refresh tokens included, so enabling
- *   again does not revive them.
+ *   again does not revive them;
+ * - an account left without the developer role (or `super_admin`) loses its personal API
+ *   tokens: only that role may hold them, and granting it again does not revive them.
  * Each change writes an audit row in the same transaction.
  */
 import { z } from "zod";
+import { mayHoldPersonalTokens } from "../auth/personalTokens.ts";
 import { AppError, conflict, forbidden, notFound } from "../errors.ts";
 import { ignoredRow, sql, type DatabaseTransactionConnection } from "../db/pool.ts";
 import { revokeOAuthGrantsOfAccount } from "../db/oauth.ts";
@@ -104,6 +107,7 @@ export async function administerUser(tx: DatabaseTransactionConnection, actor: U
     await tx.query(sql.type(ignoredRow)`delete from user_roles where user_id = ${target.id} and role <> all(${sql.array(roles, "text")}::text[])`);
     await tx.query(sql.type(ignoredRow)`
       insert into user_roles (user_id, role) select ${target.id}, unnest(${sql.array(roles, "text")}::text[]) on conflict do nothing`);
+    if (!mayHoldPersonalTokens(roles)) await deletePersonalTokens(tx, target.id);
   }
   const updated = await findUserById(tx, target.id);
   if (!updated) throw new AppError(404, "not_found", "User not found.");

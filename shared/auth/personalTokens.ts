@@ -5,6 +5,10 @@
  * expiry (at most TOKEN_MAX_LIFETIME_DAYS ahead when it is made); past it, the token no
  * longer authenticates, is listed as expired, and the cleanup deletes it a while later
  * (shared/auth/upkeep.ts).
+ *
+ * Holding them is tied to the developer role (spec: "`developer` (adds API key
+ * management)"; `super_admin` holds every permission): an account that loses it loses its
+ * tokens (shared/admin/userAdministration.ts).
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
@@ -25,6 +29,9 @@ export type PersonalTokenRow = z.infer<typeof tokenRow>;
 
 /** The furthest ahead POST /api-tokens accepts an `expires_at`: a year, counted so that "a year from now" passes in a leap year too. */
 export const TOKEN_MAX_LIFETIME_DAYS = 366;
+
+/** Whether an account with `roles` may create and hold personal tokens: `developer`, or `super_admin`. */
+export const mayHoldPersonalTokens = (roles: readonly string[]) => roles.includes("developer") || roles.includes("super_admin");
 
 const hash = (secret: string) => createHash("sha256").update(secret).digest();
 

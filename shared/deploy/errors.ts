@@ -3,6 +3,7 @@
  * scrubbed) and never carries the underlying error as `cause`, since SDK errors keep the
  * request with its Authorization header.
  */
+import { OtherOriginError } from "../net/guardedDispatcher.ts";
 import { HostLookupError, NetworkTargetError } from "../net/networkGuard.ts";
 import type { Scrubber } from "./scrub.ts";
 
@@ -73,6 +74,7 @@ export function toDeployError(error: unknown, scrubber: Scrubber, context: strin
   if (error instanceof DeployError) return new DeployError(error.code, scrubber.text(error.message), scrubber.value(error.details));
   const inner = error instanceof Error && error.cause instanceof Error && /fetch failed/.test(error.message) ? error.cause : error;
   if (inner instanceof NetworkTargetError) return new DeployError("network_target_refused", inner.message);
+  if (inner instanceof OtherOriginError) return new DeployError("network_target_refused", `${context} failed: ${inner.message}`);
   if (inner instanceof HostLookupError) return new DeployError("host_not_found", `${context} failed: ${inner.message}`);
   if (inner instanceof Error && inner.name === "AbortError") return new DeployError("aborted", `${context} was cancelled.`);
   const code = inner instanceof Error ? (inner as NodeJS.ErrnoException).code : undefined;

@@ -23,7 +23,7 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 export async function accountOf(provider: GitHost, apiBase: string, token: string, network: NetworkPolicy): Promise<GitAccount> {
   try {
     if (provider === "github") {
-      const guarded = createGuardedFetch(network);
+      const guarded = createGuardedFetch(network, { origin: apiBase });
       try {
         const octokit = new Octokit({ auth: token, baseUrl: apiBase, userAgent: "schemaforge", log: silent, request: { fetch: guarded.fetch } });
         const { data } = await octokit.rest.users.getAuthenticated();
@@ -33,7 +33,7 @@ export async function accountOf(provider: GitHost, apiBase: string, token: strin
       }
     }
     if (provider === "gitlab") {
-      const dispatcher = new GuardedDispatcher(network);
+      const dispatcher = new GuardedDispatcher(network, { origin: apiBase });
       try {
         const api = new Gitlab({ host: apiBase, oauthToken: token, agent: dispatcher as never, queryTimeout: 30_000 });
         const user = await api.Users.showCurrentUser();
@@ -42,7 +42,7 @@ export async function accountOf(provider: GitHost, apiBase: string, token: strin
         await dispatcher.close();
       }
     }
-    const guarded = createGuardedFetch(network);
+    const guarded = createGuardedFetch(network, { origin: apiBase });
     try {
       const response = await guarded.fetch(`${apiBase}/user`, { headers: { authorization: `Bearer ${token}`, accept: "application/json" } });
       if (!response.ok) throw new Error(`status ${response.status}`);

@@ -9,6 +9,11 @@
  * a dependency of the service; it implements the dispatcher contract `fetch` uses (the
  * `dispatch(options, handler)` call with the onConnect/onHeaders/onData/onComplete/onError
  * handler, as of the undici bundled with Node 24).
+ *
+ * With `origin`, the dispatcher talks to that origin only: a request anywhere else (a
+ * redirect `fetch` follows) fails before it connects. `fetch` drops `Authorization` on a
+ * redirect to another origin but keeps every other header (GitLab's `PRIVATE-TOKEN`) and,
+ * on 307/308, the body; a client holding credentials of one host pins that host.
  */
 import http from "node:http";
 import https from "node:https";
@@ -38,6 +43,20 @@ export interface DispatchHandler {
 export interface GuardedDispatcherOptions {
   /** Extra TLS settings (a private CA for a self-hosted instance, for example). */
   tls?: https.AgentOptions;
+  /** The only origin requests may go to (`https://gitlab.example.com`); any other is refused. */
+  origin?: string;
+}
+
+/** A request (a followed redirect) to another origin than the one a dispatcher is pinned to. */
+export class OtherOriginError extends Error {
+  readonly origin: string;
+  readonly target: string;
+  constructor(origin: string, target: string) {
+    super(`${origin} answered with a redirect to ${target}, another host; it was not followed, so the credentials for ${origin} were not sent there.`);
+    this.name = "OtherOriginError";
+    this.origin = origin;
+    this.target = target;
+  }
 }
 
 /** A fetch dispatcher that refuses what the network guard refuses, at connection time. */
@@ -46,9 +65,12 @@ export class GuardedDispatcher {
   readonly #lookup: ReturnType<typeof createGuardedLookup>;
   readonly #httpAgent: http.Agent;
   readonly #httpsAgent: https.Agent;
+  readonly #origin: string | undefined;
 
   constructor(policy: NetworkPolicy, options: GuardedDispatcherOptions = {}) {
     this.#policy = policy;
+    // An origin that does not parse matches no request: everything is refused.
+    this.#origin = options.origin === undefined ? undefined : URL.canParse(options.origin) ? new URL(options.origin).origin : options.origin;
     this.#lookup = createGuardedLookup(policy);
     this.#httpAgent = new http.Agent({ keepAlive: true });
     this.#httpsAgent = new https.Agent({ keepAlive: true, ...options.tls });
@@ -68,6 +90,7 @@ export class GuardedDispatcher {
     if (finished) return true;
     try {
       const url = new URL(options.path, options.origin);
+      if (this.#origin !== undefined && url.origin !== this.#origin) throw new OtherOriginError(this.#origin, url.origin);
       const hostname = url.hostname.replace(/^\[|\]$/g, "");
       const literal = literalAddress(hostname);
       if (literal) checkAddress(hostname, literal.address, this.#policy);

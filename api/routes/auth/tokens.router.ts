@@ -1,10 +1,11 @@
 /**
  * Ending sessions and personal API tokens: POST /logout (this token, and the refresh
  * tokens of its grant), POST /logout-all-devices (every token of the user), and
- * /api-tokens (create, shown once; list; delete) for users with the developer role.
+ * /api-tokens (create, shown once; list; delete) for users with the developer role (an
+ * account that loses the role loses its tokens: shared/admin/userAdministration.ts).
  */
 import { z } from "zod";
-import { createPersonalToken, TOKEN_MAX_LIFETIME_DAYS } from "../../../shared/auth/personalTokens.ts";
+import { createPersonalToken, mayHoldPersonalTokens, TOKEN_MAX_LIFETIME_DAYS } from "../../../shared/auth/personalTokens.ts";
 import { EXPIRED_TOKEN_MEMORY_DAYS } from "../../../shared/auth/upkeep.ts";
 import { scopesMissingToGrant } from "../../../shared/auth/scopes.ts";
 import { revokeAccessToken, revokeOAuthGrant, revokeOAuthGrantsOfAccount } from "../../../shared/db/oauth.ts";
@@ -14,7 +15,6 @@ import { notFound } from "../../../shared/errors.ts";
 import { currentUser } from "../../context.ts";
 import { insufficientScope } from "../../middleware/authenticate.ts";
 import { authorize } from "../../policies/authorize.ts";
-import { hasRole } from "../../policies/roles.ts";
 import { defineRoute } from "../route.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { apiTokenBody, messageResponse } from "./auth.schema.ts";
@@ -103,7 +103,7 @@ const createToken = defineRoute({
   },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
-    authorize(hasRole(user, "developer"), DEVELOPER_ONLY);
+    authorize(mayHoldPersonalTokens(user.roles), DEVELOPER_ONLY);
     const auth = ctx.state.auth!;
     const abilities = body.abilities ?? ["*"];
     const missing = scopesMissingToGrant(abilities, auth.scopes, [...user.roles, ...auth.withheldRoles]);

@@ -15,7 +15,7 @@ import { collectFiles, safeId } from "../files.ts";
 import { createRunLog, formatBytes, runLogged } from "../runLog.ts";
 import { scrubberFor, type Scrubber } from "../scrub.ts";
 import type { ConnectionTestResult, Deployer, DeployFile, DeployRequest, TestConnectionOptions } from "../types.ts";
-import { checkApiUrl, commitMessage, deploymentBranch, gitFailure, httpFailure, isDeploymentCommit, pullRequestText, type GitDeployResult } from "./gitCommon.ts";
+import { checkApiUrl, commitMessage, deploymentBranch, gitFailure, httpFailure, isDeploymentCommit, pinnedTo, pullRequestText, type GitDeployResult } from "./gitCommon.ts";
 
 const DEFAULT_API = "https://api.bitbucket.org/2.0";
 
@@ -76,7 +76,7 @@ type Client = ReturnType<typeof bitbucketClient>;
 export async function deployBitbucket(request: DeployRequest<BitbucketConfig>): Promise<GitDeployResult> {
   const scrubber = scrubberFor(request.config);
   const runLog = createRunLog(request.log, scrubber);
-  const guarded = createGuardedFetch(request.network);
+  const guarded = createGuardedFetch(request.network, pinnedTo((request.config as Partial<BitbucketConfig> | null)?.api_url, DEFAULT_API));
   try {
     return await runLogged(runLog, scrubber, "Bitbucket deployment", request.signal, async () => {
       const config = parseConfig(bitbucketConfigSchema, request.config);
@@ -169,7 +169,7 @@ async function findPull(api: Client, branch: string, base: string): Promise<{ id
 /** Checks credentials, repository and branch; reports, never throws. */
 export async function testBitbucketConnection(raw: BitbucketConfig, options: TestConnectionOptions): Promise<ConnectionTestResult> {
   const scrubber = scrubberFor(raw);
-  const guarded = createGuardedFetch(options.network);
+  const guarded = createGuardedFetch(options.network, pinnedTo((raw as Partial<BitbucketConfig> | null)?.api_url, DEFAULT_API));
   try {
     const config = parseConfig(bitbucketConfigSchema, raw);
     await checkApiUrl(config.api_url ?? DEFAULT_API, options.network);

@@ -46,7 +46,7 @@ const branchPath = (branch: string) => `/refs/branches/${encodeURIComponent(bran
 export async function commitBitbucket(request: CommitRequest): Promise<CommitResult> {
   const scrubber = scrubberFor({ access_token: request.access.token, username: request.access.username ?? "" });
   const runLog = createRunLog(request.log, scrubber);
-  const guarded = createGuardedFetch(request.network);
+  const guarded = createGuardedFetch(request.network, { origin: request.access.apiBase });
   try {
     return await runLogged(runLog, scrubber, "Bitbucket commit", request.signal, async () => {
       const send = repositoryClient(request.access, request.repository, guarded.fetch, scrubber, request.signal);
@@ -88,7 +88,7 @@ export async function commitBitbucket(request: CommitRequest): Promise<CommitRes
 export async function pushBitbucket(request: PushRequest): Promise<PushResult> {
   const scrubber = scrubberFor({ access_token: request.access.token, username: request.access.username ?? "" });
   const runLog = createRunLog(request.log, scrubber);
-  const guarded = createGuardedFetch(request.network);
+  const guarded = createGuardedFetch(request.network, { origin: request.access.apiBase });
   try {
     return await runLogged(runLog, scrubber, "Bitbucket push", request.signal, async () => {
       const send = repositoryClient(request.access, request.repository, guarded.fetch, scrubber, request.signal);

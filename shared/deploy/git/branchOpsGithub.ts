@@ -23,7 +23,7 @@ function client(request: CommitRequest | PushRequest, fetchFn: typeof fetch) {
 export async function commitGithub(request: CommitRequest): Promise<CommitResult> {
   const scrubber = scrubberFor({ access_token: request.access.token });
   const runLog = createRunLog(request.log, scrubber);
-  const guarded = createGuardedFetch(request.network);
+  const guarded = createGuardedFetch(request.network, { origin: request.access.apiBase });
   const repo = splitRepository(request.repository);
   const call = async <T>(where: string, body: () => Promise<T>): Promise<T> => {
     try {
@@ -82,7 +82,7 @@ export async function commitGithub(request: CommitRequest): Promise<CommitResult
 export async function pushGithub(request: PushRequest): Promise<PushResult> {
   const scrubber = scrubberFor({ access_token: request.access.token });
   const runLog = createRunLog(request.log, scrubber);
-  const guarded = createGuardedFetch(request.network);
+  const guarded = createGuardedFetch(request.network, { origin: request.access.apiBase });
   const repo = splitRepository(request.repository);
   try {
     return await runLogged(runLog, scrubber, "GitHub push", request.signal, async () => {

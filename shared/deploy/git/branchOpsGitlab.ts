@@ -37,7 +37,8 @@ async function branchHead(api: Api, project: string | number, branch: string): P
 export async function commitGitlab(request: CommitRequest): Promise<CommitResult> {
   const scrubber = scrubberFor({ access_token: request.access.token });
   const runLog = createRunLog(request.log, scrubber);
-  const dispatcher = new GuardedDispatcher(request.network);
+  // Pinned to the instance: a redirect elsewhere would take PRIVATE-TOKEN along (pinnedTo in gitCommon.ts).
+  const dispatcher = new GuardedDispatcher(request.network, { origin: request.access.apiBase });
   const project = projectOf(request.repository);
   const call = async <T>(where: string, body: () => Promise<T>): Promise<T> => {
     try {
@@ -99,7 +100,8 @@ export async function commitGitlab(request: CommitRequest): Promise<CommitResult
 export async function pushGitlab(request: PushRequest): Promise<PushResult> {
   const scrubber = scrubberFor({ access_token: request.access.token });
   const runLog = createRunLog(request.log, scrubber);
-  const dispatcher = new GuardedDispatcher(request.network);
+  // Pinned to the instance: a redirect elsewhere would take PRIVATE-TOKEN along (pinnedTo in gitCommon.ts).
+  const dispatcher = new GuardedDispatcher(request.network, { origin: request.access.apiBase });
   const project = projectOf(request.repository);
   try {
     return await runLogged(runLog, scrubber, "GitLab push", request.signal, async () => {

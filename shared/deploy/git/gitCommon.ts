@@ -7,6 +7,7 @@
  * pull request by these names before creating anything, so a crash at any step (even after
  * the host applied a request whose answer was lost) never leads to a second pull request.
  */
+import { OtherOriginError } from "../../net/guardedDispatcher.ts";
 import { assertPublicHost, HostLookupError, NetworkTargetError, type NetworkPolicy } from "../../net/networkGuard.ts";
 import { DeployError, toDeployError } from "../errors.ts";
 import type { Scrubber } from "../scrub.ts";
@@ -60,6 +61,17 @@ export async function checkApiUrl(url: string, network: NetworkPolicy): Promise<
   await assertPublicHost(url, network);
 }
 
+/**
+ * Dispatcher options that pin a git host client to its API's origin (GuardedDispatcherOptions):
+ * a redirect to another host fails instead of taking a header credential (GitLab's
+ * PRIVATE-TOKEN) or, on 307/308, the request body (a commit's files) there. `url` is the
+ * configured API URL as given (not yet validated; one that does not parse is refused by the
+ * config's validation before any request), `fallback` the default API.
+ */
+export function pinnedTo(url: unknown, fallback: string): { origin: string } {
+  return { origin: typeof url === "string" && URL.canParse(url) ? url : fallback };
+}
+
 /** Maps an HTTP status from a hosting API to a DeployError. */
 export function httpFailure(status: number | undefined, detail: string, where: string, scrubber: Scrubber): DeployError {
   const text = scrubber.text(detail.replace(/\s+/g, " ").trim()).slice(0, 500);
@@ -88,7 +100,7 @@ export function gitFailure(error: unknown, where: string, scrubber: Scrubber): D
 function connectionCause(error: unknown): Error | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 6 && current instanceof Error; depth += 1) {
-    if (current instanceof NetworkTargetError || current instanceof HostLookupError) return current;
+    if (current instanceof NetworkTargetError || current instanceof HostLookupError || current instanceof OtherOriginError) return current;
     if (typeof (current as NodeJS.ErrnoException).code === "string" && /^E[A-Z]+$/.test((current as NodeJS.ErrnoException).code!)) return current;
     if (/other side closed|socket hang up/i.test(current.message)) return Object.assign(new Error(current.message), { code: "ECONNRESET" });
     current = current.cause;

@@ -16,7 +16,7 @@ import { runPool } from "../pool.ts";
 import { createRunLog, formatBytes, runLogged, type RunLog } from "../runLog.ts";
 import { scrubberFor } from "../scrub.ts";
 import type { ConnectionTestResult, Deployer, DeployFile, DeployRequest, TestConnectionOptions } from "../types.ts";
-import { checkApiUrl, commitMessage, deploymentBranch, gitFailure, pullRequestText, statusOf, type GitDeployResult } from "./gitCommon.ts";
+import { checkApiUrl, commitMessage, deploymentBranch, gitFailure, pinnedTo, pullRequestText, statusOf, type GitDeployResult } from "./gitCommon.ts";
 
 const DEFAULT_API = "https://api.github.com";
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -28,7 +28,7 @@ const INLINE_LIMIT = 64 * 1024;
 export async function deployGithub(request: DeployRequest<GithubConfig>): Promise<GitDeployResult> {
   const scrubber = scrubberFor(request.config);
   const runLog = createRunLog(request.log, scrubber);
-  const guarded = createGuardedFetch(request.network);
+  const guarded = createGuardedFetch(request.network, pinnedTo((request.config as Partial<GithubConfig> | null)?.api_url, DEFAULT_API));
   try {
     return await runLogged(runLog, scrubber, "GitHub deployment", request.signal, async () => {
       const config = parseConfig(githubConfigSchema, request.config);
@@ -166,7 +166,7 @@ async function openPull(octokit: Octokit, repo: Repo, branch: string, base: stri
 /** Checks token, repository and branch; reports, never throws. */
 export async function testGithubConnection(raw: GithubConfig, options: TestConnectionOptions): Promise<ConnectionTestResult> {
   const scrubber = scrubberFor(raw);
-  const guarded = createGuardedFetch(options.network);
+  const guarded = createGuardedFetch(options.network, pinnedTo((raw as Partial<GithubConfig> | null)?.api_url, DEFAULT_API));
   try {
     const config = parseConfig(githubConfigSchema, raw);
     const apiUrl = config.api_url ?? DEFAULT_API;

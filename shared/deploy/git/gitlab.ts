@@ -16,7 +16,7 @@ import { collectFiles, safeId } from "../files.ts";
 import { createRunLog, formatBytes, runLogged } from "../runLog.ts";
 import { scrubberFor } from "../scrub.ts";
 import type { ConnectionTestResult, Deployer, DeployRequest, TestConnectionOptions } from "../types.ts";
-import { checkApiUrl, commitMessage, deploymentBranch, gitFailure, isDeploymentCommit, pullRequestText, statusOf, type GitDeployResult } from "./gitCommon.ts";
+import { checkApiUrl, commitMessage, deploymentBranch, gitFailure, isDeploymentCommit, pinnedTo, pullRequestText, statusOf, type GitDeployResult } from "./gitCommon.ts";
 
 const DEFAULT_URL = "https://gitlab.com";
 
@@ -28,13 +28,15 @@ function gitlabClient(config: { gitlab_url?: string | null; access_token: string
   return new Gitlab({ host: (config.gitlab_url ?? DEFAULT_URL).replace(/\/+$/, ""), ...auth, agent: dispatcher as never, queryTimeout: 60_000 });
 }
 
+
 type Api = ReturnType<typeof gitlabClient>;
 
 /** Deploys to GitLab; see the module comment. @throws DeployError */
 export async function deployGitlab(request: DeployRequest<GitlabConfig>): Promise<GitDeployResult> {
   const scrubber = scrubberFor(request.config);
   const runLog = createRunLog(request.log, scrubber);
-  const dispatcher = new GuardedDispatcher(request.network);
+  // Pinned to the instance (pinnedTo): a redirect elsewhere would take PRIVATE-TOKEN along.
+  const dispatcher = new GuardedDispatcher(request.network, pinnedTo((request.config as Partial<GitlabConfig> | null)?.gitlab_url, DEFAULT_URL));
   try {
     return await runLogged(runLog, scrubber, "GitLab deployment", request.signal, async () => {
       const config = parseConfig(gitlabConfigSchema, request.config);
@@ -142,7 +144,7 @@ async function findMergeRequest(api: Api, project: number, branch: string, base:
 /** Checks token, project and branch; reports, never throws. */
 export async function testGitlabConnection(raw: GitlabConfig, options: TestConnectionOptions): Promise<ConnectionTestResult> {
   const scrubber = scrubberFor(raw);
-  const dispatcher = new GuardedDispatcher(options.network);
+  const dispatcher = new GuardedDispatcher(options.network, pinnedTo((raw as Partial<GitlabConfig> | null)?.gitlab_url, DEFAULT_URL));
   try {
     const config = parseConfig(gitlabConfigSchema, raw);
     await checkApiUrl(config.gitlab_url ?? DEFAULT_URL, options.network);

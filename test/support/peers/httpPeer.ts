@@ -2,7 +2,8 @@
  * A minimal HTTP server for the hosting-API stand-ins: routes as (method, path regex with
  * named groups, handler), an authorization check, a request log, and one-shot faults that
  * imitate a crash: `before` answers 500 without doing anything, `after` does the work and
- * then drops the connection, so the client never learns that it succeeded.
+ * then drops the connection, so the client never learns that it succeeded. A one-shot
+ * redirect answers the next matching request with a 30x to another address instead.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -37,6 +38,14 @@ export interface Fault {
   when: "before" | "after";
 }
 
+/** A one-shot redirect of the first request matching method and path pattern. */
+export interface Redirect {
+  method: string;
+  pattern: RegExp;
+  status: 301 | 302 | 303 | 307 | 308;
+  location: string;
+}
+
 /** A running stand-in. */
 export interface HttpPeer {
   url: string;
@@ -44,6 +53,8 @@ export interface HttpPeer {
   requests: string[];
   /** Adds a fault for the next matching request. */
   failOnce(fault: Fault): void;
+  /** Answers the next matching request (before its authorization check) with the redirect. */
+  redirectOnce(redirect: Redirect): void;
   close(): Promise<void>;
 }
 
@@ -54,6 +65,7 @@ export const jsonBody = <T>(request: PeerRequest): T => (request.body.length ? J
 export async function startHttpPeer(routes: Route[], authorize: (request: PeerRequest) => PeerResponse | null): Promise<HttpPeer> {
   const requests: string[] = [];
   const faults: Fault[] = [];
+  const redirects: Redirect[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -66,6 +78,11 @@ export async function startHttpPeer(routes: Route[], authorize: (request: PeerRe
         res.writeHead(answer.status, { ...(body ? { "content-type": "application/json; charset=utf-8" } : {}), ...answer.headers });
         res.end(body);
       };
+      const redirectIndex = redirects.findIndex((r) => r.method === method && r.pattern.test(decodeURIComponent(url.pathname)));
+      if (redirectIndex >= 0) {
+        const redirect = redirects.splice(redirectIndex, 1)[0]!;
+        return send({ status: redirect.status, headers: { location: redirect.location } });
+      }
       const faultIndex = faults.findIndex((f) => f.method === method && f.pattern.test(decodeURIComponent(url.pathname)));
       const fault = faultIndex >= 0 ? faults.splice(faultIndex, 1)[0] : undefined;
       if (fault?.when === "before") return send({ status: 500, body: { message: "Internal stand-in failure" } });
@@ -92,6 +109,7 @@ export async function startHttpPeer(routes: Route[], authorize: (request: PeerRe
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
     failOnce: (fault) => void faults.push(fault),
+    redirectOnce: (redirect) => void redirects.push(redirect),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
