@@ -7,10 +7,10 @@ import { z } from "zod";
 import { ignoredRow, sql } from "../../../shared/db/pool.ts";
 import { invalid } from "../../../shared/errors.ts";
 import { buildTree } from "../../../shared/generations/tree.ts";
-import { checkTemplate, planTemplate } from "../../../shared/template/index.ts";
+import { checkTemplate, planTemplate, TemplateError } from "../../../shared/template/index.ts";
 import { buildScope, loadSchemaInput } from "../../../shared/templates/scope.ts";
 import { listVariables, loadFull, savedValues } from "../../../shared/templates/store.ts";
-import { omittedWarning } from "../../../shared/templates/run.ts";
+import { omittedWarning, templateErrorResponse } from "../../../shared/templates/run.ts";
 import { checkSavedValues, schemaIdOf } from "../../../shared/templates/values.ts";
 import { currentUser } from "../../context.ts";
 import { treeNodeResource } from "../../presenters/tree.ts";
@@ -63,7 +63,7 @@ const structure = defineRoute({
   path: "/projects/{projectId}/templates/{templateId}/structure",
   summary: "The files a run would write, as paths and as a folder tree",
   description:
-    "Query `values`: a JSON object of variable values, over the values saved for the project and the defaults. File names are rendered (no contents, no code blocks); missing values become warnings.",
+    "Query `values`: a JSON object of variable values, over the values saved for the project and the defaults. File names are rendered (no contents, no code blocks); missing values become warnings. A template that does not compile is a 422 `template_error`, its `errors` keyed by `file:line:column`.",
   tags,
   auth: "bearer",
   params: projectTemplateParams,
@@ -79,7 +79,14 @@ const structure = defineRoute({
     const { project, template } = await templateForRead(pool, params.projectId, params.templateId, currentUser(ctx));
     const full = await loadFull(pool, template);
     const built = await buildScope(pool, project.id, full.variables, [await savedValues(pool, project.id, template.id), query.values], true);
-    const plan = planTemplate({ content: full.content, files: full.files, scope: built.scope, mode: "preview" });
+    let plan: ReturnType<typeof planTemplate>;
+    try {
+      plan = planTemplate({ content: full.content, files: full.files, scope: built.scope, mode: "preview" });
+    } catch (e) {
+      // A template that does not compile (a syntax error, too large) had become a 500.
+      if (e instanceof TemplateError) throw templateErrorResponse(e, null);
+      throw e;
+    }
     const warnings = [
       ...Object.entries(built.problems).flatMap(([name, messages]) => messages.map((message) => ({ file: null, line: null, column: null, message: `${message} (${name})` }))),
       ...plan.warnings,

@@ -151,6 +151,11 @@ t.test("templates", async (t) => {
     const over = await api.get(`${base}/${id}/structure?values=${encodeURIComponent(JSON.stringify({ ns: "web" }))}`);
     t.equal(over.body.paths[2], "web/index.ts", "query values win over saved ones");
     t.equal((await api.get(`${base}/${id}/structure?values=[1]`)).status, 422);
+    // A template that does not compile had made the structure a 500.
+    const broken = await buildTemplate(app.pool, { projectId: project }, user.id, { content: "ok\n{:if a:}", files: [], variables: [] });
+    const refused = await api.get(`${base}/${broken}/structure`);
+    t.equal(refused.status, 422, refused.text.slice(0, 300));
+    t.match(refused.body, { code: "template_error", message: /^Template error at \(content\):2:1: /, errors: { "(content):2:1": [/./] } });
   });
 
   t.test("duplicate; top-level templates used in a project", async (t) => {
