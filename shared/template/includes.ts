@@ -23,21 +23,25 @@ export interface IncludeSource {
   partial?: boolean;
 }
 
-/** Largest tree a source may expand to once its includes are spliced in. */
-const maxExpandedNodes = 200_000;
-/** Most nodes includes may add to a whole template (all its sources together). */
-export const MAX_INCLUDED_NODES = 500_000;
-/** Most characters of text includes may add to a whole template (all its sources together). */
-export const MAX_INCLUDED_CHARS = 32_000_000;
-
 /**
  * Most nodes and characters of text of a whole template, every source with its includes
- * expanded. Templates compile where they are checked, in the web process too (`compile`,
- * `structure`): 500 files of a megabyte each were accepted, and compiling them held that
- * process for many minutes (some tens of microseconds a node) or ran it out of memory.
+ * expanded. Templates compile where they are checked, synchronously, in the web process too
+ * (`compile`, `structure`): 500 files of a megabyte each were accepted, and compiling them held
+ * that process for many minutes or ran it out of memory. Nodes are what compiling costs (text
+ * is cheap: 15 M characters in 0.2 s): 40–70 µs a node for the costliest shapes measured
+ * (conditions and loops nested 90 deep, 9 files of conditions), so 25,000 nodes keep a compile
+ * within about 2 s on a loaded 2-core machine; at 500,000 one took 35 s and 1.3 GB. A
+ * generator of thousands of lines is far inside (the benchmark's model file: 64 nodes, 30 lines).
  */
-export const MAX_TEMPLATE_NODES = 500_000;
+export const MAX_TEMPLATE_NODES = 25_000;
 export const MAX_TEMPLATE_CHARS = 64_000_000;
+
+/** Largest tree a source may expand to once its includes are spliced in. */
+const maxExpandedNodes = MAX_TEMPLATE_NODES;
+/** Most nodes includes may add to a whole template (all its sources together). */
+export const MAX_INCLUDED_NODES = MAX_TEMPLATE_NODES;
+/** Most characters of text includes may add to a whole template (all its sources together). */
+export const MAX_INCLUDED_CHARS = 32_000_000;
 
 /** The size of an expanded tree. */
 interface Size {
@@ -76,6 +80,9 @@ export function resolveIncludes(sources: IncludeSource[]): TemplateIssue[] {
         if (node.type === "text") size.chars += node.value.length;
         else if (node.type === "for") walk(node.body, level + 1);
         else if (node.type === "if") {
+          // Every branch past the first compiles to code of its own, as a node does (an `if`
+          // of 100,000 `elif`s was one node).
+          size.nodes += node.branches.length - 1 + (node.otherwise ? 1 : 0);
           for (const b of node.branches) walk(b.body, level + 1);
           if (node.otherwise) walk(node.otherwise, level + 1);
         } else if (node.type === "include") {
