@@ -65,6 +65,9 @@ interface Tail {
 /** Most loop elements an unqualified name is looked up in by inline code; past that, through `$L`. */
 const maxInlineFields = 3;
 
+/** Most branches of an `if` generated as an `else if` chain; past that, flat (see node). */
+const maxElseIfs = 64;
+
 /** Longest text at the start of a loop body that moves to the end of the previous iteration (it is copied into every final text). */
 const maxLead = 80;
 
@@ -318,6 +321,20 @@ class Generator {
         break;
       }
       case "if": {
+        if (node.branches.length > maxElseIfs) {
+          // A long chain as a labelled block of flat `if`s that leave it: V8 parses `else if`
+          // recursively, and some thousands of `{:elseif:}` overflowed its stack (a 500).
+          const label = `b${this.counter++}`;
+          this.emit(`${label}: {`);
+          for (const branch of node.branches) {
+            this.emit(`if (${this.truth(branch.cond, frames)}) {`);
+            this.nodes(branch.body, frames, tail);
+            this.emit(`break ${label}; }`);
+          }
+          if (node.otherwise || tail) this.nodes(node.otherwise ?? [], frames, tail);
+          this.emit(`}`);
+          break;
+        }
         node.branches.forEach((branch, i) => {
           this.emit(`${i === 0 ? "if" : "} else if"} (${this.truth(branch.cond, frames)}) {`);
           this.nodes(branch.body, frames, tail);

@@ -62,6 +62,17 @@ t.test("template compile cost", async (t) => {
     t.ok(Date.now() - asked < 1_000, `the next request answered in ${Date.now() - asked} ms`);
   });
 
+  t.test("a long elseif chain compiles", async (t) => {
+    // V8 parses `else if` recursively: 10,000 `{:elseif:}` overflowed its stack, a 500 from compile.
+    const id = await template(`{:if a:}${"{:elseif b:}".repeat(10_000)}{:endif:}`);
+    const res = await api.post(`${base}/${id}/compile`);
+    t.equal(res.status, 200, res.text.slice(0, 300));
+    t.same(res.body, { valid: true, errors: [] });
+    // Each branch counts toward the node budget (the whole chain had been one node).
+    const longer = await template(`{:if a:}${"{:elseif b:}".repeat(30_000)}{:endif:}`);
+    t.match((await api.post(`${base}/${longer}/compile`)).body, { valid: false, errors: [{ message: /more than 25000 nodes/ }] });
+  });
+
   t.test("a template of millions of tags is refused before it is parsed", async (t) => {
     // 3,000,000 placeholders (15 M characters, within the source budget): parsing them all
     // only to refuse them held the process 3 s and took 1.2 GB.

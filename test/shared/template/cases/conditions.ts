@@ -8,7 +8,14 @@ const cond = (expr: string) => `{:if ${expr}:}T{:else:}F{:endif:}`;
 const flags = Array.from({ length: 16 }, (_, i) => ({ a: (i & 1) > 0, b: (i & 2) > 0, c: (i & 4) > 0, d: (i & 8) > 0, n: i }));
 const chained = flags.map((f) => `<${f.a ? "A" : f.b ? "B" : ""}-${f.c ? `C${f.n}` : "c"}${f.d ? "D" : ""}>`).join("");
 
+/** An `if` of `n` branches testing `v == 0` … `v == n - 1` (each printing its number), then an else printing `E`. */
+const chain = (n: number) => `{:if v == 0:}0${Array.from({ length: n - 1 }, (_, i) => `{:elseif v == ${i + 1}:}${i + 1}`).join("")}{:else:}E{:endif:}`;
+
 export const conditionCases: Case[] = [
+  // Past 64 branches the chain is generated flat (codegen's maxElseIfs).
+  { name: "a long elseif chain takes the first branch that holds", content: `${chain(70)}|${chain(70)}`, scope: { v: 69 }, output: "69|69" },
+  { name: "a long elseif chain falls to its else", content: chain(70), scope: { v: 70 }, output: "E" },
+  { name: "a long elseif chain closing a loop body", content: `{:for xs:}<{:for ys:}-${chain(70).replaceAll("v ==", "item ==")}{:endfor:}>{:endfor:}`, scope: { xs: [1, 2], ys: [0, 69, 99] }, output: "<-0-69-E><-0-69-E>" },
   { name: "true literal", content: cond("true"), output: "T" },
   { name: "false literal", content: cond("false"), output: "F" },
   { name: "null literal is false", content: cond("null"), output: "F" },
