@@ -1,8 +1,9 @@
 /**
  * What compiling a template costs the web process (`compile` and `structure` compile there,
  * synchronously): templates within the budgets compile in seconds at most, one past them is
- * refused before it is compiled, and the process answers other requests meanwhile or
- * promptly after.
+ * refused before it is compiled, and the process answers other requests promptly after. The
+ * time bounds are wide (about ten times what this machine takes under load) so a test run on
+ * busy cores does not fail them; the code they guard took a minute and more at the budget.
  */
 import t from "tap";
 import { startTestApp } from "../../support/app.ts";
@@ -32,10 +33,10 @@ t.test("template compile cost", async (t) => {
     const took = Date.now() - started;
     t.equal(res.status, 200, res.text.slice(0, 300));
     t.same(res.body, { valid: true, errors: [] });
-    t.ok(took < 5_000, `compiled in ${took} ms`);
+    t.ok(took < 20_000, `compiled in ${took} ms`);
     const asked = Date.now();
     t.equal((await api.get("/api/health")).status, 200);
-    t.ok(Date.now() - asked < 1_000, `the next request answered in ${Date.now() - asked} ms`);
+    t.ok(Date.now() - asked < 5_000, `the next request answered in ${Date.now() - asked} ms`);
   });
 
   t.test("a template at the node budget compiles in seconds, one past it is refused at once", async (t) => {
@@ -49,17 +50,17 @@ t.test("template compile cost", async (t) => {
     const fits = await api.post(`${base}/${atLimit}/compile`);
     const took = Date.now() - started;
     t.same(fits.body, { valid: true, errors: [] }, fits.text.slice(0, 300));
-    t.ok(took < 5_000, `compiled at the budget in ${took} ms`);
+    t.ok(took < 20_000, `compiled at the budget in ${took} ms (the code before took over a minute)`);
     const past = await template(deep(8_400));
     started = Date.now();
     const refused = await api.get(`${base}/${past}/structure`);
     t.equal(refused.status, 422, refused.text.slice(0, 300));
     t.equal(refused.body.code, "template_error");
     t.match(refused.body.message, /too large to compile: its files, includes expanded, hold more than 25000 nodes together/);
-    t.ok(Date.now() - started < 2_000, `refused in ${Date.now() - started} ms`);
+    t.ok(Date.now() - started < 5_000, `refused in ${Date.now() - started} ms`);
     const asked = Date.now();
     t.equal((await api.get("/api/health")).status, 200);
-    t.ok(Date.now() - asked < 1_000, `the next request answered in ${Date.now() - asked} ms`);
+    t.ok(Date.now() - asked < 5_000, `the next request answered in ${Date.now() - asked} ms`);
   });
 
   t.test("a long elseif chain compiles", async (t) => {
@@ -82,7 +83,7 @@ t.test("template compile cost", async (t) => {
     const res = await api.get(`${base}/${id}/structure`);
     t.equal(res.status, 422, res.text.slice(0, 300));
     t.match(res.body.message, /too large to compile: its files hold more than 100000 tags together/);
-    t.ok(Date.now() - started < 2_000, `refused in ${Date.now() - started} ms`);
+    t.ok(Date.now() - started < 5_000, `refused in ${Date.now() - started} ms`);
     const check = await api.post(`${base}/${id}/compile`);
     t.match(check.body, { valid: false, errors: [{ file: "(content)", line: 1, column: 1, message: /more than 100000 tags/ }] });
   });
