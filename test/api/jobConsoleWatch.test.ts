@@ -70,6 +70,7 @@ async function runJob(app: TestApp, value: number): Promise<number> {
 async function watchers(app: TestApp): Promise<readonly number[]> {
   return app.pool.anyFirst(sql.type(z.object({ pid: z.number() }))`
     select pid from pg_locks where locktype = 'advisory' and granted and objsubid = 1
+      and database = (select oid from pg_database where datname = current_database())
       and ((classid::bigint << 32) | objid::bigint) = ${JOB_CONSOLE_WATCH_KEY.toString()}::bigint`);
 }
 const watched = async (app: TestApp) => (await watchers(app)).length > 0;

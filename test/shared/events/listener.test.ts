@@ -79,6 +79,7 @@ t.test("shared advisory locks held on the LISTEN connection: holds are counted, 
     (
       await admin.query<{ pid: number }>(
         `select pid from pg_locks where locktype = 'advisory' and granted and mode = 'ShareLock' and objsubid = 1
+           and database = (select oid from pg_database where datname = current_database())
            and ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
         [k.toString()],
       )
