@@ -11,7 +11,7 @@ import { SourceMap } from "./errors.ts";
 import { singularize } from "./inflect.ts";
 import { MAX_TEMPLATE_NODES, resolveIncludes, type IncludeSource } from "./includes.ts";
 import { parse, type Node } from "./parser.ts";
-import { normalizePath } from "./paths.ts";
+import { normalizePath, valuesStayPortable } from "./paths.ts";
 import { helpers } from "./runtime.ts";
 import { CONTENT_FILE, type TemplateIssue, type TemplateSource } from "./types.ts";
 import type { UnitRuntime } from "./unitRuntime.ts";
@@ -79,14 +79,18 @@ function repeatNames(path: PathExpr): string[] {
   return usable ? ["item", single] : ["item"];
 }
 
-/** Whether a file name, each placeholder standing for the word `x`, is already a normal safe path. */
+/**
+ * Whether a file name, each placeholder standing for the word `x`, is already a normal safe
+ * path, and one that plain values cannot make unportable (paths.ts valuesStayPortable).
+ */
 function isPlainSkeleton(nodes: Node[]): boolean {
   const skeleton = nodes.map((n) => (n.type === "text" ? n.value : "x")).join("");
   try {
-    return normalizePath(skeleton) === skeleton;
+    if (normalizePath(skeleton) !== skeleton) return false;
   } catch {
     return false;
   }
+  return valuesStayPortable(nodes.map((n) => (n.type === "text" ? n.value : "\u0000")).join(""));
 }
 
 const isPartial = (fileName: string) => /(^|\/)_[^/]*$/.test(fileName);

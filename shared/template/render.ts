@@ -5,6 +5,7 @@
  */
 import { compileOrThrow, compileTemplate, type CompiledFile, type Place } from "./compile.ts";
 import { fail } from "./errors.ts";
+import { CaseFolds, caseClash } from "../portablePaths.ts";
 import { normalizePath, UnsafePathError } from "./paths.ts";
 import { helpers } from "./runtime.ts";
 import { RenderRuntime } from "./unitRuntime.ts";
@@ -185,7 +186,8 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
 
 /**
  * The output paths a render would produce, without rendering file contents (so no code block
- * runs). Missing values and refused paths are warnings in `preview` mode (the default).
+ * runs). Missing values and refused paths (paths that differ only in case included) are
+ * warnings in `preview` mode (the default).
  * @throws TemplateError on syntax errors, and in `execute` mode as renderTemplate would
  */
 export function planTemplate(input: TemplateSource & { scope: Record<string, unknown>; mode?: RenderMode }): PlanResult {
@@ -193,13 +195,24 @@ export function planTemplate(input: TemplateSource & { scope: Record<string, unk
   const mode = input.mode ?? "preview";
   const rt = new RenderRuntime(input.scope, mode, defaultLimits);
   const taken = takenMap();
+  // Paths that differ only in case: checked here and once per run over its merged files
+  // (shared/templates/run.ts), not per file of a render, where it would cost every render.
+  const folds = new CaseFolds();
   const paths: string[] = [];
   for (const file of template.files) {
     if (file.partial) continue;
     const list = repeatList(file, input.scope, rt);
     for (let index = 0, count = list ? list.length : 1; index < count; index++) {
       const path = pathOf(file, list ? list[index] : undefined, index, count, input.scope, rt, mode, taken);
-      if (path !== null) paths.push(path);
+      if (path === null) continue;
+      const clash = folds.add(path);
+      if (clash === null) {
+        paths.push(path);
+        continue;
+      }
+      const problem = `Output path \`${path}\` is refused: ${caseClash(path, clash)}.`;
+      if (mode === "execute") fail(file.fileName, 1, 1, problem);
+      rt.warn({ file: file.fileName, line: 1, column: 1, message: problem });
     }
   }
   return { paths, warnings: rt.warnings, omittedWarnings: rt.omittedWarnings };

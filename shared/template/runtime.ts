@@ -32,21 +32,38 @@ const L = (k: string, es: unknown[], hi: number, lo: number): unknown => {
   return undefined;
 };
 
+/** Characters a plain path part may not hold: controls, `"`, `*`, `.`, `/`, `:`, `<`, `>`, `?`, `\\`, `|`, `~`, DEL. */
+const notPlain = new Uint8Array(128);
+for (let c = 0; c < 32; c++) notPlain[c] = 1;
+for (const c of '"*./:<>?\\|~\u007f') notPlain[c.charCodeAt(0)] = 1;
+
 /**
  * Whether a value is a plain part of a path: non-empty printable ASCII (so already NFC) without
- * `/`, `\\`, `.` or `:`. A character loop: a file name checks one or two short values, and a
- * regular expression's call costs several times the loop (it was a tenth of a repeated file's
- * render).
+ * `/`, `\\`, `.`, `~` or a character Windows cannot store, not ending in a space and not a
+ * Windows device name (compile.ts decides which file names may rely on that, see
+ * paths.ts valuesStayPortable). A character loop over a table: a file name checks one or two
+ * short values, and a regular expression's call costs several times the loop (it was a tenth
+ * of a repeated file's render).
  */
 const Q = (s: string): boolean => {
   const n = s.length;
-  if (n === 0) return false;
+  if (n === 0 || s.charCodeAt(n - 1) === 32) return false;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
-    if (c < 32 || c > 126 || c === 46 /* . */ || c === 47 /* / */ || c === 58 /* : */ || c === 92 /* \ */) return false;
+    if (c > 127 || notPlain[c] === 1) return false;
   }
-  return true;
+  return (n !== 3 && n !== 4) || !isDevice(s);
 };
+
+/** Whether a 3- or 4-character plain value is a Windows device name (CON, PRN, AUX, NUL, COM1–9, LPT1–9), in any case. */
+function isDevice(s: string): boolean {
+  const a = s.charCodeAt(0) | 32;
+  const b = s.charCodeAt(1) | 32;
+  const c = s.charCodeAt(2) | 32;
+  if (s.length === 3) return (a === 99 && b === 111 && c === 110) || (a === 112 && b === 114 && c === 110) || (a === 97 && b === 117 && c === 120) || (a === 110 && b === 117 && c === 108);
+  const d = s.charCodeAt(3);
+  return d >= 49 && d <= 57 && ((a === 99 && b === 111 && c === 109) || (a === 108 && b === 112 && c === 116));
+}
 
 /** An object with no fields at all (not even inherited ones): what a field of null or undefined is read from. */
 const E: Record<string, never> = Object.freeze(Object.create(null) as Record<string, never>);

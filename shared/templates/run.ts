@@ -10,6 +10,7 @@ import type { CommonQueryMethods } from "../db/pool.ts";
 import { dict } from "../dict.ts";
 import { AppError, invalid, notFound, type FieldErrors } from "../errors.ts";
 import { defaultLimits, renderTemplate, TemplateError, formatIssue, type RenderMode, type TemplateIssue, type TemplateLimits } from "../template/index.ts";
+import { CaseFolds, caseClash } from "../portablePaths.ts";
 import { formsAndReportsScope } from "../forms/templateScope.ts";
 import { buildScope, loadSchemaInput } from "./scope.ts";
 import { findTemplateInProject, loadFull, savedValues, type FullTemplate } from "./store.ts";
@@ -78,7 +79,8 @@ async function loadTemplates(conn: CommonQueryMethods, request: RunRequest): Pro
 
 /**
  * Renders the templates of `request` in order and merges their results.
- * @throws AppError 422 (values, engine errors, two templates writing one path), 404 (a template is gone)
+ * @throws AppError 422 (values, engine errors, two templates writing one path, two paths that
+ * differ only in case), 404 (a template is gone)
  */
 export async function runTemplates(conn: CommonQueryMethods, request: RunRequest, limits: Partial<TemplateLimits>): Promise<RunOutcome> {
   const lenient = request.mode === "preview";
@@ -88,6 +90,7 @@ export async function runTemplates(conn: CommonQueryMethods, request: RunRequest
   // Keyed by output paths and variable names, which may be `__proto__`: no prototype (see shared/dict.ts).
   const files = dict<string>();
   const writers = new Map<string, string>();
+  const folds = new CaseFolds();
   const warnings: RunWarning[] = [];
   const effective = dict<unknown>();
   let schemaId: number | null = null;
@@ -139,6 +142,14 @@ export async function runTemplates(conn: CommonQueryMethods, request: RunRequest
       const earlier = writers.get(path);
       if (earlier !== undefined) {
         const message = `The file ${path} is written by both ${earlier} and ${template.name}.`;
+        if (!lenient) throw invalid({ files: [message] });
+        warnings.push({ file: path, line: null, column: null, message });
+        continue;
+      }
+      // Paths that differ only in case are one file once unzipped or deployed on macOS or Windows.
+      const clash = folds.add(path);
+      if (clash !== null) {
+        const message = `The file ${path} is refused: ${caseClash(path, clash)}${several ? ` (${writers.get(clash)}, ${template.name})` : ""}.`;
         if (!lenient) throw invalid({ files: [message] });
         warnings.push({ file: path, line: null, column: null, message });
         continue;

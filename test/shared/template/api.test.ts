@@ -60,6 +60,13 @@ t.test("safeOutputPath refuses paths that leave the root or confuse archives", a
     ["./.", /names no file/],
     ["x".repeat(256), /longer than 255/],
     [`${"a/".repeat(600)}b`, /longer than 1024/],
+    [".git/hooks/post-checkout", /git folder/],
+    ["src/.GIT/config", /git folder/],
+    ["git~1/config", /git folder/],
+    [".git./config", /ends in a dot/],
+    ["src/nul.txt", /Windows device name/],
+    ["COM3", /Windows device name/],
+    ["a?.md", /Windows cannot store/],
   ];
   for (const [input, message] of refused) {
     t.throws(() => safeOutputPath(input), UnsafePathError, JSON.stringify(input).slice(0, 40));

@@ -94,8 +94,20 @@ export const fileCases: Case[] = [
   { name: "a file name may hold only placeholders", files: [{ file_name: "{:for xs:}a{:endfor:}", content: "" }], error: { file: "{:for xs:}a{:endfor:}", line: 1, column: 1, message: /not allowed here: only placeholders are/ } },
   { name: "a missing value in a file name", files: [{ file_name: "src/{:nope:}.ts", content: "" }], error: { file: "src/{:nope:}.ts", line: 1, column: 5, message: /`nope` is not defined/ } },
   { name: "errors in file content name the file", files: [{ file_name: "a.txt", content: "\n {:x:}" }], error: { file: "a.txt", line: 2, column: 2, message: /`x` is not defined/ } },
-  // The edges of a value that needs no normalising (printable ASCII but `/`, `\\`, `.` and `:`), and values just past them.
-  { name: "a value of space, `~` and a late `:` keeps its characters", files: [{ file_name: "x/{:a:}{:b:}.ts", content: "" }], scope: { a: " a~", b: "b:c" }, out: { "x/ a~b:c.ts": "" } },
+  // The edges of a value that needs no normalising (printable ASCII but `/`, `\\`, `.`, `~`, a trailing space and what
+  // Windows refuses, not a device name), and values just past them.
+  { name: "a value of space and `~` keeps its characters", files: [{ file_name: "x/{:a:}{:b:}.ts", content: "" }], scope: { a: " a~", b: "b c" }, out: { "x/ a~b c.ts": "" } },
+  { name: "a `:` in a value is refused (Windows cannot store it)", files: [{ file_name: "x/{:a:}.ts", content: "" }], scope: { a: "b:c" }, error: { file: "x/{:a:}.ts", line: 1, column: 1, message: /holds `:`/ } },
+  { name: "a value ending in a space at a segment's end is refused", files: [{ file_name: "{:a:}/x.ts", content: "" }], scope: { a: "b " }, error: { file: "{:a:}/x.ts", line: 1, column: 1, message: /ends in a dot or a space/ } },
+  { name: "a value that is a device name is refused", files: [{ file_name: "src/{:a:}.ts", content: "" }], scope: { a: "Nul" }, error: { file: "src/{:a:}.ts", line: 1, column: 1, message: /Windows device name/ } },
+  { name: "a numbered device in a folder is refused", files: [{ file_name: "{:a:}/x.ts", content: "" }], scope: { a: "lpt1" }, error: { file: "{:a:}/x.ts", line: 1, column: 1, message: /Windows device name/ } },
+  { name: "a device name made of text and a value is refused", files: [{ file_name: "c{:a:}.ts", content: "" }], scope: { a: "ON" }, error: { file: "c{:a:}.ts", line: 1, column: 1, message: /Windows device name/ } },
+  { name: "a device name made of two values is refused", files: [{ file_name: "{:a:}{:b:}.ts", content: "" }], scope: { a: "co", b: "m1" }, error: { file: "{:a:}{:b:}.ts", line: 1, column: 1, message: /Windows device name/ } },
+  { name: "names close to device names are kept", files: [{ file_name: "{:a:}/{:b:}.ts", content: "" }], scope: { a: "com0", b: "cons" }, out: { "com0/cons.ts": "" } },
+  { name: "a value naming .git is refused", files: [{ file_name: "{:a:}/hooks/post-checkout", content: "" }], scope: { a: ".GIT" }, error: { file: "{:a:}/hooks/post-checkout", line: 1, column: 1, message: /git folder/ } },
+  { name: "a dot and a value making .git are refused", files: [{ file_name: ".{:a:}/config", content: "" }], scope: { a: "git" }, error: { file: ".{:a:}/config", line: 1, column: 1, message: /git folder/ } },
+  { name: "git's NTFS short name for .git is refused", files: [{ file_name: "{:a:}~1/config", content: "" }], scope: { a: "Git" }, error: { file: "{:a:}~1/config", line: 1, column: 1, message: /git folder/ } },
+  { name: ".gitignore and .github stay", files: [{ file_name: ".gitignore", content: "" }, { file_name: ".github/{:a:}.yml", content: "" }], scope: { a: "ci" }, out: { ".gitignore": "", ".github/ci.yml": "" } },
   { name: "a DEL in a value is refused", files: [{ file_name: "x/{:d:}.ts", content: "" }], scope: { d: "a\u007f" }, error: { file: "x/{:d:}.ts", line: 1, column: 1, message: /control characters/ } },
   { name: "a non-ASCII value is normalised to NFC", files: [{ file_name: "x/{:d:}.ts", content: "" }], scope: { d: "cafe\u0301" }, out: { "x/caf\u00e9.ts": "" } },
   { name: "an output path may be __proto__", files: [{ file_name: "{:n:}", content: "p" }], scope: { n: "__proto__" }, out: JSON.parse('{"__proto__": "p"}') as Record<string, string> },
