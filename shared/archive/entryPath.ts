@@ -5,6 +5,7 @@
  * spellings of one name (macOS writes NFD) are one path. Anything else is refused rather than
  * "fixed": a path that needed fixing is a bug or an attack, never intended output.
  */
+import { CaseFolds, caseClash, portablePathProblem } from "../portablePaths.ts";
 import { ArchiveError, quote } from "./errors.ts";
 
 /** Longest accepted path in UTF-8 bytes (PATH_MAX on Linux; the format itself allows 65,535). */
@@ -47,10 +48,16 @@ export function normaliseEntryPath(path: string): string {
 
 /**
  * Remembers the paths of one archive and refuses a second entry with the same normalised path
- * (which would silently overwrite the first on extraction).
+ * (which would silently overwrite the first on extraction). A `portable` set also refuses
+ * what shared/portablePaths.ts refuses, paths that differ only in case included.
  */
 export class EntryPathSet {
   private readonly seen = new Set<string>();
+  private readonly folds: CaseFolds | null;
+
+  constructor(portable = false) {
+    this.folds = portable ? new CaseFolds() : null;
+  }
 
   /**
    * Normalises `path`, records it and returns it.
@@ -59,6 +66,12 @@ export class EntryPathSet {
   add(path: string): string {
     const normalised = normaliseEntryPath(path);
     if (this.seen.has(normalised)) throw new ArchiveError("archive_duplicate_path", `Duplicate archive path ${quote(normalised)}.`, path);
+    if (this.folds) {
+      const problem = portablePathProblem(normalised);
+      if (problem !== null) throw new ArchiveError("archive_unsafe_path", `Unsafe archive path ${quote(normalised)}: ${problem}.`, path);
+      const clash = this.folds.add(normalised);
+      if (clash !== null) throw new ArchiveError("archive_duplicate_path", `Archive paths clash: ${caseClash(normalised, clash)}.`, path);
+    }
     this.seen.add(normalised);
     return normalised;
   }

@@ -64,6 +64,12 @@ export interface ZipStreamOptions {
    * sources (files, storage) are read concurrently while earlier entries are written.
    */
   readAhead?: number;
+  /**
+   * Refuse entry paths that are not portable (shared/portablePaths.ts: `.git`, Windows device
+   * names and characters, trailing dots and spaces, paths that differ only in case): for
+   * archives of generated code, which is unpacked on any system and into working copies.
+   */
+  portable?: boolean;
 }
 
 /** Entries at most this long go to the deflate threads whole; longer ones are streamed. */
@@ -114,7 +120,7 @@ export async function* zipChunks(
   const defaultTime = stamp(options.mtime ?? new Date());
   const out = new ChunkBatcher();
   const central = new ChunkBatcher();
-  const paths = new EntryPathSet();
+  const paths = new EntryPathSet(options.portable === true);
   const batcher = level > 0 ? new DeflateBatcher(level) : null;
   const queue: Queued[] = [];
   let queuedBytes = 0;

@@ -79,7 +79,7 @@ export async function buildArchive({ pool, pgPool, storage }: ArchiveDeps, gener
   // never write the same storage file; the last one to finish wins and removes the other's.
   const key = archiveKey(generationId, randomBytes(6).toString("hex"));
   const expiresAt = new Date(Date.now() + ttlHours * 3600_000);
-  const zip = createZipStream(entries(pgPool, generationId), { mtime: archive.generated_at });
+  const zip = createZipStream(entries(pgPool, generationId), { mtime: archive.generated_at, portable: true });
   const info = await storage.put(key, zip, { contentType: "application/zip", expiresAt });
   const updated = await pool.maybeOne(sql.type(z.object({ previous: z.string().nullable() }))`
     update project_archives a set status = 'ready', file_path = ${key}, file_size = ${info.size}, expires_at = ${expiresAt.toISOString()}

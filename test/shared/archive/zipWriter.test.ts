@@ -165,6 +165,22 @@ t.test("unsafe and duplicate paths fail the stream with a coded error", async (t
   t.throws(() => createZipStream([], { readAhead: -1 }), RangeError, "so does a bad readAhead");
 });
 
+t.test("a portable archive (generated code) also refuses .git, Windows names and case clashes", async (t) => {
+  const cases: [string, string, RegExp][] = [
+    [".git/hooks/post-checkout", "archive_unsafe_path", /git folder/],
+    ["src/Git~1/config", "archive_unsafe_path", /git folder/],
+    ["src/con.ts", "archive_unsafe_path", /Windows device name/],
+    ["src/a:b.txt", "archive_unsafe_path", /Windows cannot store/],
+    ["src/OK.txt", "archive_duplicate_path", /`src\/ok\.txt` and `src\/OK\.txt` differ only in case/],
+    ["SRC/other.txt", "archive_duplicate_path", /`src\/ok\.txt` and `SRC\/other\.txt` clash/],
+  ];
+  for (const [bad, code, message] of cases) {
+    const entries = [{ path: "src/ok.txt", content: "fine" }, { path: bad, content: "x" }];
+    await t.rejects(writeZip(entries, { portable: true }), { code, status: 422, message }, JSON.stringify(bad));
+    await t.resolves(writeZip(entries), `${JSON.stringify(bad)} is accepted where portability is not asked for`);
+  }
+});
+
 t.test("an error in a content stream fails the archive", async (t) => {
   const failing = new Readable({
     read() {
