@@ -1,15 +1,18 @@
 /**
  * The generated files as deployers read them: paths checked and normalised once, so no
  * deployer can be steered outside its target (`../`), inject protocol commands (a newline in
- * an FTP path) or write the same path twice.
+ * an FTP path), write the same path twice, or write what is not portable (a `.git` folder in
+ * a web root that is a checkout or in a commit, a Windows device name, two paths that differ
+ * only in case: shared/portablePaths.ts).
  */
 import { posix } from "node:path";
+import { CaseFolds, caseClash, portablePathProblem } from "../portablePaths.ts";
 import { DeployError } from "./errors.ts";
 import type { DeployFile, DeployFiles } from "./types.ts";
 
 /**
- * A relative path with `/` separators, no empty, `.` or `..` segment and no control
- * character.
+ * A relative path with `/` separators, no empty, `.` or `..` segment, no control character,
+ * and portable (shared/portablePaths.ts).
  * @throws DeployError `invalid_config` naming the path.
  */
 export function normalizeFilePath(path: string): string {
@@ -22,15 +25,20 @@ export function normalizeFilePath(path: string): string {
     hasControlCharacter(cleaned) ||
     segments.some((segment) => segment === "." || segment === "..");
   if (bad) throw new DeployError("invalid_config", `Invalid file path in the generation: ${JSON.stringify(path)}.`);
+  const problem = portablePathProblem(cleaned);
+  if (problem !== null) throw new DeployError("invalid_config", `Invalid file path in the generation: ${JSON.stringify(path)}: ${problem}.`);
   return cleaned;
 }
 
-/** Streams the files with normalised paths. @throws DeployError on a bad or repeated path. */
+/** Streams the files with normalised paths. @throws DeployError on a bad, repeated or case-clashing path. */
 export async function* eachFile(files: DeployFiles): AsyncGenerator<DeployFile> {
   const seen = new Set<string>();
+  const folds = new CaseFolds();
   for await (const file of files) {
     const path = normalizeFilePath(file.path);
     if (seen.has(path)) throw new DeployError("invalid_config", `The generation contains ${path} twice.`);
+    const clash = folds.add(path);
+    if (clash !== null) throw new DeployError("invalid_config", `The generation's paths clash: ${caseClash(path, clash)}.`);
     seen.add(path);
     yield { path, content: file.content };
   }

@@ -111,7 +111,8 @@ function formFiles(input: Record<string, unknown>, maxFiles: number): UploadSour
   }
   if (uploads.length === 0) throw invalid({ files: ["The files field must hold at least one file (files[0], files[1], …)."] });
   if (uploads.length > maxFiles) throw invalid({ files: [`At most ${maxFiles} files may be uploaded at once.`] });
-  const paths = new EntryPathSet();
+  // Portable like generated output: the files land in a folder on a server (often a checkout).
+  const paths = new EntryPathSet(true);
   const files: { path: string; file: string; size: number }[] = [];
   for (const upload of uploads) {
     let path: string;
