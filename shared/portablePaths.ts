@@ -145,7 +145,9 @@ export class CaseFolds {
 }
 
 /** Why `path` and the `earlier` path CaseFolds found cannot both be written. */
-export const caseClash = (path: string, earlier: string): string =>
-  path.toLowerCase() === earlier.toLowerCase()
-    ? `\`${earlier}\` and \`${path}\` differ only in case: on macOS and Windows they are one file`
-    : `\`${earlier}\` and \`${path}\` clash on macOS and Windows: a folder of one is the other's file, or the same folder in another case`;
+export function caseClash(path: string, earlier: string): string {
+  if (path.toLowerCase() === earlier.toLowerCase()) return `\`${earlier}\` and \`${path}\` differ only in case: on macOS and Windows they are one file`;
+  const [short, long] = path.length < earlier.length ? [path, earlier] : [earlier, path];
+  if (long.startsWith(`${short}/`)) return `\`${short}\` is both a file and a folder (\`${long}\`)`;
+  return `\`${earlier}\` and \`${path}\` clash on macOS and Windows: a folder of one differs only in case from the other's file or folder`;
+}

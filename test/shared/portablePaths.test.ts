@@ -78,7 +78,8 @@ t.test("CaseFolds finds paths that differ only in case, in file names and folder
   t.equal(clash("User.ts", "user.ts"), "`User.ts` and `user.ts` differ only in case: on macOS and Windows they are one file");
   t.match(clash("Models/a.ts", "models/b.ts"), /`Models\/a\.ts` and `models\/b\.ts` clash on macOS and Windows/);
   t.match(clash("src/Models/a.ts", "src/x.ts", "src/models/b/c.ts"), /`src\/Models\/a\.ts` and `src\/models\/b\/c\.ts`/);
-  t.match(clash("a", "a/b.ts"), /`a` and `a\/b\.ts` clash/, "a file and a folder of the same name");
+  t.match(clash("a", "a/b.ts"), /`a` is both a file and a folder \(`a\/b\.ts`\)/, "a file and a folder of the same name");
+  t.match(clash("x/b/c.ts", "x/b"), /`x\/b` is both a file and a folder \(`x\/b\/c\.ts`\)/, "a folder, then a file of its name");
   t.match(clash("A/b.ts", "a"), /`A\/b\.ts` and `a` clash/, "a folder, then a file of its name in another case");
   t.match(clash("É.md", "é.md"), /differ only in case/);
   t.equal(clash("Models/a.ts", "Models/b.ts", "Models/sub/c.ts", "models.ts", "a/b", "ab/b"), null, "same folders in the same case are fine");

@@ -94,21 +94,13 @@ export function transfer(kind: TransferKind, context: TransferContext): Promise<
 }
 
 /**
- * The files, refusing a path that is both a file and a folder (`a` and `a/b`): neither
- * transfer could place both, and it is the generation's fault, not the server's.
+ * The files, checked (files.ts `eachFile`), which refuses a path that is both a file and a
+ * folder (`a` and `a/b`) among the other clashes: neither transfer could place both, and it is
+ * the generation's fault, not the server's.
  * @throws DeployError `invalid_config`
  */
 export async function* placeableFiles(files: DeployFiles): AsyncGenerator<DeployFile> {
-  const paths = new Set<string>();
-  const folders = new Set<string>();
-  for await (const file of eachFile(files)) {
-    const parents = parentDirectories(file.path);
-    const clash = folders.has(file.path) ? file.path : parents.find((folder) => paths.has(folder));
-    if (clash) throw new DeployError("invalid_config", `The generation holds ${clash} both as a file and as a folder.`);
-    paths.add(file.path);
-    for (const folder of parents) folders.add(folder);
-    yield file;
-  }
+  yield* eachFile(files);
 }
 
 /** Uploads the archive, extracts it into the release folder and checks the file count. */

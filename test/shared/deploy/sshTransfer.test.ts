@@ -83,7 +83,7 @@ t.test("a generation holding a path as a file and a folder fails before anything
     t.error((await deploy(p, generation("1"), { id: 1 })).error);
     const broken = [...generation("2"), { path: "index.php/inner.txt", content: Buffer.from("x") }];
     const { error, entries } = await deploy(p, broken, { id: 2 });
-    t.match(error, { code: "invalid_config", message: "The generation holds index.php both as a file and as a folder." });
+    t.match(error, { code: "invalid_config", message: /`index\.php` is both a file and a folder \(`index\.php\/inner\.txt`\)/ });
     t.equal(await readlink(path.join(p.home, "site/current")), "releases/1");
     t.same(await live(p), expected(generation("1")));
     t.equal(entries.at(-1)?.type, "error");
