@@ -27,6 +27,11 @@ export interface ZipReadLimits {
   maxRatio: number;
   /** Entries smaller than this are exempt from `maxRatio` (small files of blanks compress well). */
   ratioFloor: number;
+  /**
+   * Also refuse file paths that are not portable (shared/portablePaths.ts): for archives whose
+   * files are deployed as they are (the upload form's SSH zip).
+   */
+  portable?: boolean;
 }
 
 /** Defaults sized for template imports: an upload is at most 20 MB (DESIGN §7). */
@@ -171,7 +176,7 @@ function decodeName(entry: Entry): string {
 
 /** Reads and judges every central directory entry; returns the files to inflate, in order. */
 async function checkDirectory(zip: ZipFile, limit: ZipReadLimits): Promise<Checked[]> {
-  const paths = new EntryPathSet();
+  const paths = new EntryPathSet(limit.portable === true);
   const files: Checked[] = [];
   const spans: [start: number, end: number, path: string][] = [];
   let declaredTotal = 0;

@@ -132,7 +132,8 @@ async function archiveFiles(input: Record<string, unknown>, maxFiles: number): P
   const archive = input.archive;
   if (!isUploadedFile(archive)) throw invalid({ archive: ["The archive field must be a zip file."] });
   try {
-    const scanned = await scanZip(archive.filepath, { maxEntries: maxFiles });
+    // Its files are deployed as they are: portable like generated output (a `.git` hook, `nul.txt`, `A`/`a`).
+    const scanned = await scanZip(archive.filepath, { maxEntries: maxFiles, portable: true });
     if (scanned.files === 0) throw invalid({ archive: ["The archive holds no files."] });
     return { format: "zip", file: archive.filepath };
   } catch (error) {

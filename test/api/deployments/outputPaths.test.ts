@@ -2,10 +2,12 @@
  * Paths a deployment may not write, through HTTP with a worker and a real FTP server: a
  * generation recorded with a `.git` hook or with paths that differ only in case (as one
  * recorded before the rule would be) fails with the path named and leaves the site untouched;
- * the upload form refuses such file names with a 422 before anything runs.
+ * the upload form refuses such file names (FTP files, the SSH zip's entries) with a 422 before
+ * anything runs.
  */
 import path from "node:path";
 import t from "tap";
+import { createZipStream } from "../../../shared/archive/zipWriter.ts";
 import { buildEnvironment, buildGeneration, waitForDeployment } from "../../support/deploymentFactories.ts";
 import { buildProject, buildUserWithToken } from "../../support/factories.ts";
 import { client, request } from "../../support/http.ts";
@@ -66,5 +68,23 @@ t.test("deployments refuse paths that are not portable", async (t) => {
     const fine = await upload(["index.php", "index.html"]);
     t.equal(fine.status, 200, fine.text);
     t.match(fine.body.upload, { status: "succeeded" });
+
+    // The SSH form's zip: its files are deployed as they are.
+    const sshFields = { deployment_method: "ssh", ssh_host: "127.0.0.1", ssh_port: "22", ssh_username: "deployer", ssh_auth_method: "password", ssh_password: "Ssh-Secret-0123456", ssh_path: "site" };
+    const zips: [string[], RegExp][] = [
+      [["index.php", ".git/hooks/post-checkout"], /git folder/],
+      [["index.php", "src/Con.php"], /Windows device name/],
+      [["src/A.php", "SRC/b.php"], /clash on macOS and Windows/],
+    ];
+    for (const [names, message] of zips) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of createZipStream(names.map((name) => ({ path: name, content: "x" })))) chunks.push(chunk as Buffer);
+      const form = new FormData();
+      for (const [name, value] of Object.entries(sshFields)) form.append(name, value);
+      form.append("archive", new Blob([Buffer.concat(chunks)]), "site.zip");
+      const res = await request(app.url, "POST", "/api/deployments/upload", { token, body: form, raw: true });
+      t.equal(res.status, 422, `${names.join(", ")}: ${res.text}`);
+      t.match(res.body.errors.archive[0], message);
+    }
   });
 });
