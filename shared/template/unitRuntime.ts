@@ -85,7 +85,7 @@ export class RenderRuntime implements UnitRuntime {
 
   /**
    * @throws TemplateError at `file` when the render is past its time budget: checked before
-   * each file (or instance of a repeated file), as loops check it every few iterations.
+   * every 16th file (or instance of a repeated file), as loops check it every 64 iterations.
    */
   checkTime(file: string): void {
     if (Date.now() > this.deadline) fail(file, 1, 1, this.overTime());
