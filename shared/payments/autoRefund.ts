@@ -10,6 +10,9 @@
  * The refund job asks the provider to refund what is left of the payment (an idempotency key
  * of the transaction, so a retry refunds once) and then applies the refund as the provider's
  * refund webhook would (shared/payments/refunds.ts); that webhook, when it comes, changes nothing.
+ * An administrator's refund of a euro store sale (reason `admin_refund`,
+ * shared/store/euroPurchases.ts) goes through the same job; it is no undelivered payment, so
+ * it sends no `payment_refunded` mail and keeps its invoice, which its refund credits.
  */
 import { z } from "zod";
 import type { Config } from "../config.ts";
@@ -23,7 +26,7 @@ import { findTransactionForEvent, type TransactionRow } from "./store.ts";
 import { refundPaymentIntent } from "./stripe.ts";
 
 /** Why a succeeded payment delivered nothing. */
-export type RefundReason = NonNullable<TransactionRow["refund_reason"]>;
+export type RefundReason = Exclude<NonNullable<TransactionRow["refund_reason"]>, "admin_refund">;
 
 /** The reason in the buyer's e-mail, per language. */
 const reasonTexts: Record<"en" | "de", Record<RefundReason, string>> = {
