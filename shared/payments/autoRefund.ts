@@ -63,6 +63,8 @@ export async function requestAutomaticRefund(tx: CommonQueryMethods, transaction
     from users u where u.id = ${transaction.user_id}`);
   if (!buyer) return;
   const locale = buyer.language === "de" ? "de" : "en";
+  // A receipt of money going back, not a notification: sent whatever the buyer's `billing`
+  // notification choice, as security mails are (docs/decisions.md).
   await enqueueMail(tx, {
     to: buyer.email,
     kind: "payment_refunded",
