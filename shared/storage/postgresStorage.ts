@@ -6,7 +6,7 @@
 import { Readable } from "node:stream";
 import { z } from "zod";
 import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
-import { assertSafeKey, type DeleteExpiredOptions, type PutOptions, type Storage, type StoredFileInfo } from "./storage.ts";
+import { assertSafeKey, type ByteRange, type DeleteExpiredOptions, type PutOptions, type ReadOptions, type Storage, type StoredFileInfo } from "./storage.ts";
 
 const CHUNK = 1024 * 1024;
 
@@ -24,6 +24,8 @@ const toInfo = (row: z.infer<typeof infoRow>): StoredFileInfo => ({
   contentType: row.content_type,
   createdAt: row.created_at,
   expiresAt: row.expires_at,
+  // Row ids are never reused, and a put always makes a new row.
+  version: `${row.id.toString(36)}-${row.size.toString(36)}`,
 });
 
 /**
@@ -113,25 +115,40 @@ export class PostgresStorage implements Storage {
     return row ? toInfo(row) : null;
   }
 
-  async read(key: string): Promise<{ info: StoredFileInfo; stream: Readable } | null> {
+  async read(key: string, options: ReadOptions = {}): Promise<{ info: StoredFileInfo; stream: Readable; range: ByteRange | null } | null> {
     const row = await this.#find(key);
     if (!row) return null;
+    const info = toInfo(row);
+    const range = options.range?.(info) ?? null;
+    if (range && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.start <= range.end && range.end < row.size)) {
+      throw new RangeError(`Byte range ${range.start}-${range.end} is not within stored file ${row.key} (${row.size} bytes).`);
+    }
     const pool = this.#pool;
+    const id = row.id;
+    const start = range ? range.start : 0;
+    const end = range ? range.end : row.size - 1;
     // Chunks are read one at a time, so the file may be removed or replaced (a new id) while a
     // slow reader is half-way: then its stream fails instead of ending early, so a download
     // is cut off (the client sees an error) rather than answered short of its Content-Length.
+    // Every chunk but the last holds CHUNK bytes (put cuts them so), which places a range's
+    // first byte; PostgreSQL reads only the slice asked for (chunks are stored uncompressed).
     async function* chunks() {
       let read = 0;
-      for (let seq = 0; ; seq += 1) {
+      const wanted = end - start + 1;
+      for (let seq = Math.floor(start / CHUNK); read < wanted; seq += 1) {
+        const from = seq === Math.floor(start / CHUNK) ? start % CHUNK : 0;
+        const length = Math.min(CHUNK - from, wanted - read);
         const data = await pool.maybeOneFirst(sql.type(z.object({ data: z.instanceof(Buffer) }))`
-          select data from stored_file_chunks where file_id = ${row!.id} and seq = ${seq}`);
-        if (!data) break;
+          select substring(data from ${from + 1} for ${length}) as data from stored_file_chunks where file_id = ${id} and seq = ${seq}`);
+        if (!data || data.length === 0) break;
         read += data.length;
         yield data;
+        if (data.length < length) break;
       }
-      if (read !== row!.size) throw new Error(`Stored file ${row!.key} was removed or replaced while it was read (${read} of ${row!.size} bytes).`);
+      if (read !== wanted) throw new Error(`Stored file ${row!.key} was removed or replaced while it was read (${read} of ${wanted} bytes).`);
     }
-    return { info: toInfo(row), stream: Readable.from(chunks()) };
+    // An empty file has no chunks to read.
+    return { info, range, stream: Readable.from(row.size === 0 ? [] : chunks()) };
   }
 
   async readBuffer(key: string): Promise<Buffer | null> {

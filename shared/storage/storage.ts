@@ -12,6 +12,24 @@ export interface StoredFileInfo {
   contentType: string;
   createdAt: Date;
   expiresAt: Date | null;
+  /** Opaque, and different for every file ever stored under a key (a replaced file gets a new one): a strong validator. */
+  version: string;
+}
+
+/** Bytes `start` to `end` of a file, both included (HTTP's byte-range form). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface ReadOptions {
+  /**
+   * Decides, once the file is found, which bytes to stream: a range within its size, or null
+   * for all of them. Deciding from the file read (not from an earlier `stat`) keeps the
+   * decision and the bytes about the same file when it is replaced meanwhile. May throw to
+   * refuse the read.
+   */
+  range?: (info: StoredFileInfo) => ByteRange | null;
 }
 
 export interface PutOptions {
@@ -32,8 +50,8 @@ export interface Storage {
   put(key: string, content: Buffer | Readable | AsyncIterable<Buffer>, options?: PutOptions): Promise<StoredFileInfo>;
   /** Metadata of a complete file, or null. */
   stat(key: string): Promise<StoredFileInfo | null>;
-  /** Streams a complete file; null when there is none. */
-  read(key: string): Promise<{ info: StoredFileInfo; stream: Readable } | null>;
+  /** Streams a complete file, or the range `options.range` picks; null when there is none. */
+  read(key: string, options?: ReadOptions): Promise<{ info: StoredFileInfo; stream: Readable; range: ByteRange | null } | null>;
   /** The whole content (small files only). */
   readBuffer(key: string): Promise<Buffer | null>;
   /** Removes a file; resolves to whether it existed. */

@@ -65,3 +65,34 @@ t.test("a file removed or replaced while it is read fails its stream instead of 
   await storage.put("archives/kept/generation.zip", whole);
   t.ok((await storage.readBuffer("archives/kept/generation.zip"))!.equals(whole), "an untouched file still reads whole");
 });
+
+t.test("a range of a file streams only its bytes; one outside the file is refused before reading", async (t) => {
+  const db = await freshDatabase(t);
+  const storage = new PostgresStorage(db.pool);
+  const big = randomBytes(2 * 1024 * 1024 + 5);
+  await storage.put("archives/2/range.zip", big);
+  const read = async (start: number, end: number) => {
+    const found = await storage.read("archives/2/range.zip", { range: () => ({ start, end }) });
+    const chunks: Buffer[] = [];
+    for await (const chunk of found!.stream) chunks.push(chunk as Buffer);
+    t.same(found!.range, { start, end });
+    return Buffer.concat(chunks);
+  };
+  for (const [start, end] of [
+    [0, 0],
+    [1024 * 1024 - 1, 1024 * 1024],
+    [5, 2 * 1024 * 1024 + 4],
+    [2 * 1024 * 1024 + 4, 2 * 1024 * 1024 + 4],
+  ] as const) {
+    t.ok((await read(start, end)).equals(big.subarray(start, end + 1)), `bytes ${start}-${end}`);
+  }
+  const first = (await storage.stat("archives/2/range.zip"))!.version;
+  await storage.put("archives/2/range.zip", big);
+  t.not((await storage.stat("archives/2/range.zip"))!.version, first, "the same bytes stored again are another version");
+  for (const range of [{ start: 0, end: big.length }, { start: 10, end: 9 }, { start: -1, end: 5 }]) {
+    await t.rejects(storage.read("archives/2/range.zip", { range: () => range }), RangeError, JSON.stringify(range));
+  }
+  const empty = await storage.put("archives/2/empty.zip", Buffer.alloc(0));
+  t.equal(empty.size, 0);
+  t.equal((await storage.readBuffer("archives/2/empty.zip"))!.length, 0, "an empty file reads as empty");
+});

@@ -8,6 +8,7 @@
 import { linkIsValid } from "../../../shared/attachments/links.ts";
 import { findDownloadable } from "../../../shared/attachments/store.ts";
 import { AppError, notFound } from "../../../shared/errors.ts";
+import { readForRequest, sendStoredFile } from "../../byteRanges.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
 import { downloadQuery } from "../messages/messages.schema.ts";
 import { defineRoute } from "../route.ts";
@@ -32,22 +33,26 @@ const download = defineRoute({
   auth: "public",
   params: idParams,
   query: downloadQuery,
-  responses: { 200: { description: "The file", contentType: "application/octet-stream" }, 403: { description: "Tampered or expired link" } },
+  responses: {
+    200: { description: "The file; `Range` and `If-Range` resume a cut-off download", contentType: "application/octet-stream" },
+    206: { description: "The byte range asked for (`Content-Range`)", contentType: "application/octet-stream" },
+    403: { description: "Tampered or expired link" },
+    416: { description: "The range is not within the file (`Content-Range: bytes */<size>`)" },
+  },
   handler: async (ctx, { params, query }) => {
     const { pool, storage, config } = ctx.deps;
     if (!linkIsValid(config.appKey, params.id, query.expires, query.signature)) {
       throw new AppError(403, "invalid_signature", "This download link is invalid or has expired.");
     }
     const row = await findDownloadable(pool, params.id);
-    const file = row ? await storage.read(row.storage_key) : null;
+    const file = row ? await readForRequest(ctx, storage, row.storage_key) : null;
     if (!row || !file) throw notFound("Attachment");
     ctx.set("Content-Disposition", disposition(row.file_name));
     ctx.set("X-Content-Type-Options", "nosniff");
     ctx.set("Content-Security-Policy", "default-src 'none'; sandbox");
     ctx.set("Cache-Control", "private, no-store");
     ctx.type = row.content_type.startsWith("text/") ? "text/plain; charset=utf-8" : row.content_type;
-    ctx.set("Content-Length", String(file.info.size));
-    ctx.body = file.stream;
+    sendStoredFile(ctx, file);
   },
 });
 

@@ -16,6 +16,7 @@ import { presentJob } from "../../../shared/jobs/events.ts";
 import { archivesBuild } from "../../../shared/jobs/kinds.ts";
 import { findJob } from "../../../shared/jobs/records.ts";
 import { currentUser, type AppContext } from "../../context.ts";
+import { readForRequest, sendStoredFile } from "../../byteRanges.ts";
 import { acceptedResponse } from "../../jobResponse.ts";
 import { messageResponse } from "../auth/auth.schema.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
@@ -45,7 +46,9 @@ const download = defineRoute({
   auth: "bearer",
   params: idParams,
   responses: {
-    200: { description: "The zip (streamed)", contentType: "application/zip" },
+    200: { description: "The zip (streamed); `Range` and `If-Range` resume a cut-off download", contentType: "application/zip" },
+    206: { description: "The byte range asked for (`Content-Range`)", contentType: "application/zip" },
+    416: { description: "The range is not within the zip (`Content-Range: bytes */<size>`)" },
     ...acceptedResponse,
   },
   handler: async (ctx, { params }) => {
@@ -74,14 +77,13 @@ const download = defineRoute({
         throw gone();
       }
     }
-    const file = archive.file_path ? await storage.read(archive.file_path) : null;
+    const file = archive.file_path ? await readForRequest(ctx, storage, archive.file_path) : null;
     if (!file) throw gone();
     const base = generation.template_name ?? generation.generator_name ?? "generation";
     ctx.set("Content-Disposition", `attachment; filename="${downloadName(`${base}-${generation.id}`, "zip")}"`);
-    ctx.set("Content-Length", String(file.info.size));
     ctx.set("Cache-Control", "private, no-store");
     ctx.type = "application/zip";
-    ctx.body = file.stream;
+    sendStoredFile(ctx, file);
   },
 });
 
