@@ -58,14 +58,15 @@ t.test("administrators' refunds of euro sales", async (t) => {
     return { buyer, storeId, transaction, purchaseId };
   };
   const sale = (purchaseId: number) =>
-    app.pool.one(sql.type(z.object({ purchase: z.string(), earning: z.string().nullable(), payment: z.string(), refunded_cents: z.number(), credit_notes: z.number() }))`
+    app.pool.one(sql.type(z.object({ purchase: z.string(), earning: z.string().nullable(), payment: z.string(), refunded_cents: z.number(), credit_notes: z.number(), receipts: z.number() }))`
       select p.status as purchase, (select status from seller_earnings where purchase_id = p.id) as earning, c.status as payment, c.refunded_cents,
-        (select count(*)::int from credit_notes where transaction_id = c.id) as credit_notes
+        (select count(*)::int from credit_notes where transaction_id = c.id) as credit_notes,
+        (select count(*)::int from jobs j where j.kind = 'emails__send' and j.payload->>'kind' = 'purchase_refunded' and j.user_id = c.user_id) as receipts
       from store_purchases p join credit_transactions c on c.id = p.transaction_id where p.id = ${purchaseId}`);
   const refund = (purchaseId: number, token = admin.token) => request(app.url, "POST", `/api/admin/store/purchases/${purchaseId}/refund`, { token });
   const download = (buyer: { token: string }, storeId: number) => request(app.url, "GET", `/api/store/templates/${storeId}/download`, { token: buyer.token });
-  const unpaid = { purchase: "completed", earning: "pending", payment: "succeeded", refunded_cents: 0, credit_notes: 0 };
-  const refunded = { purchase: "refunded", earning: "reversed", payment: "refunded", refunded_cents: 1999, credit_notes: 1 };
+  const unpaid = { purchase: "completed", earning: "pending", payment: "succeeded", refunded_cents: 0, credit_notes: 0, receipts: 0 };
+  const refunded = { purchase: "refunded", earning: "reversed", payment: "refunded", refunded_cents: 1999, credit_notes: 1, receipts: 1 };
 
   await t.test("a card sale: refunded at the card processor once, then access and earning go, with a credit note", async (t) => {
     const { buyer, storeId, transaction, purchaseId } = await sold("cardprocessor");
@@ -77,7 +78,10 @@ t.test("administrators' refunds of euro sales", async (t) => {
     await refundsSettled(app.pool);
     const atProvider = [...stripe.refunds.values()].filter((r) => r.payment_intent === transaction.provider_payment_id);
     t.same(atProvider.map((r) => [r.amount, r.metadata.transaction_id]), [[1999, String(transaction.id)]], "the whole payment refunded once at the card processor");
-    t.same(await sale(purchaseId), refunded, "the purchase refunded, the seller's pending earning reversed, one credit note");
+    t.same(await sale(purchaseId), refunded, "the purchase refunded, the seller's pending earning reversed, one credit note, the buyer's receipt queued once");
+    const receipt = await app.pool.oneFirst(sql.type(z.object({ params: z.record(z.string(), z.string()) }))`
+      select payload->'params' as params from jobs where kind = 'emails__send' and payload->>'kind' = 'purchase_refunded' and user_id = ${buyer.user.id}`);
+    t.match(receipt, { amount: "19.99 EUR", credit_note: /^CN-\d{4}-\d{6}$/, item: /^Kit \d+$/ });
     t.equal((await download(buyer, storeId)).status, 403, "the buyer's access is gone");
     const documents = (await request(app.url, "GET", "/api/billing/invoices", { token: buyer.token })).body.data as { kind: string; total_cents: number }[];
     t.same(documents.map((d) => [d.kind, d.total_cents]), [["credit_note", 1999], ["invoice", 1999]], "the buyer reads the credit note beside the invoice");
