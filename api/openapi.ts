@@ -112,7 +112,8 @@ function implicitErrors(route: RouteSpec): [number, string, "error" | "validatio
     out.push([415, "The body's content type is not one the route reads.", "error"]);
   }
   if (route.body || route.bodyKind || route.query) out.push([422, "Validation failed.", "validation"]);
-  out.push([429, "Rate limit exceeded; see Retry-After.", "error"]);
+  const uploads = route.bodyKind === "multipart" || route.bodyKind === "json-or-multipart";
+  out.push([429, uploads ? "Rate limit exceeded (`rate_limited`), or too many uploads of the caller's in progress (`too_many_uploads`); see Retry-After." : "Rate limit exceeded; see Retry-After.", "error"]);
   const unreachable = "the database cannot be reached (`database_unavailable`); see Retry-After.";
   out.push([503, maintenanceExempt(route) ? `Unavailable: ${unreachable}` : `Maintenance mode (\`maintenance\`: only site administrators are served), or ${unreachable}`, "error"]);
   return out;

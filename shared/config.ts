@@ -95,6 +95,7 @@ export const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
   BODY_LIMIT_BYTES: integer(1024, 100 * 1024 * 1024).default(1024 * 1024),
   UPLOAD_LIMIT_BYTES: integer(1024, 2 * 1024 * 1024 * 1024).default(20 * 1024 * 1024),
+  UPLOADS_PER_USER: integer(1, 1000).default(4),
   ATTACHMENT_LINK_TTL_MINUTES: integer(1, 7 * 24 * 60).default(15),
   LOG_LEVEL: logLevel.default("info"),
   TRUST_PROXY: booleanString.default(false),
@@ -180,6 +181,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   bodyLimitBytes: number;
   uploadLimitBytes: number;
+  /** Multipart uploads one account (or one address, without an account) may have in progress at once per web process. */
+  uploadsPerUser: number;
   logLevel: z.infer<typeof logLevel>;
   trustProxy: boolean;
   metricsToken: string | undefined;
@@ -315,6 +318,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     uploadLimitBytes: e.UPLOAD_LIMIT_BYTES,
+    uploadsPerUser: e.UPLOADS_PER_USER,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,

@@ -9,7 +9,7 @@ export const crontab = [
   "41 * * * * archives__cleanup ?max=3",
   // Storage objects past their expiry and a grace period: archives, upload bundles, outbox e-mails.
   "53 * * * * storage__sweep ?max=3",
-  // Storage files of deleted media (template media), listed by the media tables' delete triggers.
+  // Storage files of deleted media, listed by the media tables' delete triggers, and day-old files no row names.
   "29 * * * * media__sweep ?max=3",
   // Outbound webhooks: outbox events missed by the trigger's kick, and scheduled deliveries.
   "* * * * * webhooks__dispatch ?max=3",

@@ -8,8 +8,10 @@
  * say, or a record naming a kind this process does not know, is an administrator's to cancel.
  *
  * The result of a project's job is project content (a generation's files, a preview, a
- * parse's counts): its owner reads it only while they may read the project, as anything
- * else in it; one who left the project's team keeps the record, without the result.
+ * parse's counts), and so are its error and progress messages (a template error quotes
+ * template text and file names): its owner reads them only while they may read the
+ * project, as anything else in it; one who left the project's team keeps the record
+ * (status, progress, error code, times) without them.
  */
 import type { ProjectRow } from "../../shared/db/projects.ts";
 import type { UserRow } from "../../shared/db/users.ts";
@@ -25,8 +27,9 @@ export const canCancelJob = (user: UserRow, job: JobRow) =>
   isSiteAdmin(user) || (job.user_id === user.id && jobKindNamed(job.kind)?.ownerMayCancel === true);
 
 /**
- * Whether the caller may read the result of `job`; `project` is the job's project as the
- * caller sees it (null when it is gone), needed only for a project's job.
+ * Whether the caller may read the content of `job` (result, error and progress messages);
+ * `project` is the job's project as the caller sees it (null when it is gone), needed only
+ * for a project's job.
  */
-export const canReadJobResult = (user: UserRow, job: Pick<JobRow, "project_id">, project: Pick<ProjectRow, "access" | "owner_id"> | null) =>
+export const canReadJobContent = (user: UserRow, job: Pick<JobRow, "project_id">, project: Pick<ProjectRow, "access" | "owner_id"> | null) =>
   job.project_id === null || isSiteAdmin(user) || (project !== null && canViewProject(user, project));

@@ -6,8 +6,17 @@
 import { z } from "zod";
 import { formLayout, reportLayout, reportPattern } from "../../shared/forms/projectDocs.ts";
 import type { FormFieldRow, ProjectFormRow, ProjectReportRow, ReportImageRow } from "../../shared/forms/projectStore.ts";
+import type { SchemaFields } from "../../shared/forms/schemaFields.ts";
+import { staleBinding } from "../../shared/forms/staleBindings.ts";
 
-export const formFieldResource = z.object({ id: z.number(), field_name: z.string(), label: z.string(), position: z.number() });
+export const formFieldResource = z.object({
+  id: z.number(),
+  field_name: z.string(),
+  label: z.string(),
+  position: z.number(),
+  /** A re-parse of the schema removed this field (or the form's table). */
+  missing: z.boolean(),
+});
 export const projectFormResource = z.object({
   id: z.number(),
   project_id: z.number(),
@@ -17,15 +26,25 @@ export const projectFormResource = z.object({
   table_name: z.string(),
   fields: z.array(formFieldResource),
   layout: formLayout,
+  /** A re-parse of the schema removed the form's table. */
+  table_missing: z.boolean(),
+  /** Names of the form's fields (and so of its layout items) that the table no longer has. */
+  stale_fields: z.array(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
 });
 export type ProjectFormResource = z.infer<typeof projectFormResource>;
 
-export function presentForm(row: ProjectFormRow, fields: readonly FormFieldRow[]): ProjectFormResource {
+/** A form with its fields; `tables` is its schema's latest parse (shared/forms/staleBindings.ts), to flag what it lost. */
+export function presentForm(row: ProjectFormRow, fields: readonly FormFieldRow[], tables: SchemaFields | undefined): ProjectFormResource {
+  const own = fields.filter((f) => f.form_id === row.id);
+  const stale = staleBinding(tables, row.table_name, own.map((f) => f.field_name));
+  const staleNames = new Set(stale.staleFields);
   return {
     ...row,
-    fields: fields.filter((f) => f.form_id === row.id).map(({ id, field_name, label, position }) => ({ id, field_name, label, position })),
+    fields: own.map(({ id, field_name, label, position }) => ({ id, field_name, label, position, missing: staleNames.has(field_name) })),
+    table_missing: stale.tableMissing,
+    stale_fields: stale.staleFields,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

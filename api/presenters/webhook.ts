@@ -1,7 +1,10 @@
 /**
  * The webhook resource (spec "Outbound webhooks") and its delivery log. `secret_key` is never
  * answered, not even by the create call (DESIGN §8: secrets are never returned); the resource
- * says `has_secret_key` instead.
+ * says `has_secret_key` instead. The target URL is shown whole only to whoever may configure
+ * the webhook: such URLs often carry their own credential (a Slack or Teams incoming-webhook
+ * URL, a `?token=`), and anyone holding it can post to that channel, so readers of the
+ * project (viewers, members) see its origin only, with `target_url_redacted`.
  */
 import { z } from "zod";
 import { nextRun } from "../../shared/webhooks/cron.ts";
@@ -12,6 +15,8 @@ export const webhookResource = z.object({
   project_id: z.number(),
   event_type: z.enum(webhookEvents),
   target_url: z.string(),
+  /** True when `target_url` shows only the origin (the caller may not configure the webhook). */
+  target_url_redacted: z.boolean(),
   is_active: z.boolean(),
   has_secret_key: z.boolean(),
   cron: z.string().nullable(),
@@ -23,14 +28,25 @@ export const webhookResource = z.object({
   updated_at: z.string(),
 });
 
-/** A webhook, without its secret. */
-export function presentWebhook(row: WebhookRow): z.infer<typeof webhookResource> {
+/** The origin of a target URL, with an ellipsis for the path and query it hides. */
+export function redactTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return parsed.pathname === "/" && parsed.search === "" && parsed.hash === "" ? `${parsed.origin}/` : `${parsed.origin}/…`;
+  } catch {
+    return "…";
+  }
+}
+
+/** A webhook, without its secret; the target URL redacted unless `fullTarget`. */
+export function presentWebhook(row: WebhookRow, { fullTarget }: { fullTarget: boolean }): z.infer<typeof webhookResource> {
   const next = row.event_type === "scheduled" && row.cron && row.is_active ? nextRun(row.cron, row.timezone) : null;
   return {
     id: row.id,
     project_id: row.project_id,
     event_type: row.event_type,
-    target_url: row.target_url,
+    target_url: fullTarget ? row.target_url : redactTarget(row.target_url),
+    target_url_redacted: !fullTarget,
     is_active: row.is_active,
     has_secret_key: true,
     cron: row.cron,

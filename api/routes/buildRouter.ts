@@ -15,6 +15,7 @@ import type { AppContext, AppState, AppDeps } from "../context.ts";
 import { authenticate, requireScope } from "../middleware/authenticate.ts";
 import { jsonTextDepth, MAX_BODY_DEPTH, refuseDeepBody } from "../middleware/bodyDepth.ts";
 import { withMultipart } from "../middleware/multipart.ts";
+import { withUploadSlot } from "../middleware/uploadSlots.ts";
 import { toAppError } from "../middleware/errors.ts";
 import { maintenanceExempt, maintenanceGate } from "../middleware/maintenance.ts";
 import { documentedStatuses } from "../openapi.ts";
@@ -73,7 +74,8 @@ function bodyReader(kind: BodyKind, config: Config, limit = config.bodyLimitByte
     if (acceptsMultipart && ctx.is("multipart/form-data") && parsedMethods.includes(ctx.method as HttpMethodEnum)) {
       // Administrators may lower the upload limit below the configured ceiling at run time.
       const lowered = (await ctx.deps.settings.get()).upload_limit_bytes;
-      return withMultipart(ctx, lowered !== null && lowered < uploadLimits.fileBytes ? { ...uploadLimits, fileBytes: lowered } : uploadLimits, next);
+      const limits = lowered !== null && lowered < uploadLimits.fileBytes ? { ...uploadLimits, fileBytes: lowered } : uploadLimits;
+      return withUploadSlot(ctx, () => withMultipart(ctx, limits, next));
     }
     await parse(ctx, async () => {});
     const text = json && ctx.is(jsonTypes) ? ctx.request.rawBody : undefined;

@@ -68,6 +68,3 @@ export async function listInvoices(conn: CommonQueryMethods, userId: number, pag
   ]);
   return { rows, total };
 }
-
-/** One invoice, or null. */
-export const findInvoice = (conn: CommonQueryMethods, id: number) => conn.maybeOne(sql.type(invoiceRow)`select ${invoiceColumns} from invoices where id = ${id}`);

@@ -145,6 +145,7 @@ export async function updateProfile(conn: CommonQueryMethods, userId: number, ch
 /** Why an account cannot go, by the table whose RESTRICT key holds it: records kept for someone else. */
 const keptBy: Record<string, string> = {
   invoices: "it has invoices, which are kept for accounting",
+  credit_notes: "it has credit notes, which are kept for accounting",
 };
 
 /**

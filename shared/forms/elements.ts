@@ -38,7 +38,24 @@ export class WindowContext {
     this.fields ??= loadSchemaFields(this.conn, this.set.project_id, this.set.schema_id);
     return this.fields;
   }
+
+  /** The schema references of the window's elements `ids` as stored (ids of other windows are absent). */
+  async storedReferences(ids: readonly number[]): Promise<Map<number, StoredReferences>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.conn.any(sql.type(storedReferencesRow)`
+      select id, field_name, link_table, link_field, link_display_field from form_elements
+      where form_window_id = ${this.window.id} and id = any(${sql.array([...ids], "int8")})`);
+    return new Map(rows.map(({ id, ...references }) => [id, references]));
+  }
 }
+
+const storedReferencesRow = z.object({
+  id: z.number(),
+  field_name: z.string().nullable(),
+  link_table: z.string().nullable(),
+  link_field: z.string().nullable(),
+  link_display_field: z.string().nullable(),
+});
 
 /** An element ready to store: every column of the row but its ids. */
 export type ElementValues = Record<ElementColumn, string | number | boolean | null>;
@@ -53,16 +70,32 @@ const anchorBounds = [
 
 const snap = (value: number, grid: number, min: number) => Math.max(min, Math.round(value / grid) * grid);
 
+/** The schema references of a field placement, as stored (see `checkElement`'s `stored`). */
+export type StoredReferences = Pick<FormElementRow, "field_name" | "link_table" | "link_field" | "link_display_field">;
+
 /** Checks one element against its window and schema and fills its defaults; problems go to `errors` under `prefix`. */
-export async function prepareElement(input: ElementInput, ctx: WindowContext, tabOrder: number, errors: FieldErrors, prefix = ""): Promise<ElementValues> {
-  return checkElement(input, ctx, "field_name" in input ? await ctx.schemaFields() : null, tabOrder, errors, prefix);
+export async function prepareElement(input: ElementInput, ctx: WindowContext, tabOrder: number, errors: FieldErrors, prefix = "", stored?: StoredReferences): Promise<ElementValues> {
+  return checkElement(input, ctx, "field_name" in input ? await ctx.schemaFields() : null, tabOrder, errors, prefix, stored);
 }
 
 /**
  * `prepareElement` with the schema's fields at hand (`ctx.schemaFields()`, read once for a
  * whole list; only field placements look at them), without waiting per element.
+ *
+ * `stored`: the element's references as stored, for an update. A re-parse of the schema may
+ * have removed what a placement names; a reference the update leaves as it is (a linked
+ * field also keeping its table) is kept unchecked, so moving or relabelling such a placement
+ * works, while one the update sets is checked. Reads flag stale references (`stale_fields`).
  */
-export function checkElement(input: ElementInput, ctx: WindowContext, fields: SchemaFields | null, tabOrder: number, errors: FieldErrors, prefix = ""): ElementValues {
+export function checkElement(
+  input: ElementInput,
+  ctx: WindowContext,
+  fields: SchemaFields | null,
+  tabOrder: number,
+  errors: FieldErrors,
+  prefix = "",
+  stored?: StoredReferences,
+): ElementValues {
   const at = (field: string) => `${prefix}${field}`;
   const add = (field: string, message: string) => (errors[at(field)] ??= []).push(message);
   const size = defaultSize(input.element_type);
@@ -87,15 +120,17 @@ export function checkElement(input: ElementInput, ctx: WindowContext, fields: Sc
   if ("field_name" in input) {
     if (fields === null) add("field_name", "Field placements need a form set that belongs to a project (project_id).");
     else {
-      if (!hasField(fields, input.field_name)) add("field_name", `The field ${input.field_name} is not a field of the project's schema.`);
+      const tableKept = stored !== undefined && input.link_table === stored.link_table;
+      const kept = (key: keyof StoredReferences) => stored !== undefined && input[key] === stored[key] && (key === "field_name" || tableKept);
+      if (!kept("field_name") && !hasField(fields, input.field_name)) add("field_name", `The field ${input.field_name} is not a field of the project's schema.`);
       if (input.link_table !== null) {
         const linked = fields.get(input.link_table);
-        if (!linked) add("link_table", `The table ${input.link_table} is not a table of the project's schema.`);
-        else {
-          if (input.link_field !== null && !linked.has(input.link_field)) add("link_field", `The field ${input.link_field} is not a field of ${input.link_table}.`);
-          if (input.link_display_field !== null && !linked.has(input.link_display_field)) {
-            add("link_display_field", `The field ${input.link_display_field} is not a field of ${input.link_table}.`);
-          }
+        const linkedFields = (["link_field", "link_display_field"] as const).filter((key) => input[key] !== null && !kept(key));
+        if (!linked) {
+          if (!tableKept) add("link_table", `The table ${input.link_table} is not a table of the project's schema.`);
+          else if (linkedFields.length) add("link_table", `The table ${input.link_table} is no longer in the project's schema (a new parse removed it), so ${linkedFields.join(" and ")} cannot be set; choose another table.`);
+        } else {
+          for (const key of linkedFields) if (!linked.has(input[key]!)) add(key, `The field ${input[key]} is not a field of ${input.link_table}.`);
         }
       }
     }
@@ -189,7 +224,7 @@ export async function updateElement(tx: CommonQueryMethods, ctx: WindowContext, 
   const from = row.tab_order;
   const to = Math.min(Math.max(merged.data.tab_order ?? from, 1), n);
   const errors: FieldErrors = {};
-  const values = await prepareElement(merged.data, ctx, to, errors);
+  const values = await prepareElement(merged.data, ctx, to, errors, "", row);
   if (Object.keys(errors).length) throw invalid(errors);
   if (to < from) {
     await tx.query(sql.type(ignoredRow)`update form_elements set tab_order = tab_order + 1

@@ -20,7 +20,7 @@ import { formDesignerAccessFragment } from "./access.ts";
 import { invalid, type FieldErrors } from "../errors.ts";
 import { assignments, batchRow, batchRowColumns, columnList, differs } from "./elementColumns.ts";
 import type { ElementInput } from "./elementInput.ts";
-import { checkElement, type ElementValues, type WindowContext } from "./elements.ts";
+import { checkElement, type ElementValues, type StoredReferences, type WindowContext } from "./elements.ts";
 import type { FormElementRow } from "./rows.ts";
 import { schemaKeyFragment } from "./schemaFieldsCache.ts";
 import type { RememberedElement } from "./windowContextCache.ts";
@@ -62,15 +62,36 @@ export async function planLayout(ctx: WindowContext, elements: readonly ElementI
   const order = elements.map((_, index) => index);
   if (!listed) order.sort((a, b) => (elements[a]!.tab_order ?? Infinity) - (elements[b]!.tab_order ?? Infinity) || a - b);
   const fields = elements.some((e) => "field_name" in e) ? await ctx.schemaFields() : null;
-  const planned: LayoutPlan["elements"] = [];
-  for (let position = 0; position < order.length; position += 1) {
-    const index = order[position]!;
-    const element = elements[index]!;
-    planned.push({ id: element.id, values: checkElement(element, ctx, fields, position + 1, errors, `elements.${index}.`) });
+  const check = (stored: Map<number, StoredReferences>, found: FieldErrors) => {
+    const planned: LayoutPlan["elements"] = [];
+    for (let position = 0; position < order.length; position += 1) {
+      const index = order[position]!;
+      const element = elements[index]!;
+      const kept = element.id === undefined ? undefined : stored.get(element.id);
+      planned.push({ id: element.id, values: checkElement(element, ctx, fields, position + 1, found, `elements.${index}.`, kept) });
+    }
+    return planned;
+  };
+  const listErrors = { ...errors };
+  let planned = check(new Map(), errors);
+  // A placement sent back as it is stored keeps a reference a re-parse of the schema removed
+  // (as a partial update does): only when a reference of a listed element failed are the
+  // stored ones read, and the list checked again with them.
+  const suspects = [...named].filter(([, index]) => referenceKeys.some((key) => errors[`elements.${index}.${key}`])).map(([id]) => id);
+  if (suspects.length) {
+    const stored = await ctx.storedReferences(suspects);
+    if (stored.size) {
+      for (const key of Object.keys(errors)) delete errors[key];
+      Object.assign(errors, listErrors);
+      planned = check(stored, errors);
+    }
   }
   if (Object.keys(errors).length) throw invalid(errors);
   return { elements: planned, named };
 }
+
+/** The element fields that name the schema (see elements.ts `checkElement`). */
+const referenceKeys = ["field_name", "link_table", "link_field", "link_display_field"] as const;
 
 /** The 422 for ids the list names that are not elements of the window. */
 export function strayIdsError(plan: LayoutPlan, strayIds: readonly number[]) {

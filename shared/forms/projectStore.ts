@@ -132,9 +132,15 @@ export async function updateBound(tx: CommonQueryMethods, kind: Kind, row: { id:
   await tx.query(sql.type(ignoredRow)`update ${tableOf(kind)} set ${sql.join(sets, sql.fragment`, `)} where id = ${row.id}`);
 }
 
-/** Adds a field of the form's table. @throws 422 not a field of the table, 409 already on the form */
+/**
+ * Adds a field of the form's table.
+ * @throws 422 on `table_name` when a re-parse removed the form's table, on `field_name` when it is not a field of the table or already on the form
+ */
 export async function addFormField(tx: CommonQueryMethods, form: ProjectFormRow, fieldName: string, label: string | undefined): Promise<number> {
-  const fields = await tableFields(tx, form.project_id, form.schema_id, form.table_name);
+  const fields = (await loadSchemaFields(tx, form.project_id, form.schema_id)).get(form.table_name);
+  if (!fields) {
+    throw invalidField("table_name", `The form's table ${form.table_name} is no longer in its schema (a new parse removed it); bind the form to another table to add fields.`);
+  }
   if (!fields.has(fieldName)) throw invalidField("field_name", `The field ${fieldName} is not a field of ${form.table_name}.`);
   const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
     insert into project_form_fields (form_id, field_name, label, position)

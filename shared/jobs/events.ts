@@ -13,20 +13,23 @@ export const jobChannel = (id: number) => `private-job.${id}`;
 const errorDetails = z.object({ errors: z.record(z.string(), z.array(z.string())).nullable().optional() }).nullable().catch(null);
 
 /**
- * `withResult: false` leaves the result out (null): a project's job whose caller may no
- * longer read the project (api/policies/job.ts `canReadJobResult`).
+ * `withContent: false` leaves out (null) what may quote the project: the result, the error
+ * message and its per-field errors (a template error quotes template text and file names)
+ * and the progress message (which may name files). For a project's job whose caller may no
+ * longer read the project (api/policies/job.ts `canReadJobContent`); status, progress,
+ * `error_code` and times stay.
  */
-export function presentJob(row: JobRow, options: { withResult?: boolean } = {}) {
-  const withResult = options.withResult ?? true;
-  const details = errorDetails.parse(row.error_details ?? null);
+export function presentJob(row: JobRow, options: { withContent?: boolean } = {}) {
+  const withContent = options.withContent ?? true;
+  const details = withContent ? errorDetails.parse(row.error_details ?? null) : null;
   return {
     id: row.id,
     kind: row.kind,
     status: row.status,
     progress: row.progress,
-    progress_message: row.progress_message,
-    result: withResult && row.status === "succeeded" ? (row.result ?? null) : null,
-    error: row.error,
+    progress_message: withContent ? row.progress_message : null,
+    result: withContent && row.status === "succeeded" ? (row.result ?? null) : null,
+    error: withContent ? row.error : null,
     error_code: row.error_code,
     errors: details?.errors ?? null,
     attempts: row.attempts,

@@ -3,7 +3,7 @@
  * few paragraphs with `{name}` placeholders; links are given separately and rendered as a
  * button in HTML and as a bare line in text.
  */
-export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "subscription_expired", "subscription_renewal_failed", "support_ticket_reply", "deployment_succeeded", "deployment_failed", "kanban_card_assigned", "message_posted", "two_factor_disabled", "two_factor_recovery_codes", "payment_refunded"] as const;
+export const mailKinds = ["verify_email", "reset_password", "password_changed", "team_invitation", "confirm_new_email", "email_change_requested", "team_invitation_existing", "subscription_expired", "subscription_renewal_failed", "support_ticket_reply", "deployment_succeeded", "deployment_failed", "kanban_card_assigned", "message_posted", "two_factor_disabled", "two_factor_recovery_codes", "payment_refunded", "purchase_refunded"] as const;
 export type MailKind = (typeof mailKinds)[number];
 export type Locale = "en" | "de";
 
@@ -96,6 +96,10 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
       subject: "We are refunding your payment of {amount}",
       paragraphs: ["Hello {name},", "your payment of {amount} for {item} went through, but we could not deliver it: {reason}.", "We are refunding the whole amount to the card or account you paid with; it may take a few days to show there."],
     },
+    purchase_refunded: {
+      subject: "We refunded your purchase of {item}",
+      paragraphs: ["Hello {name},", "we refunded your purchase of {item}: {amount} go back to the card or account you paid with; it may take a few days to show there.", "The template is no longer yours to download or install. Credit note {credit_note} is with your invoices."],
+    },
   },
   de: {
     verify_email: {
@@ -178,6 +182,10 @@ const texts: Record<Locale, Record<MailKind, MailText>> = {
     payment_refunded: {
       subject: "Wir erstatten deine Zahlung über {amount}",
       paragraphs: ["Hallo {name},", "deine Zahlung über {amount} für {item} ist eingegangen, wir konnten das Gekaufte aber nicht liefern: {reason}.", "Wir erstatten den ganzen Betrag auf die Karte oder das Konto, mit dem du bezahlt hast; bis er dort erscheint, kann es einige Tage dauern."],
+    },
+    purchase_refunded: {
+      subject: "Wir haben deinen Kauf von {item} erstattet",
+      paragraphs: ["Hallo {name},", "wir haben deinen Kauf von {item} erstattet: {amount} gehen zurück auf die Karte oder das Konto, mit dem du bezahlt hast; bis der Betrag dort erscheint, kann es einige Tage dauern.", "Die Vorlage kannst du nicht mehr herunterladen oder installieren. Die Gutschrift {credit_note} findest du bei deinen Rechnungen."],
     },
   },
 };

@@ -10,6 +10,9 @@
  * The refund job asks the provider to refund what is left of the payment (an idempotency key
  * of the transaction, so a retry refunds once) and then applies the refund as the provider's
  * refund webhook would (shared/payments/refunds.ts); that webhook, when it comes, changes nothing.
+ * An administrator's refund of a euro store sale (reason `admin_refund`,
+ * shared/store/euroPurchases.ts) goes through the same job; it is no undelivered payment, so
+ * its buyer gets the `purchase_refunded` receipt (with the credit note) instead of `payment_refunded`.
  */
 import { z } from "zod";
 import type { Config } from "../config.ts";
@@ -23,7 +26,7 @@ import { findTransactionForEvent, type TransactionRow } from "./store.ts";
 import { refundPaymentIntent } from "./stripe.ts";
 
 /** Why a succeeded payment delivered nothing. */
-export type RefundReason = NonNullable<TransactionRow["refund_reason"]>;
+export type RefundReason = Exclude<NonNullable<TransactionRow["refund_reason"]>, "admin_refund">;
 
 /** The reason in the buyer's e-mail, per language. */
 const reasonTexts: Record<"en" | "de", Record<RefundReason, string>> = {
@@ -60,6 +63,8 @@ export async function requestAutomaticRefund(tx: CommonQueryMethods, transaction
     from users u where u.id = ${transaction.user_id}`);
   if (!buyer) return;
   const locale = buyer.language === "de" ? "de" : "en";
+  // A receipt of money going back, not a notification: sent whatever the buyer's `billing`
+  // notification choice, as security mails are (docs/decisions.md).
   await enqueueMail(tx, {
     to: buyer.email,
     kind: "payment_refunded",
@@ -105,6 +110,30 @@ export async function issueAutomaticRefund(pool: DatabasePool, config: Config, t
       await tx.query(sql.type(ignoredRow)`update credit_transactions set provider_refund_id = ${refundId}, updated_at = now() where id = ${transactionId}`);
     }
     // The whole of what was left is back: the provider's own refund webhook then changes nothing.
-    return (await refundPayment(tx, locked, null)) === "no_change" ? "done_before" : "refunded";
+    if ((await refundPayment(tx, locked, null)) === "no_change") return "done_before";
+    if (locked.refund_reason === "admin_refund") await tellBuyerOfAdminRefund(tx, locked);
+    return "refunded";
+  });
+}
+
+const refundedSaleRow = z.object({ email: z.string(), name: z.string(), language: z.string(), item: z.string(), credit_note: z.string().nullable() });
+
+/**
+ * The receipt of an administrator's refund of a store sale (in the transaction that applied
+ * it, `transaction` as before it): what was left of the payment, now refunded, and its credit note. A receipt of money, so it is sent whatever the
+ * buyer's notification choices, as `payment_refunded` is; not to a closed account.
+ */
+async function tellBuyerOfAdminRefund(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
+  const sale = await tx.maybeOne(sql.type(refundedSaleRow)`
+    select u.email, u.name, u.language, coalesce((select name from store_templates where id = ${transaction.item_id}), 'a store template') as item,
+      (select number from credit_notes where transaction_id = ${transaction.id} order by id desc limit 1) as credit_note
+    from users u where u.id = ${transaction.user_id}`);
+  if (!sale) return;
+  await enqueueMail(tx, {
+    to: sale.email,
+    kind: "purchase_refunded",
+    locale: sale.language,
+    params: { name: sale.name, item: sale.item, amount: `${((transaction.amount_cents - transaction.refunded_cents) / 100).toFixed(2)} ${transaction.currency}`, credit_note: sale.credit_note ?? "" },
+    userId: transaction.user_id,
   });
 }

@@ -5,7 +5,10 @@
  * refunded), each step once under its own ledger key. Only when all of the amount is back is
  * the payment `refunded` and what it bought (a period, a store purchase) taken back too. A
  * partial refund reported before the payment's success waits for it (applyEarlierRefund).
+ * Each step of the total that applies to an invoiced payment gets its credit note in the same
+ * transaction (shared/billing/creditNotes.ts); a payment refunded before it was invoiced gets none.
  */
+import { issueCreditNote } from "../billing/creditNotes.ts";
 import { reverseCredits } from "../credits/ledger.ts";
 import { ignoredRow, sql, type CommonQueryMethods } from "../db/pool.ts";
 import type { TransactionRow } from "./store.ts";
@@ -63,17 +66,20 @@ export async function refundPayment(tx: CommonQueryMethods, transaction: Transac
     update credit_transactions set status = ${whole ? "refunded" : "succeeded"}, refunded_at = now(), refunded_cents = ${total},
       refund_shortfall = refund_shortfall + ${notTaken}, updated_at = now()
     where id = ${transaction.id}`);
+  await issueCreditNote(tx, transaction.id, transaction.refunded_cents, total);
   if (whole) await afterPaymentRefunded(tx, transaction);
   else await afterPartialRefund(tx, transaction, transaction.refunded_cents, total);
   return whole ? "refunded" : "partially_refunded";
 }
 
 /**
- * Runs in the transaction that marks `transaction` succeeded, after its credits were granted:
- * the share of a partial refund that arrived before the success is taken back now.
+ * Runs in the transaction that marks `transaction` succeeded, after its credits were granted
+ * and its invoice issued: the share of a partial refund that arrived before the success is
+ * taken back now, and gets its credit note.
  */
 export async function applyEarlierRefund(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
   if (transaction.refunded_cents <= 0) return;
+  await issueCreditNote(tx, transaction.id, 0, transaction.refunded_cents);
   const notTaken = await takeBackShare(tx, transaction, 0, transaction.refunded_cents);
   if (notTaken > 0) {
     await tx.query(sql.type(ignoredRow)`update credit_transactions set refund_shortfall = refund_shortfall + ${notTaken}, updated_at = now() where id = ${transaction.id}`);

@@ -89,7 +89,7 @@ export const transactionRow = z.object({
   refunded_cents: z.number(),
   failure_reason: z.string().nullable(),
   /** Why the service refunds the payment by itself (it delivered nothing), when it does. */
-  refund_reason: z.enum(["project_deleted", "subscription_active", "already_purchased", "item_unavailable"]).nullable(),
+  refund_reason: z.enum(["project_deleted", "subscription_active", "already_purchased", "item_unavailable", "admin_refund"]).nullable(),
   provider_refund_id: z.string().nullable(),
   succeeded_at: z.date().nullable(),
   refunded_at: z.date().nullable(),

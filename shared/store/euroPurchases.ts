@@ -3,17 +3,20 @@
  * pending transaction first, then the card processor's PaymentIntent or the wallet
  * provider's order), and the provider's webhook records the purchase exactly once, in the
  * transaction that marks the payment succeeded (shared/payments/succeeded.ts). A refunded
- * payment refunds the purchase.
+ * payment refunds the purchase. An administrator's refund of such a sale is a refund of its
+ * payment at the provider (the payments__refund job), which then refunds the purchase.
  */
 import { z } from "zod";
 import type { Config } from "../config.ts";
 import { sql, type CommonQueryMethods, type DatabasePool } from "../db/pool.ts";
 import { AppError, conflict, forbidden, notFound } from "../errors.ts";
+import { enqueue } from "../jobs/enqueue.ts";
+import { paymentsRefund } from "../jobs/kinds.ts";
 import { createOrder } from "../payments/paypal.ts";
 import { providerConfigured, providerUnavailable, type PaymentMethod } from "../payments/providers.ts";
 import { createPaymentIntent } from "../payments/stripe.ts";
 import type { RefundReason } from "../payments/autoRefund.ts";
-import { insertTransaction, setTransactionProvider, type TransactionRow } from "../payments/store.ts";
+import { findTransactionForEvent, insertTransaction, setTransactionProvider, type TransactionRow } from "../payments/store.ts";
 import { findPurchase, refundPurchase } from "./purchases.ts";
 
 const template = z.object({ id: z.number(), name: z.string(), seller_id: z.number().nullable(), status: z.string(), price_type: z.string(), price_euro_cents: z.number(), current_version_id: z.number().nullable() });
@@ -103,4 +106,38 @@ export async function completeEuroPurchase(tx: CommonQueryMethods, transaction: 
 export async function refundEuroPurchase(tx: CommonQueryMethods, transaction: TransactionRow): Promise<void> {
   const purchaseId = await tx.maybeOneFirst(sql.type(z.object({ id: z.number() }))`select id from store_purchases where transaction_id = ${transaction.id}`);
   if (purchaseId !== null) await refundPurchase(tx, purchaseId);
+}
+
+/** What an administrator's refund of a euro sale did. */
+export type EuroRefundRequest = "requested" | "requested_before" | "refunded_before";
+
+/**
+ * An administrator's refund of euro purchase `purchaseId` (in the caller's transaction): queues
+ * the payments__refund job for its payment, which refunds what is left at the provider and then
+ * refunds the purchase (access and the seller's pending earning) with a credit note. The buyer
+ * keeps access until the provider confirms, so they never lose it without the money back.
+ * @throws 404 no such purchase, 409 `refund_at_provider` when this service cannot refund the
+ * payment (its provider is not configured here, or the payment has no provider id to refund)
+ */
+export async function requestEuroRefund(tx: CommonQueryMethods, config: Config, purchaseId: number, adminId: number): Promise<EuroRefundRequest> {
+  const purchase = await tx.maybeOne(sql.type(z.object({ status: z.string(), transaction_id: z.number().nullable() }))`
+    select status, transaction_id from store_purchases where id = ${purchaseId} for update`);
+  if (!purchase) throw notFound("Purchase");
+  if (purchase.status === "refunded") return "refunded_before";
+  const transaction = purchase.transaction_id === null ? null : await findTransactionForEvent(tx, { id: purchase.transaction_id });
+  if (transaction?.status === "refunded") return "refunded_before";
+  if (transaction?.refund_reason) return "requested_before";
+  const refundable =
+    transaction !== null &&
+    transaction.status === "succeeded" &&
+    providerConfigured(config, transaction.payment_method) &&
+    (transaction.payment_method === "cardprocessor" ? transaction.provider_payment_id !== null : transaction.provider_capture_id !== null);
+  if (!refundable) {
+    throw conflict("This payment cannot be refunded from here: refund it at the payment provider; its refund webhook then refunds the purchase.", "refund_at_provider");
+  }
+  await tx.query(sql.type(z.object({}))`
+    update credit_transactions set refund_reason = 'admin_refund', refund_requested_at = now(), refund_requested_by = ${adminId}, updated_at = now()
+    where id = ${transaction.id}`);
+  await enqueue(tx, paymentsRefund, { transaction_id: transaction.id });
+  return "requested";
 }

@@ -11,7 +11,8 @@ import { spendCredits } from "../credits/ledger.ts";
 import { ignoredRow, sql, type CommonQueryMethods, type DatabasePool } from "../db/pool.ts";
 import { AppError, conflict } from "../errors.ts";
 import type { Logger } from "../logger.ts";
-import { enqueueMail } from "../mail/enqueueMail.ts";
+import { notifyByEmail } from "../notifications/email.ts";
+import { notifyByPush } from "../notifications/notify.ts";
 import { findLatestSubscription, findPlan, findSubscription, insertSubscription, listDueSubscriptions, type PlanRow, type SubscriptionRow } from "./store.ts";
 
 /**
@@ -79,22 +80,33 @@ export async function cancelSubscription(tx: CommonQueryMethods, subId: number):
   await tx.query(sql.type(ignoredRow)`update subscriptions set cancelled_at = coalesce(cancelled_at, now()) where id = ${subId}`);
 }
 
-const ownerRow = z.object({ email: z.string(), name: z.string(), language: z.string(), project_name: z.string() });
+const ownerRow = z.object({ project_name: z.string() });
 
+/**
+ * Ends `sub` at `at` (a failed renewal records why) and tells the owner through the channels
+ * their `billing` notification choice allows (a notice about their plan, not a receipt of money).
+ */
 async function expire(tx: CommonQueryMethods, sub: SubscriptionRow, at: Date, error: { code: string; price: number } | null): Promise<void> {
   await tx.query(sql.type(ignoredRow)`
     update subscriptions set expired_at = ${at.toISOString()}::timestamptz,
       renewal_failed_at = ${error ? at.toISOString() : null}::timestamptz, renewal_error = ${error?.code ?? null}
     where id = ${sub.id}`);
-  const owner = await tx.one(sql.type(ownerRow)`
-    select u.email, u.name, u.language, p.name as project_name from projects p join users u on u.id = p.owner_id where p.id = ${sub.project_id}`);
+  const { project_name: project } = await tx.one(sql.type(ownerRow)`select name as project_name from projects where id = ${sub.project_id}`);
   const balance = (await findCreditAccount(tx, sub.owner_id)).balance;
-  await enqueueMail(tx, {
-    to: owner.email,
-    kind: error ? "subscription_renewal_failed" : "subscription_expired",
-    locale: owner.language,
-    params: { name: owner.name, project: owner.project_name, plan: sub.plan_name, price: String(error?.price ?? 0), balance: String(balance) },
+  const path = `/projects/${sub.project_id}`;
+  await notifyByPush(tx, {
     userId: sub.owner_id,
+    kind: "billing",
+    title: error ? "Subscription not renewed" : "Subscription ended",
+    body: `The ${sub.plan_name} subscription of ${project} ${error ? "could not be renewed" : "has ended"}; the project is read-only now.`,
+    url: path,
+  });
+  await notifyByEmail(tx, {
+    userId: sub.owner_id,
+    kind: "billing",
+    template: error ? "subscription_renewal_failed" : "subscription_expired",
+    params: { project, plan: sub.plan_name, price: String(error?.price ?? 0), balance: String(balance) },
+    path,
   });
 }
 

@@ -40,6 +40,7 @@ t.test("notifications by e-mail", async (t) => {
       kanban_card_assigned: { email: true, push: true },
       message_posted: { email: false, push: true },
       support_ticket_reply: { email: true, push: true },
+      billing: { email: true, push: true },
     });
   });
 

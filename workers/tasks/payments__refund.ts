@@ -1,6 +1,6 @@
 /**
- * Refunds at its provider a payment that succeeded but delivered nothing, and applies the
- * refund (shared/payments/autoRefund.ts). Idempotent: the provider call carries a key of the
+ * Refunds at its provider a payment that succeeded but delivered nothing, or a store sale an
+ * administrator refunded, and applies the refund with its credit note (shared/payments/autoRefund.ts). Idempotent: the provider call carries a key of the
  * transaction, and a refunded transaction is skipped.
  */
 import { paymentsRefund } from "../../shared/jobs/kinds.ts";

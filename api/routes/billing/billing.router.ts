@@ -1,10 +1,11 @@
 /**
  * Billing (spec route group; DESIGN §11): the caller's plan and subscriptions
- * (`GET|POST /billing/subscription`), invoices of succeeded payments with a PDF each, and the
- * card processor's saved payment method through a SetupIntent.
+ * (`GET|POST /billing/subscription`), invoices of succeeded payments and credit notes of their
+ * refunds with a PDF each, and the card processor's saved payment method through a SetupIntent.
  */
 import { z } from "zod";
-import { findInvoice, invoiceLine, listInvoices, type InvoiceRow } from "../../../shared/billing/invoices.ts";
+import { findBillingDocument, listBillingDocuments, type BillingDocumentRow } from "../../../shared/billing/documents.ts";
+import { invoiceLine } from "../../../shared/billing/invoices.ts";
 import { renderInvoicePdf } from "../../../shared/billing/invoicePdf.ts";
 import { findCreditAccount } from "../../../shared/credits/store.ts";
 import { ignoredRow, sql } from "../../../shared/db/pool.ts";
@@ -23,6 +24,8 @@ const tags = ["Billing"];
 
 const invoiceResource = z.object({
   id: z.number(),
+  kind: z.enum(["invoice", "credit_note"]).describe("A credit note records a refund (whole or partial) of the invoice it names; its amounts are what it credits."),
+  original_invoice: z.object({ id: z.number(), number: z.string() }).nullable().describe("The invoice a credit note corrects; null for an invoice."),
   number: z.string(),
   issued_at: z.string(),
   transaction_id: z.number(),
@@ -35,8 +38,10 @@ const invoiceResource = z.object({
   total_cents: z.number(),
   pdf_url: z.string(),
 });
-const presentInvoice = (row: InvoiceRow): z.infer<typeof invoiceResource> => ({
+const presentInvoice = (row: BillingDocumentRow): z.infer<typeof invoiceResource> => ({
   id: row.id,
+  kind: row.kind,
+  original_invoice: row.invoice_id === null ? null : { id: row.invoice_id, number: row.invoice_number! },
   number: row.number,
   issued_at: row.issued_at.toISOString(),
   transaction_id: row.transaction_id,
@@ -94,13 +99,14 @@ const update: RouteSpec = { ...subscribe, path: "/billing/subscription", summary
 const invoices = defineRoute({
   method: "get",
   path: "/billing/invoices",
-  summary: "The caller's invoices, newest first",
+  summary: "The caller's invoices and credit notes, newest first",
+  description: "Every succeeded payment has an invoice (`kind` `invoice`); every refund of one, whole or partial, a credit note (`kind` `credit_note`, numbered `CN-<year>-<n>`) naming the invoice it corrects.",
   tags,
   auth: "bearer",
   query: paginationQuery,
   responses: { 200: { description: "A page of invoices", schema: paginatedSchema(invoiceResource) } },
   handler: async (ctx, { query }) => {
-    const page = await listInvoices(ctx.deps.pool, currentUser(ctx).id, { limit: query.per_page, offset: (query.page - 1) * query.per_page });
+    const page = await listBillingDocuments(ctx.deps.pool, currentUser(ctx).id, { limit: query.per_page, offset: (query.page - 1) * query.per_page });
     ctx.body = paginated(page.rows.map(presentInvoice), page.total, query, new URL(ctx.href));
   },
 });
@@ -108,13 +114,13 @@ const invoices = defineRoute({
 const invoice = defineRoute({
   method: "get",
   path: "/billing/invoices/{id}",
-  summary: "One invoice",
+  summary: "One invoice or credit note",
   tags,
   auth: "bearer",
   params: idParams,
   responses: { 200: { description: "The invoice", schema: z.object({ invoice: invoiceResource }) }, 404: { description: "Not the caller's invoice" } },
   handler: async (ctx, { params }) => {
-    const row = await findInvoice(ctx.deps.pool, params.id);
+    const row = await findBillingDocument(ctx.deps.pool, params.id);
     if (!row || row.user_id !== currentUser(ctx).id) throw notFound("Invoice");
     ctx.body = { invoice: presentInvoice(row) };
   },
@@ -123,13 +129,13 @@ const invoice = defineRoute({
 const pdf = defineRoute({
   method: "get",
   path: "/billing/invoices/{id}/pdf",
-  summary: "One invoice as a PDF",
+  summary: "One invoice or credit note as a PDF",
   tags,
   auth: "bearer",
   params: idParams,
   responses: { 200: { description: "The PDF", contentType: "application/pdf" }, 404: { description: "Not the caller's invoice" } },
   handler: async (ctx, { params }) => {
-    const row = await findInvoice(ctx.deps.pool, params.id);
+    const row = await findBillingDocument(ctx.deps.pool, params.id);
     if (!row || row.user_id !== currentUser(ctx).id) throw notFound("Invoice");
     ctx.type = "application/pdf";
     ctx.set("content-disposition", `attachment; filename="${row.number}.pdf"`);

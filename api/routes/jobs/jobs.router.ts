@@ -1,8 +1,8 @@
 /**
  * Job records: GET /jobs/{id} (owner or site admin), the caller's job list, and cancelling
- * a job that has not started. The result of a project's job is shown only while the caller
- * may read the project; channel `private-job.{id}`, whose `JobCompleted` carries the result,
- * is open to those who may read both the job and its result.
+ * a job that has not started. The result, error and progress messages of a project's job
+ * are shown only while the caller may read the project; channel `private-job.{id}`, whose
+ * events carry them, is open to those who may read both the job and its content.
  */
 import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
@@ -16,16 +16,16 @@ import { settleCancelled } from "../../../shared/jobs/settleCancelled.ts";
 import { currentUser, type AppContext } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
 import { authorize } from "../../policies/authorize.ts";
-import { canCancelJob, canReadJobResult, canViewJob } from "../../policies/job.ts";
+import { canCancelJob, canReadJobContent, canViewJob } from "../../policies/job.ts";
 import { isSiteAdmin } from "../../policies/roles.ts";
 import { registerChannelAuthorizer } from "../../realtime/channelAuth.ts";
 import { defineRoute } from "../route.ts";
 import { idParams, jobResource, listJobsQuery } from "./jobs.schema.ts";
 
-/** Whether `user` may read the result of `job` now (its project read only for a project's job). */
-async function resultReadable(conn: CommonQueryMethods, user: UserRow, job: JobRow): Promise<boolean> {
+/** Whether `user` may read the content of `job` now (its project read only for a project's job). */
+async function contentReadable(conn: CommonQueryMethods, user: UserRow, job: JobRow): Promise<boolean> {
   if (job.project_id === null || isSiteAdmin(user)) return true;
-  return canReadJobResult(user, job, await findProject(conn, job.project_id, user.id));
+  return canReadJobContent(user, job, await findProject(conn, job.project_id, user.id));
 }
 
 async function visibleJob(ctx: AppContext, id: number) {
@@ -47,7 +47,7 @@ const show = defineRoute({
   responses: { 200: { description: "The job", schema: z.object({ job: jobResource }) } },
   handler: async (ctx, { params }) => {
     const job = await visibleJob(ctx, params.id);
-    ctx.body = { job: presentJob(job, { withResult: await resultReadable(ctx.deps.pool, currentUser(ctx), job) }) };
+    ctx.body = { job: presentJob(job, { withContent: await contentReadable(ctx.deps.pool, currentUser(ctx), job) }) };
   },
 });
 
@@ -76,7 +76,7 @@ const list = defineRoute({
     ]);
     const present = ({ project_owner_id, project_access, ...job }: z.infer<typeof listedJobRow>) => {
       const project = project_owner_id === null ? null : { owner_id: project_owner_id, access: project_access };
-      return presentJob(job, { withResult: canReadJobResult(user, job, project) });
+      return presentJob(job, { withContent: canReadJobContent(user, job, project) });
     };
     ctx.body = paginated(rows.map(present), total, query, new URL(ctx.href));
   },
@@ -108,14 +108,14 @@ const cancel = defineRoute({
       return row;
     });
     if (!cancelled) throw conflict("The job has already started or finished and can no longer be cancelled.", "job_not_cancellable");
-    ctx.body = { message: "Job cancelled.", job: presentJob(cancelled) };
+    ctx.body = { message: "Job cancelled.", job: presentJob(cancelled, { withContent: await contentReadable(ctx.deps.pool, currentUser(ctx), cancelled) }) };
   },
 });
 
 registerChannelAuthorizer("private-job.", async (deps, user, id) => {
   if (!/^\d{1,18}$/.test(id)) return false;
   const job = await findJob(deps.pool, Number(id));
-  return job !== null && canViewJob(user, job) && (await resultReadable(deps.pool, user, job));
+  return job !== null && canViewJob(user, job) && (await contentReadable(deps.pool, user, job));
 });
 
 export const jobRoutes = [list, show, cancel];

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { invalid, notFound } from "../../../shared/errors.ts";
 import { checkFormLayout, formLayout } from "../../../shared/forms/projectDocs.ts";
+import { schemaFieldsById } from "../../../shared/forms/staleBindings.ts";
 import { addFormField, findForm, formFieldRow, formFields, insertBound, listForms, removeFormField, saveFormLayout, updateBound } from "../../../shared/forms/projectStore.ts";
 import { currentUser } from "../../context.ts";
 import { projectForRead, projectForWrite } from "../../policies/projectGuard.ts";
@@ -24,7 +25,8 @@ const writeStates = { 402: { description: "The project's subscription expired" }
 async function present(conn: CommonQueryMethods, projectId: number, id: number): Promise<ProjectFormResource> {
   const row = await findForm(conn, projectId, id);
   if (!row) throw notFound("Form");
-  return presentForm(row, await formFields(conn, [row.id]));
+  const [fields, tables] = await Promise.all([formFields(conn, [row.id]), schemaFieldsById(conn, projectId, [row.schema_id])]);
+  return presentForm(row, fields, tables.get(row.schema_id));
 }
 
 /** The form, locked, in a project the caller may edit now. */
@@ -47,8 +49,8 @@ const list = defineRoute({
     const { pool } = ctx.deps;
     const project = await projectForRead(pool, params.projectId, currentUser(ctx));
     const rows = await listForms(pool, project.id);
-    const fields = await formFields(pool, rows.map((r) => r.id));
-    ctx.body = { data: rows.map((row) => presentForm(row, fields)) };
+    const [fields, tables] = await Promise.all([formFields(pool, rows.map((r) => r.id)), schemaFieldsById(pool, project.id, rows.map((r) => r.schema_id))]);
+    ctx.body = { data: rows.map((row) => presentForm(row, fields, tables.get(row.schema_id))) };
   },
 });
 
@@ -177,12 +179,15 @@ const showLayout = defineRoute({
   tags,
   auth: "bearer",
   params: projectFormParams,
-  responses: { 200: { description: "The layout", schema: z.object({ layout: formLayout }) } },
+  responses: {
+    200: {
+      description: "The layout, with the names of the fields it may place that a re-parse of the schema removed (`stale_fields`)",
+      schema: z.object({ layout: formLayout, stale_fields: z.array(z.string()) }),
+    },
+  },
   handler: async (ctx, { params }) => {
-    const project = await projectForRead(ctx.deps.pool, params.projectId, currentUser(ctx));
-    const row = await findForm(ctx.deps.pool, project.id, params.formId);
-    if (!row) throw notFound("Form");
-    ctx.body = { layout: row.layout };
+    const form = await present(ctx.deps.pool, (await projectForRead(ctx.deps.pool, params.projectId, currentUser(ctx))).id, params.formId);
+    ctx.body = { layout: form.layout, stale_fields: form.stale_fields };
   },
 });
 

@@ -5,10 +5,10 @@
 import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { createZipStream } from "../../../shared/archive/zipWriter.ts";
-import { conflict, forbidden, notFound } from "../../../shared/errors.ts";
+import { forbidden, notFound } from "../../../shared/errors.ts";
 import { deliverableVersion, installVersion, versionZipEntries } from "../../../shared/store/delivery.ts";
 import { listPurchases, purchase, refundPurchase, type PurchaseListRow } from "../../../shared/store/purchases.ts";
-import { startEuroPurchase } from "../../../shared/store/euroPurchases.ts";
+import { requestEuroRefund, startEuroPurchase } from "../../../shared/store/euroPurchases.ts";
 import { currentUser } from "../../context.ts";
 import { presentTransaction, transactionResource } from "../../presenters/payments.ts";
 import { projectForWrite } from "../../policies/projectGuard.ts";
@@ -158,29 +158,37 @@ const refund = defineRoute({
   summary: "Refund a store purchase (administrators)",
   description: [
     "The sale stops counting and the buyer loses access; the seller's earning is reversed while it is still pending. Credits go back",
-    "to the buyer. A euro purchase is refunded at the payment provider instead (409 `refund_at_provider`): the provider's refund",
-    "webhook returns the money and refunds the purchase, so the buyer never loses access without getting the money back.",
+    "to the buyer at once (200). A euro purchase is refunded at the payment provider: 202, the payments__refund job asks the card",
+    "processor or wallet provider to refund what is left of the payment and, once it has, refunds the purchase and issues the",
+    "credit note, so the buyer never loses access without getting the money back; asking again answers 202 and refunds once.",
+    "409 `refund_at_provider` only where this service cannot refund the payment (its provider is not configured, or the payment",
+    "has no provider id): refund it at the provider, whose refund webhook then refunds the purchase.",
   ].join(" "),
   tags,
   auth: "bearer",
   params: storeIdParams,
   responses: {
     200: { description: "Refunded", schema: z.object({ message: z.string(), refunded: z.boolean() }) },
-    409: { description: "A euro purchase: refund the payment at the provider (`refund_at_provider`)" },
+    202: { description: "A euro purchase: its refund is requested at the payment provider", schema: z.object({ message: z.string(), refunded: z.literal(false), refund_requested: z.literal(true) }) },
+    409: { description: "A euro purchase this service cannot refund: refund the payment at the provider (`refund_at_provider`)" },
   },
   handler: async (ctx, { params }) => {
-    if (!isSiteAdmin(currentUser(ctx))) throw forbidden();
-    const refunded = await ctx.deps.pool.transaction(async (tx) => {
+    const admin = currentUser(ctx);
+    if (!isSiteAdmin(admin)) throw forbidden();
+    const { pool, config } = ctx.deps;
+    const outcome = await pool.transaction(async (tx) => {
       const paidBy = await tx.maybeOneFirst(sql.type(z.object({ payment_type: z.string() }))`select payment_type from store_purchases where id = ${params.id}`);
       if (paidBy === null) throw notFound("Purchase");
-      // This service cannot send euros back: marking the purchase refunded here took the
-      // buyer's access and left their money with us.
-      if (paidBy === "euros") {
-        throw conflict("A euro purchase is refunded at the payment provider; its refund webhook then refunds the purchase.", "refund_at_provider");
-      }
-      return refundPurchase(tx, params.id);
+      // Euros go back through the provider first: taking access here would keep the buyer's money.
+      if (paidBy === "euros") return requestEuroRefund(tx, config, params.id, admin.id);
+      return (await refundPurchase(tx, params.id)) ? "refunded" : "refunded_before";
     });
-    ctx.body = { message: refunded ? "Purchase refunded." : "The purchase was refunded before.", refunded };
+    if (outcome === "requested" || outcome === "requested_before") {
+      ctx.status = 202;
+      ctx.body = { message: "The refund is requested at the payment provider; the purchase is refunded when the provider confirms it.", refunded: false, refund_requested: true };
+      return;
+    }
+    ctx.body = { message: outcome === "refunded" ? "Purchase refunded." : "The purchase was refunded before.", refunded: outcome === "refunded" };
   },
 });
 

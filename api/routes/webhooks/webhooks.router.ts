@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { seal } from "../../../shared/crypto.ts";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
+import type { ProjectRow } from "../../../shared/db/projects.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { conflict, invalid, invalidField, notFound, type FieldErrors } from "../../../shared/errors.ts";
 import { cronProblem, timezoneProblem } from "../../../shared/webhooks/cron.ts";
@@ -28,6 +29,7 @@ import {
 import { currentUser } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment, paginationQuery } from "../../pagination.ts";
 import { projectForDeploy, projectForDeploymentConfig, projectForDeploymentRead } from "../../policies/deployment.ts";
+import { canManageProject } from "../../policies/project.ts";
 import { deliveryResource, presentDelivery, presentWebhook, webhookResource } from "../../presenters/webhook.ts";
 import { checkTargets } from "../deployments/environmentInput.ts";
 import { idParams } from "../jobs/jobs.schema.ts";
@@ -91,22 +93,21 @@ function scheduleErrors(eventType: WebhookRow["event_type"], cron: string | null
   return errors;
 }
 
-/** A webhook the caller may see. @throws 404, 403 */
-async function webhookForRead(conn: CommonQueryMethods, id: number, user: UserRow): Promise<WebhookRow> {
+/** A webhook the caller may see, with its project. @throws 404, 403 */
+async function webhookForRead(conn: CommonQueryMethods, id: number, user: UserRow): Promise<{ hook: WebhookRow; project: ProjectRow }> {
   const hook = await findWebhook(conn, id);
   if (!hook) throw notFound("Webhook");
   try {
-    await projectForDeploymentRead(conn, hook.project_id, user);
+    return { hook, project: await projectForDeploymentRead(conn, hook.project_id, user) };
   } catch (error) {
     if ((error as { status?: number }).status === 404) throw notFound("Webhook");
     throw error;
   }
-  return hook;
 }
 
 /** A webhook whose project the caller may configure (project row-locked). */
 async function webhookForConfig(tx: CommonQueryMethods, id: number, user: UserRow): Promise<WebhookRow> {
-  const hook = await webhookForRead(tx, id, user);
+  const { hook } = await webhookForRead(tx, id, user);
   await projectForDeploymentConfig(tx, hook.project_id, user);
   return (await findWebhook(tx, id))!;
 }
@@ -123,7 +124,8 @@ const list = defineRoute({
     const { pool } = ctx.deps;
     const project = await projectForDeploymentRead(pool, params.projectId, currentUser(ctx));
     const rows = await pool.any(sql.type(webhookRow)`select ${webhookColumns} from webhooks where project_id = ${project.id} order by id`);
-    ctx.body = { webhooks: rows.map(presentWebhook) };
+    const fullTarget = canManageProject(currentUser(ctx), project);
+    ctx.body = { webhooks: rows.map((row) => presentWebhook(row, { fullTarget })) };
   },
 });
 
@@ -157,7 +159,7 @@ const create = defineRoute({
         returning ${webhookColumns}`);
     });
     ctx.status = 201;
-    ctx.body = { message: "Webhook created.", webhook: presentWebhook(hook) };
+    ctx.body = { message: "Webhook created.", webhook: presentWebhook(hook, { fullTarget: true }) };
   },
 });
 
@@ -170,7 +172,9 @@ const show = defineRoute({
   params: idParams,
   responses: { 200: { description: "The webhook", schema: z.object({ webhook: webhookResource }) } },
   handler: async (ctx, { params }) => {
-    ctx.body = { webhook: presentWebhook(await webhookForRead(ctx.deps.pool, params.id, currentUser(ctx))) };
+    const user = currentUser(ctx);
+    const { hook, project } = await webhookForRead(ctx.deps.pool, params.id, user);
+    ctx.body = { webhook: presentWebhook(hook, { fullTarget: canManageProject(user, project) }) };
   },
 });
 
@@ -196,7 +200,7 @@ const update = defineRoute({
   handler: async (ctx, { params, body }) => {
     const { pool, config } = ctx.deps;
     const user = currentUser(ctx);
-    const current = await webhookForRead(pool, params.id, user);
+    const { hook: current } = await webhookForRead(pool, params.id, user);
     const eventType = body.event_type ?? current.event_type;
     const timezone = body.timezone ?? current.timezone;
     const cron = body.cron !== undefined ? body.cron : eventType === "scheduled" ? current.cron : null;
@@ -223,7 +227,7 @@ const update = defineRoute({
       if (body.is_active === false) sets.push(sql.fragment`is_active = false`);
       return tx.one(sql.type(webhookRow)`update webhooks set ${sql.join(sets, sql.fragment`, `)} where id = ${locked.id} returning ${webhookColumns}`);
     });
-    ctx.body = { message: "Webhook updated.", webhook: presentWebhook(hook) };
+    ctx.body = { message: "Webhook updated.", webhook: presentWebhook(hook, { fullTarget: true }) };
   },
 });
 
@@ -257,7 +261,7 @@ const deliveries = defineRoute({
   responses: { 200: { description: "A page of deliveries", schema: paginatedSchema(deliveryResource) } },
   handler: async (ctx, { params, query }) => {
     const { pool } = ctx.deps;
-    const hook = await webhookForRead(pool, params.id, currentUser(ctx));
+    const { hook } = await webhookForRead(pool, params.id, currentUser(ctx));
     const [rows, total] = await Promise.all([
       pool.any(sql.type(deliveryRow)`select ${deliveryColumns} from webhook_deliveries where webhook_id = ${hook.id} order by id desc ${pageFragment(query)}`),
       pool.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from webhook_deliveries where webhook_id = ${hook.id}`),
@@ -282,7 +286,7 @@ const trigger = defineRoute({
     const { pool } = ctx.deps;
     // The delivery as queued here: read in the same transaction, so the answer never races the worker.
     const row = await pool.transaction(async (tx) => {
-      const hook = await webhookForRead(tx, params.id, user);
+      const { hook } = await webhookForRead(tx, params.id, user);
       await projectForDeploy(tx, hook.project_id, user);
       if (!hook.is_active) throw conflict("The webhook is inactive; activate it first.", "webhook_inactive");
       let generation: number | null;
