@@ -12,7 +12,8 @@ import { buildUserWithToken } from "../support/factories.ts";
 import { client, request } from "../support/http.ts";
 
 t.test("concurrent uploads to one message stop at its limit", async (t) => {
-  const app = await startTestApp(t);
+  // Room for all eight at once: this is about the message's limit, not the uploads-per-account cap.
+  const app = await startTestApp(t, { env: { UPLOADS_PER_USER: "16" } });
   const owner = await buildUserWithToken(app.pool);
   const api = client(app.url, owner.token);
   const project = (await api.post("/api/projects", { name: "Files" })).body.project;
