@@ -8,17 +8,7 @@
  */
 import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
-import { invoiceRow, type InvoiceRow } from "./invoices.ts";
-
-export const creditNoteRow = invoiceRow.extend({
-  invoice_id: z.number(),
-  invoice_number: z.string(),
-  refunded_from_cents: z.number(),
-  refunded_to_cents: z.number(),
-});
-export type CreditNoteRow = z.infer<typeof creditNoteRow>;
-export const creditNoteColumns = sql.fragment`c.id, c.number, c.user_id, c.transaction_id, c.issued_at, c.buyer, c.lines, c.currency, c.net_cents, c.vat_rate,
-  c.vat_cents, c.total_cents, c.invoice_id, i.number as invoice_number, c.refunded_from_cents, c.refunded_to_cents`;
+import { invoiceColumns, invoiceRow, type InvoiceRow } from "./invoices.ts";
 
 /** Net cents of `refundedCents` out of `invoice`, at its rate (all of it: the invoice's own net). */
 function netOf(invoice: InvoiceRow, refundedCents: number): number {
@@ -34,8 +24,7 @@ function netOf(invoice: InvoiceRow, refundedCents: number): number {
  */
 export async function issueCreditNote(tx: CommonQueryMethods, transactionId: number, fromCents: number, toCents: number): Promise<number | null> {
   const invoice = await tx.maybeOne(sql.type(invoiceRow)`
-    select id, number, user_id, transaction_id, issued_at, buyer, lines, currency, net_cents, vat_rate, vat_cents, total_cents
-    from invoices where transaction_id = ${transactionId}`);
+    select ${invoiceColumns} from invoices where transaction_id = ${transactionId}`);
   if (!invoice) return null;
   const to = Math.min(toCents, invoice.total_cents);
   if (to <= fromCents) return null;

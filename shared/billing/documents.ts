@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
-import { invoiceRow } from "./invoices.ts";
+import { invoiceColumns, invoiceRow } from "./invoices.ts";
 
 export const billingDocumentRow = invoiceRow.extend({
   kind: z.enum(["invoice", "credit_note"]),
@@ -16,13 +16,9 @@ export const billingDocumentRow = invoiceRow.extend({
 export type BillingDocumentRow = z.infer<typeof billingDocumentRow>;
 
 const documents = (where: ReturnType<typeof sql.fragment>) => sql.fragment`(
-  select 'invoice' as kind, id, number, user_id, transaction_id, issued_at, buyer, lines, currency, net_cents, vat_rate, vat_cents, total_cents,
-    null::bigint as invoice_id, null::text as invoice_number
-  from invoices ${where}
+  select 'invoice' as kind, ${invoiceColumns}, null::bigint as invoice_id, null::text as invoice_number from invoices ${where}
   union all
-  select 'credit_note', id, number, user_id, transaction_id, issued_at, buyer, lines, currency, net_cents, vat_rate, vat_cents, total_cents,
-    invoice_id, (select i.number from invoices i where i.id = c.invoice_id)
-  from credit_notes c ${where}
+  select 'credit_note', ${invoiceColumns}, invoice_id, (select i.number from invoices i where i.id = c.invoice_id) from credit_notes c ${where}
 )`;
 const columns = sql.fragment`kind, id, number, user_id, transaction_id, issued_at, buyer, lines, currency, net_cents, vat_rate, vat_cents, total_cents, invoice_id, invoice_number`;
 

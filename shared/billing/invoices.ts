@@ -29,7 +29,7 @@ export const invoiceRow = z.object({
   total_cents: z.number(),
 });
 export type InvoiceRow = z.infer<typeof invoiceRow>;
-const invoiceColumns = sql.fragment`id, number, user_id, transaction_id, issued_at, buyer, lines, currency, net_cents, vat_rate, vat_cents, total_cents`;
+export const invoiceColumns = sql.fragment`id, number, user_id, transaction_id, issued_at, buyer, lines, currency, net_cents, vat_rate, vat_cents, total_cents`;
 
 const buyerRow = z.object({ name: z.string(), email: z.string(), company: z.string().nullable(), address: z.string().nullable(), country: z.string().nullable(), vat_id: z.string().nullable() });
 
@@ -58,13 +58,4 @@ export async function issueInvoice(tx: CommonQueryMethods, transaction: Transact
     insert into invoices (number, user_id, transaction_id, buyer, lines, currency, net_cents, vat_rate, vat_cents, total_cents)
     values (${`INV-${year}-${String(seq).padStart(6, "0")}`}, ${transaction.user_id}, ${transaction.id}, ${sql.jsonb(buyer)}, ${sql.jsonb(lines)},
       ${transaction.currency}, ${net}, ${rate}, ${total - net}, ${total})`);
-}
-
-/** A page of the user's invoices, newest first, and their count. */
-export async function listInvoices(conn: CommonQueryMethods, userId: number, page: { limit: number; offset: number }) {
-  const [rows, total] = await Promise.all([
-    conn.any(sql.type(invoiceRow)`select ${invoiceColumns} from invoices where user_id = ${userId} order by issued_at desc, id desc limit ${page.limit} offset ${page.offset}`),
-    conn.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from invoices where user_id = ${userId}`),
-  ]);
-  return { rows, total };
 }

@@ -25,7 +25,8 @@ import { createPersonalToken } from "../../../shared/auth/personalTokens.ts";
 import { grantCredits } from "../../../shared/credits/ledger.ts";
 import { seal } from "../../../shared/crypto.ts";
 import { sql } from "../../../shared/db/pool.ts";
-import { issueInvoice, listInvoices } from "../../../shared/billing/invoices.ts";
+import { listBillingDocuments } from "../../../shared/billing/documents.ts";
+import { issueInvoice } from "../../../shared/billing/invoices.ts";
 import { insertTransaction } from "../../../shared/payments/store.ts";
 import { createInvitation, listOpenInvitations } from "../../../shared/teams/invitations.ts";
 import { buildTeam } from "../factories.ts";
@@ -84,7 +85,7 @@ export function makeAccountFixture(ctx: FixtureContext, kind: string): Promise<n
           const payment = await insertTransaction(tx, { user_id: owner.id, kind: "credit_package", package_id: null, item_id: null, project_id: null, payment_method: "cardprocessor", credits: 100, amount_cents: 500, currency: "EUR" });
           await issueInvoice(tx, payment);
         });
-        return (await listInvoices(pool, owner.id, { limit: 1, offset: 0 })).rows[0]?.id;
+        return (await listBillingDocuments(pool, owner.id, { limit: 1, offset: 0 })).rows[0]?.id;
       })();
     case "credits":
       // Enough credits for what the owner buys with them: the form designer's unlock (500), a
