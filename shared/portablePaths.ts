@@ -22,8 +22,6 @@
  */
 
 const windowsForbidden = /[<>:"|?*]/;
-const devices = new Set(["con", "prn", "aux", "nul"]);
-const numberedDevice = /^(com|lpt)[1-9\u00b9\u00b2\u00b3]$/;
 // Code points HFS+ ignores when it compares names (git's next_hfs_char skips the same ones).
 const hfsIgnored = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
@@ -33,11 +31,26 @@ function isDotGit(segment: string): boolean {
   return folded === ".git" || folded === "git~1";
 }
 
+/**
+ * Whether the `length` characters of `s` from `at` are a Windows device name, in any case: CON,
+ * PRN, AUX, NUL, COM1–COM9, LPT1–LPT9 (also with the superscript digits ¹²³ Windows counts as
+ * digits). Character codes, no string: the template engine asks it of every plain file-name value.
+ */
+export function isDeviceName(s: string, at: number, length: number): boolean {
+  if (length !== 3 && length !== 4) return false;
+  const a = s.charCodeAt(at) | 32;
+  const b = s.charCodeAt(at + 1) | 32;
+  const c = s.charCodeAt(at + 2) | 32;
+  if (length === 3) return (a === 99 && b === 111 && c === 110) || (a === 112 && b === 114 && c === 110) || (a === 97 && b === 117 && c === 120) || (a === 110 && b === 117 && c === 108);
+  const d = s.charCodeAt(at + 3);
+  return ((d >= 49 && d <= 57) || d === 0xb9 || d === 0xb2 || d === 0xb3) && ((a === 99 && b === 111 && c === 109) || (a === 108 && b === 112 && c === 116));
+}
+
 /** Whether the stem of `segment` is a Windows device name. */
 function isDevice(segment: string): boolean {
   const dot = segment.indexOf(".");
-  const stem = (dot === -1 ? segment : segment.slice(0, dot)).trimEnd().toLowerCase();
-  return stem.length === 3 ? devices.has(stem) : stem.length === 4 && numberedDevice.test(stem);
+  const stem = (dot === -1 ? segment : segment.slice(0, dot)).trimEnd();
+  return isDeviceName(stem, 0, stem.length);
 }
 
 /**

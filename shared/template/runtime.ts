@@ -3,6 +3,7 @@
  * chains and memo tables as `$F`, `$K`, `$C`).
  * They are small so V8 inlines them into the compiled templates.
  */
+import { isDeviceName } from "../portablePaths.ts";
 import { filterCaches, filterChains, filters, toText } from "./filters.ts";
 
 const hasOwn = Object.hasOwn;
@@ -52,18 +53,8 @@ const Q = (s: string): boolean => {
     const c = s.charCodeAt(i);
     if (c > 127 || notPlain[c] === 1) return false;
   }
-  return (n !== 3 && n !== 4) || !isDevice(s);
+  return !isDeviceName(s, 0, n);
 };
-
-/** Whether a 3- or 4-character plain value is a Windows device name (CON, PRN, AUX, NUL, COM1–9, LPT1–9), in any case. */
-function isDevice(s: string): boolean {
-  const a = s.charCodeAt(0) | 32;
-  const b = s.charCodeAt(1) | 32;
-  const c = s.charCodeAt(2) | 32;
-  if (s.length === 3) return (a === 99 && b === 111 && c === 110) || (a === 112 && b === 114 && c === 110) || (a === 97 && b === 117 && c === 120) || (a === 110 && b === 117 && c === 108);
-  const d = s.charCodeAt(3);
-  return d >= 49 && d <= 57 && ((a === 99 && b === 111 && c === 109) || (a === 108 && b === 112 && c === 116));
-}
 
 /** An object with no fields at all (not even inherited ones): what a field of null or undefined is read from. */
 const E: Record<string, never> = Object.freeze(Object.create(null) as Record<string, never>);
