@@ -79,8 +79,8 @@ async function loadJwtUser(deps: AppDeps, claims: AccessClaims): Promise<UserRow
   return user;
 }
 
-async function resolveJwt(deps: AppDeps, token: string): Promise<Authenticated | null> {
-  const claims = await deps.identity.verifier.verify(token);
+async function resolveJwt(deps: AppDeps, token: string, verified?: AccessClaims): Promise<Authenticated | null> {
+  const claims = verified ?? (await deps.identity.verifier.verify(token));
   if (!claims) return null;
   const user = await loadJwtUser(deps, claims);
   if (!user || user.disabled_at) return null;
@@ -107,10 +107,19 @@ export async function resolveBearer(deps: AppDeps, token: string): Promise<Authe
   return { user: acting, auth: { kind: "personal_token", tokenId: row.id, abilities: row.abilities, ...scopes } };
 }
 
-/** Koa middleware: 401 unless the request carries a valid bearer token. */
+const BEARER = "Bearer ";
+
+/**
+ * Koa middleware: 401 unless the request carries a valid bearer token. A client sends the same
+ * header with every request: when what follows `Bearer ` is a token whose signature verified
+ * before, it is taken as it is, without the header's expression (3 µs on a 900-character JWT)
+ * or the verifier's promise; every check after the signature still runs.
+ */
 export async function authenticate(ctx: AppContext, next: Next): Promise<void> {
-  const token = bearerToken(ctx.get("authorization"));
-  const result = token ? await resolveBearer(ctx.deps, token) : null;
+  const header = ctx.get("authorization");
+  const known = header.startsWith(BEARER) ? ctx.deps.identity.verifier.verifiedNow(header.slice(BEARER.length)) : undefined;
+  const token = known ? header.slice(BEARER.length) : bearerToken(header);
+  const result = known ? await resolveJwt(ctx.deps, token!, known) : token ? await resolveBearer(ctx.deps, token) : null;
   if (!result) {
     await chargeIp(ctx);
     throw token ? unauthorized("The access token is invalid or has expired.") : unauthorized();
@@ -142,7 +151,8 @@ export function insufficientScope(scope: Scope, message: string): AppError {
  * its user is an administrator; for anyone else the route's own role check answers.
  */
 export function requireScope(needed: RouteScope) {
-  return async (ctx: AppContext, next: Next): Promise<void> => {
+  // Not async: a route's middleware that needs no await passes the request on without a promise of its own.
+  return (ctx: AppContext, next: Next): Promise<void> => {
     const auth = ctx.state.auth;
     if (!auth) throw new Error("requireScope must follow authenticate");
     if (needed.scope !== "none" && !hasScope(auth.scopes, needed.scope)) {
@@ -152,6 +162,6 @@ export function requireScope(needed: RouteScope) {
     if (needed.admin && !auth.scopes.includes("admin") && auth.withheldRoles.length > 0) {
       throw insufficientScope("admin", "This token lacks the admin scope, which administrator routes need; use a token with it (scope `*` grants every scope your roles allow).");
     }
-    await next();
+    return next();
   };
 }

@@ -55,9 +55,17 @@ function withFormBody(req: IncomingMessage, form: URLSearchParams, url: string):
   }) as unknown as IncomingMessage;
 }
 
-/** Koa middleware serving everything under /api/oauth through oidc-provider. */
-export async function oauthMount(ctx: AppContext, next: Next): Promise<void> {
-  if (ctx.path !== PREFIX && !ctx.path.startsWith(`${PREFIX}/`)) return next();
+/**
+ * Koa middleware serving everything under /api/oauth through oidc-provider. Not an async
+ * function itself, so every other request passes it without a promise and a turn of its own.
+ */
+export function oauthMount(ctx: AppContext, next: Next): Promise<void> {
+  const path = ctx.path;
+  if (path !== PREFIX && !path.startsWith(`${PREFIX}/`)) return next();
+  return serveOAuth(ctx);
+}
+
+async function serveOAuth(ctx: AppContext): Promise<void> {
   await chargeIp(ctx);
   const provider = ctx.deps.identity.provider;
   let handle = callbacks.get(provider);
