@@ -3,7 +3,7 @@
  * parsers share: keywords, punctuation, identifiers (folded as the dialect folds them),
  * qualified names, column lists, and raw expression text taken from the source.
  */
-import { Tok, type Token } from "./scanner.ts";
+import { lowerCase, Tok, type Token } from "./scanner.ts";
 import type { Dialect } from "./types.ts";
 
 /** Thrown when a statement does not have the expected shape; becomes a warning. */
@@ -41,6 +41,8 @@ export class Cursor {
   /** Index just past the statement's last token. */
   readonly end: number;
   i: number;
+  /** The End token `peek` returns past the last token (made once: statements peek there often). */
+  private endTok: Token | null = null;
 
   constructor(tokens: Token[], text: string, dialect: Dialect, start = 0, end = tokens.length) {
     this.tokens = tokens;
@@ -92,15 +94,18 @@ export class Cursor {
     return true;
   }
 
-  /** Accepts whichever one of the words comes next. */
-  acceptAny(...words: string[]): boolean {
-    return words.some((w) => this.accept(w));
+  /** Accepts whichever one of the two words comes next. */
+  acceptAny(a: string, b: string): boolean {
+    return this.accept(a) || this.accept(b);
   }
 
-  /** Accepts the words in sequence, or none of them. */
-  acceptSeq(...words: string[]): boolean {
-    for (let k = 0; k < words.length; k++) if (!this.is(words[k]!, k)) return false;
-    this.i += words.length;
+  /**
+   * Accepts the words in sequence, or none of them. Two or three words as parameters, not a
+   * rest array: it is called for nearly every column option, and the array was garbage.
+   */
+  acceptSeq(a: string, b: string, c?: string): boolean {
+    if (!this.is(a) || !this.is(b, 1) || (c !== undefined && !this.is(c, 2))) return false;
+    this.i += c === undefined ? 2 : 3;
     return true;
   }
 
@@ -140,7 +145,7 @@ export class Cursor {
     const t = this.peek();
     if (t.type === Tok.Word) {
       this.i++;
-      return this.dialect === "PostgreSQL" ? t.value.toLowerCase() : t.value;
+      return this.dialect === "PostgreSQL" ? lowerCase(t.value) : t.value;
     }
     if (t.type === Tok.Quoted || (t.type === Tok.String && this.dialect === "MySQL")) {
       this.i++;
@@ -151,18 +156,21 @@ export class Cursor {
 
   /** `a`, `s.a`, `db.s.a` (the last two parts are kept). */
   qualifiedName(what = "a name"): QualifiedName {
-    const parts = [this.ident(what)];
+    // the last two parts, without an array of all of them
+    let schema: string | null = null;
+    let name = this.ident(what);
     while (this.isPunct(".") && this.isIdent(1)) {
       this.i++;
-      parts.push(this.ident(what));
+      schema = name;
+      name = this.ident(what);
     }
     // T-SQL `db..table`: an empty middle part means the default schema
     while (this.isPunct(".") && this.isPunct(".", 1) && this.isIdent(2)) {
       this.i += 2;
-      parts.push(this.ident(what));
+      schema = name;
+      name = this.ident(what);
     }
-    const name = parts[parts.length - 1]!;
-    return { schema: parts.length > 1 ? parts[parts.length - 2]! : null, name };
+    return { schema, name };
   }
 
   /** `(a [ASC|DESC] [(len)], b, …)`: plain column names of a key. */
@@ -277,8 +285,11 @@ export class Cursor {
   }
 
   private endToken(): Token {
-    const at = this.lastEnd();
-    return at === 0 ? END : { ...END, start: at, end: at };
+    if (this.endTok === null) {
+      const at = this.lastEnd();
+      this.endTok = at === 0 ? END : { ...END, start: at, end: at };
+    }
+    return this.endTok;
   }
 }
 

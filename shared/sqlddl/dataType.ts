@@ -6,7 +6,7 @@
  */
 import type { Cursor} from "./cursor.ts";
 import { intValue } from "./cursor.ts";
-import { Tok } from "./scanner.ts";
+import { lowerCase, Tok } from "./scanner.ts";
 
 /** A parsed data type before domain/user-type resolution. */
 export interface DataType {
@@ -35,9 +35,10 @@ export function parseDataType(c: Cursor): DataType {
   const head = c.peek();
   const quotedHead = head.type !== Tok.Word;
   const q = c.qualifiedName("a data type");
-  const schema = q.schema && !SYSTEM_SCHEMAS.has(q.schema.toLowerCase()) ? q.schema : null;
+  const schema = q.schema && !SYSTEM_SCHEMAS.has(lowerCase(q.schema)) ? q.schema : null;
   const type: DataType = {
-    name: q.name.toLowerCase(),
+    // an unquoted, unqualified name may run on over several words (upper-cased as the scanner has them)
+    name: !quotedHead && !q.schema ? lowerCase(multiWordName(c, c.dialect === "PostgreSQL" ? q.name.toUpperCase() : head.upper)) : lowerCase(q.name),
     qualified: schema ? `${schema}.${q.name}` : null,
     written: q.name,
     length: null,
@@ -47,7 +48,6 @@ export function parseDataType(c: Cursor): DataType {
     arrayDimensions: 0,
     charset: null,
   };
-  if (!quotedHead && !q.schema) type.name = multiWordName(c, q.name.toUpperCase()).toLowerCase();
   if (c.isPunct("(")) parameters(c, type);
   suffixes(c, type);
   return type;
