@@ -1,5 +1,6 @@
 /**
- * The tokenizer: one pass over the text, char codes only, one small object per token.
+ * The tokenizer: one pass over the text, char codes only, one small object per token, which
+ * the caller may give back for reuse once it has read it (`recycle`).
  * It knows each dialect's quoting and comment rules and the client commands that dump
  * tools print between statements (psql `\…`, sqlcmd `:setvar` and `GO`, mysql `DELIMITER`),
  * because those are line-oriented and cannot be recognised once the text is tokens.
@@ -38,6 +39,8 @@ export class Scanner {
   /** Current statement terminator; changed by DELIMITER (MySQL) and SET TERM (Firebird). */
   delimiter = ";";
   private conditional = 0;
+  /** Tokens given back by `recycle`, which `make` fills in again. */
+  private readonly free: Token[] = [];
   private lineStart = true;
   private readonly mysql: boolean;
   private readonly pg: boolean;
@@ -96,8 +99,23 @@ export class Scanner {
     this.pos = end < 0 ? this.text.length : end + 3;
   }
 
+  /**
+   * Gives tokens back for reuse: the caller no longer reads them (a finished statement's,
+   * a terminator). Every token was one short-lived object, ~3 MB of garbage for a 0.3 MB dump.
+   */
+  recycle(token: Token): void {
+    this.free.push(token);
+  }
+
   private make(type: TokType, value: string, start: number, upper = ""): Token {
-    return { type, value, upper, start, end: this.pos };
+    const t = this.free.pop();
+    if (t === undefined) return { type, value, upper, start, end: this.pos };
+    t.type = type;
+    t.value = value;
+    t.upper = upper;
+    t.start = start;
+    t.end = this.pos;
+    return t;
   }
 
   private skipTrivia(): void {

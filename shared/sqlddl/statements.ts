@@ -52,8 +52,13 @@ export function splitStatements(text: string, dialect: Dialect, onStatement: (st
       onStatement({ tokens, start: tokens[0]?.start ?? bad?.start ?? 0, truncated, meta: null, bad });
       afterStatement(scanner, tokens, dialect);
     }
-    // no token of this statement stays reachable through the buffer (the next overwrites them)
-    buffer.fill(END, 0, count);
+    // The statement has been read: its tokens go back to the scanner, and none of them stays
+    // reachable through the buffer, which the next statement overwrites.
+    for (let k = 0; k < count; k++) {
+      scanner.recycle(buffer[k]!);
+      buffer[k] = END;
+    }
+    if (bad) scanner.recycle(bad);
     count = 0;
     truncated = false;
     bad = null;
@@ -79,17 +84,21 @@ export function splitStatements(text: string, dialect: Dialect, onStatement: (st
     if (tok.type === Tok.Meta) {
       flush();
       onStatement({ tokens: [], start: tok.start, truncated: false, meta: tok.value, bad: null });
+      scanner.recycle(tok);
       continue;
     }
     if (tok.type === Tok.Batch) {
       flush();
+      scanner.recycle(tok);
       continue;
     }
     if (tok.type === Tok.Delim && !wholeBatch && (depth === 0 || scanner.delimiter !== ";")) {
       flush();
+      scanner.recycle(tok);
       continue;
     }
     if (tok.type === Tok.Bad) {
+      if (bad) scanner.recycle(bad); // the last one is reported
       bad = tok;
       continue;
     }
