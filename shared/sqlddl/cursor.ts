@@ -41,8 +41,8 @@ export class Cursor {
   /** Index just past the statement's last token. */
   readonly end: number;
   i: number;
-  /** The End token `peek` returns past the last token (made once: statements peek there often). */
-  private endTok: Token | null = null;
+  /** The End token `peek` returns past the last token, at the end of the last one. */
+  private readonly endTok: Token;
 
   constructor(tokens: Token[], text: string, dialect: Dialect, start = 0, end = tokens.length) {
     this.tokens = tokens;
@@ -51,11 +51,18 @@ export class Cursor {
     this.start = start;
     this.end = end;
     this.i = start;
+    const at = this.lastEnd();
+    this.endTok = at === 0 ? END : { ...END, start: at, end: at };
   }
+
+  // The small readers below are inlined by V8's optimising compilers at every call site (a
+  // statement parser has dozens): each reads the token array directly, with no call and no
+  // End token to make, which keeps the compiled statement parsers (and the compilers'
+  // memory while they work on them) small. Only Word tokens have an `upper`, "" otherwise.
 
   peek(k = 0): Token {
     const at = this.i + k;
-    return at < this.end ? this.tokens[at]! : this.endToken();
+    return at < this.end ? this.tokens[at]! : this.endTok;
   }
 
   next(): Token {
@@ -79,18 +86,19 @@ export class Cursor {
   }
 
   is(word: string, k = 0): boolean {
-    const t = this.peek(k);
-    return t.type === Tok.Word && t.upper === word;
+    const at = this.i + k;
+    return at < this.end && this.tokens[at]!.upper === word;
   }
 
   isAny(words: ReadonlySet<string>, k = 0): boolean {
-    const t = this.peek(k);
-    return t.type === Tok.Word && words.has(t.upper);
+    const at = this.i + k;
+    return at < this.end && this.tokens[at]!.type === Tok.Word && words.has(this.tokens[at]!.upper);
   }
 
   accept(word: string): boolean {
-    if (!this.is(word)) return false;
-    this.i++;
+    const at = this.i;
+    if (at >= this.end || this.tokens[at]!.upper !== word) return false;
+    this.i = at + 1;
     return true;
   }
 
@@ -114,13 +122,18 @@ export class Cursor {
   }
 
   isPunct(ch: string, k = 0): boolean {
-    const t = this.peek(k);
-    return t.type === Tok.Punct && t.value === ch;
+    const at = this.i + k;
+    if (at >= this.end) return false;
+    const t = this.tokens[at]!;
+    return t.value === ch && t.type === Tok.Punct;
   }
 
   acceptPunct(ch: string): boolean {
-    if (!this.isPunct(ch)) return false;
-    this.i++;
+    const at = this.i;
+    if (at >= this.end) return false;
+    const t = this.tokens[at]!;
+    if (t.value !== ch || t.type !== Tok.Punct) return false;
+    this.i = at + 1;
     return true;
   }
 
@@ -284,13 +297,6 @@ export class Cursor {
     return this.tokens[this.end - 1]?.end ?? 0;
   }
 
-  private endToken(): Token {
-    if (this.endTok === null) {
-      const at = this.lastEnd();
-      this.endTok = at === 0 ? END : { ...END, start: at, end: at };
-    }
-    return this.endTok;
-  }
 }
 
 /** After `::` a word is a type name; `NEXT VALUE FOR` keeps its FOR. */

@@ -21,6 +21,7 @@ export type TokType = (typeof Tok)[keyof typeof Tok];
 export interface Token {
   type: TokType;
   value: string;
+  /** Upper-case form of a Word; "" for every other type (`Cursor.is` relies on it). */
   upper: string;
   start: number;
   end: number;
