@@ -189,15 +189,21 @@ export class Cursor {
   /** `(a [ASC|DESC] [(len)], b, …)`: plain column names of a key. */
   columnList(): string[] {
     this.expectPunct("(");
-    const columns: string[] = [];
-    if (this.acceptPunct(")")) return columns;
-    do {
-      columns.push(this.ident("a column name"));
-      if (this.isPunct("(")) this.skipGroup(); // MySQL prefix length
-      this.skipKeyPartOptions();
-    } while (this.acceptPunct(","));
+    if (this.acceptPunct(")")) return [];
+    const first = this.keyPart();
+    // one column (most keys): an array of one, not one grown by push to room for sixteen
+    const columns = this.acceptPunct(",") ? [first, this.keyPart()] : [first];
+    while (this.acceptPunct(",")) columns.push(this.keyPart());
     this.expectPunct(")");
     return columns;
+  }
+
+  /** One column of a key, and what may follow it. */
+  private keyPart(): string {
+    const name = this.ident("a column name");
+    if (this.isPunct("(")) this.skipGroup(); // MySQL prefix length
+    this.skipKeyPartOptions();
+    return name;
   }
 
   /** Skips what may follow a key column: COLLATE x, ASC/DESC, NULLS FIRST/LAST. */

@@ -37,8 +37,7 @@ export function parseDataType(c: Cursor): DataType {
   const q = c.qualifiedName("a data type");
   const schema = q.schema && !SYSTEM_SCHEMAS.has(lowerCase(q.schema)) ? q.schema : null;
   const type: DataType = {
-    // an unquoted, unqualified name may run on over several words (upper-cased as the scanner has them)
-    name: !quotedHead && !q.schema ? lowerCase(multiWordName(c, c.dialect === "PostgreSQL" ? q.name.toUpperCase() : head.upper)) : lowerCase(q.name),
+    name: !quotedHead && !q.schema ? baseName(c, q.name, head.upper) : lowerCase(q.name),
     qualified: schema ? `${schema}.${q.name}` : null,
     written: q.name,
     length: null,
@@ -51,6 +50,22 @@ export function parseDataType(c: Cursor): DataType {
   if (c.isPunct("(")) parameters(c, type);
   suffixes(c, type);
   return type;
+}
+
+/**
+ * The lower-case name of an unquoted, unqualified type, which may run on over several words.
+ * One ASCII word already in lower case is the name as written, not a copy of it: a dump's
+ * every column holds its type name.
+ */
+function baseName(c: Cursor, written: string, upper: string): string {
+  const first = c.dialect === "PostgreSQL" ? written.toUpperCase() : upper;
+  const full = multiWordName(c, first);
+  return full === first && isAscii(written) ? lowerCase(written) : lowerCase(full);
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 128) return false;
+  return true;
 }
 
 function multiWordName(c: Cursor, first: string): string {
@@ -82,21 +97,31 @@ function parameters(c: Cursor, type: DataType): void {
   }
   const open = c.i;
   c.expectPunct("(");
-  const numbers: (number | null)[] = [];
+  // the first two numbers (null for one too big), without an array for every sized type
+  let count = 0;
+  let first: number | null = null;
+  let second: number | null = null;
   let other = false;
   while (!c.atEnd() && !c.isPunct(")")) {
     const t = c.next();
-    if (t.type === Tok.Number) numbers.push(intValue(t));
-    else if (t.type === Tok.Word && t.upper === "MAX") numbers.push(-1);
-    else if (!(t.type === Tok.Punct && t.value === ",")) other = true;
+    let n: number | null;
+    if (t.type === Tok.Number) n = intValue(t);
+    else if (t.type === Tok.Word && t.upper === "MAX") n = -1;
+    else {
+      if (!(t.type === Tok.Punct && t.value === ",")) other = true;
+      continue;
+    }
+    if (count === 0) first = n;
+    else if (count === 1) second = n;
+    count++;
   }
   if (other) {
     c.i = open; // e.g. XML(schema collection), geometry(Point, 4326): not sizes
     c.skipGroup();
-    if (numbers.length === 0) return;
+    if (count === 0) return;
   } else c.expectPunct(")");
-  type.length = numbers[0] ?? null;
-  type.scale = numbers[1] ?? null;
+  type.length = first;
+  type.scale = second;
 }
 
 function suffixes(c: Cursor, type: DataType): void {
