@@ -97,22 +97,18 @@ function parameters(c: Cursor, type: DataType): void {
   }
   const open = c.i;
   c.expectPunct("(");
-  // the first two numbers (null for one too big), without an array for every sized type
+  // the first two numbers (null for one too big) go straight into the type: no array for every sized type
   let count = 0;
-  let first: number | null = null;
-  let second: number | null = null;
   let other = false;
   while (!c.atEnd() && !c.isPunct(")")) {
     const t = c.next();
-    let n: number | null;
-    if (t.type === Tok.Number) n = intValue(t);
-    else if (t.type === Tok.Word && t.upper === "MAX") n = -1;
-    else {
-      if (!(t.type === Tok.Punct && t.value === ",")) other = true;
+    const n = t.type === Tok.Number ? intValue(t) : t.upper === "MAX" ? -1 : undefined;
+    if (n === undefined) {
+      if (t.value !== "," || t.type !== Tok.Punct) other = true;
       continue;
     }
-    if (count === 0) first = n;
-    else if (count === 1) second = n;
+    if (count === 0) type.length = n;
+    else if (count === 1) type.scale = n;
     count++;
   }
   if (other) {
@@ -120,8 +116,8 @@ function parameters(c: Cursor, type: DataType): void {
     c.skipGroup();
     if (count === 0) return;
   } else c.expectPunct(")");
-  type.length = first;
-  type.scale = second;
+  if (count === 0) type.length = null;
+  if (count < 2) type.scale = null;
 }
 
 function suffixes(c: Cursor, type: DataType): void {
