@@ -7,6 +7,7 @@ import type { EventHub } from "../shared/events/hub.ts";
 import type { Logger } from "../shared/logger.ts";
 import { SettingsCache } from "../shared/settings/cache.ts";
 import { PostgresStorage } from "../shared/storage/postgresStorage.ts";
+import { TemplateCompiler } from "../shared/template/compiler/pool.ts";
 import type { AppDeps } from "./context.ts";
 import { createIdentity } from "./identity.ts";
 import { CLIENT_CHANGES_CHANNEL } from "./oauth/accessTokens.ts";
@@ -33,5 +34,6 @@ export async function buildAppDeps(base: { config: Config; pool: DatabasePool; l
     metrics: new AppMetrics(base.pool),
     storage: new PostgresStorage(base.pool),
     identity,
+    compiler: new TemplateCompiler(base.config.templates.compile),
   };
 }

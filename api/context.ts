@@ -11,6 +11,7 @@ import type { EventHub } from "../shared/events/hub.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { SettingsCache } from "../shared/settings/cache.ts";
 import type { Storage } from "../shared/storage/storage.ts";
+import type { TemplateCompiler } from "../shared/template/compiler/pool.ts";
 import type { Identity } from "./identity.ts";
 import type { PerformanceRollup } from "./performanceRollup.ts";
 import type { ServerTimings } from "./serverTimings.ts";
@@ -31,6 +32,8 @@ export interface AppDeps {
   timings: ServerTimings;
   /** This process's share of the daily performance histograms (api/performanceRollup.ts). */
   rollup: PerformanceRollup;
+  /** Template checks and output plans, on compile threads (shared/template/compiler/pool.ts). */
+  compiler: TemplateCompiler;
 }
 
 /** What the presented token may do (shared/auth/scopes.ts). */

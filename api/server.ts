@@ -102,6 +102,7 @@ export async function startWeb(deps: AppDeps, port: number, host: string, option
         await closed;
         await deps.timings.stop();
         await deps.rollup.stop();
+        await deps.compiler.close();
         clearTimeout(timer);
       })()),
   };

@@ -109,6 +109,9 @@ export const envSchema = z.object({
   TEMPLATE_RENDER_TIME_LIMIT_MS: integer(100, 600_000).default(10_000),
   TEMPLATE_CODE_MEMORY_MB: integer(8, 1024).default(32),
   TEMPLATE_SANDBOX_WORKERS: integer(1, 32).default(2),
+  TEMPLATE_COMPILE_WORKERS: integer(1, 16).default(1),
+  TEMPLATE_COMPILE_TIME_LIMIT_MS: integer(100, 600_000).default(30_000),
+  TEMPLATE_COMPILE_MEMORY_MB: integer(64, 8192).default(512),
   ARCHIVE_TTL_HOURS: integer(1, 24 * 366).default(72),
   DEPLOYMENT_TIMEOUT_S: integer(10, 24 * 3600).default(1800),
   DEPLOYMENT_UPLOAD_MAX_FILES: integer(1, 1_000_000).default(10_000),
@@ -193,7 +196,15 @@ export interface Config {
   schemas: { sqlMaxBytes: number; parseTimeoutMs: number };
   /** Sandbox limits of template code blocks, and how long a generation's zip is kept. */
   /** `sandboxWorkers`: code sandbox threads per process, so one slow render cannot hold up the others. */
-  templates: { codeTimeLimitMs: number; codeMemoryBytes: number; renderTimeLimitMs: number; sandboxWorkers: number; archiveTtlHours: number };
+  /** `compile`: the threads a web process checks templates on, and one check's time and heap limits. */
+  templates: {
+    codeTimeLimitMs: number;
+    codeMemoryBytes: number;
+    renderTimeLimitMs: number;
+    sandboxWorkers: number;
+    archiveTtlHours: number;
+    compile: { threads: number; timeLimitMs: number; memoryMb: number };
+  };
   /** How long one deployment run may take, and how many files the upload form accepts. */
   deployments: { timeoutMs: number; uploadMaxFiles: number };
   /** Outbound webhook deliveries: request timeout, attempts per delivery, failed deliveries in a row before deactivation. */
@@ -331,6 +342,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       codeMemoryBytes: e.TEMPLATE_CODE_MEMORY_MB * 1024 * 1024,
       sandboxWorkers: e.TEMPLATE_SANDBOX_WORKERS,
       archiveTtlHours: e.ARCHIVE_TTL_HOURS,
+      compile: { threads: e.TEMPLATE_COMPILE_WORKERS, timeLimitMs: e.TEMPLATE_COMPILE_TIME_LIMIT_MS, memoryMb: e.TEMPLATE_COMPILE_MEMORY_MB },
     },
     deployments: { timeoutMs: e.DEPLOYMENT_TIMEOUT_S * 1000, uploadMaxFiles: e.DEPLOYMENT_UPLOAD_MAX_FILES },
     webhooks: {

@@ -6,6 +6,8 @@
 import { z } from "zod";
 import { kindColumns } from "../../shared/forms/elementInput.ts";
 import { formSetRow, formWindowRow, type FormElementRow, type FormSetRow, type FormWindowRow } from "../../shared/forms/rows.ts";
+import type { SchemaFields } from "../../shared/forms/schemaFields.ts";
+import { placementHolds, staleReferences } from "../../shared/forms/staleBindings.ts";
 
 const nullableNumber = z.number().nullable();
 export const formElementResource = z
@@ -29,6 +31,8 @@ export const formElementResource = z
     anchor_height: nullableNumber,
     created_at: z.string(),
     updated_at: z.string(),
+    /** Field placements only: a re-parse of the schema removed their field, linked table or linked field. */
+    missing: z.boolean().optional(),
   })
   .extend(Object.fromEntries(kindColumns.map((c) => [c, z.union([z.string(), z.number()]).optional()])) as Record<(typeof kindColumns)[number], z.ZodOptional<z.ZodUnion<[z.ZodString, z.ZodNumber]>>>);
 export type FormElementResource = z.infer<typeof formElementResource>;
@@ -58,9 +62,11 @@ function isoMemo(): IsoDate {
 /**
  * An element as answered: the common fields, the kind-specific fields that are set, the dates.
  * Built field by field rather than copied and pruned: a layout answers hundreds of elements,
- * and objects with deleted keys are slow to build and to serialize.
+ * and objects with deleted keys are slow to build and to serialize. A field placement says
+ * whether it is `missing` from `tables`, the schema's latest parse (nothing is when undefined:
+ * shared/forms/staleBindings.ts), and its stale references go to `stale` when given.
  */
-export function presentElement(row: FormElementRow, iso: IsoDate = toIso): FormElementResource {
+export function presentElement(row: FormElementRow, iso: IsoDate = toIso, tables?: SchemaFields, stale?: Set<string>): FormElementResource {
   const out: Record<string, unknown> = {
     id: row.id,
     form_window_id: row.form_window_id,
@@ -83,6 +89,11 @@ export function presentElement(row: FormElementRow, iso: IsoDate = toIso): FormE
   for (const column of kindColumns) if (row[column] !== null) out[column] = row[column];
   out.created_at = iso(row.created_at);
   out.updated_at = iso(row.updated_at);
+  if (row.field_name !== null) {
+    // Most placements hold: the names are built only for one that does not.
+    out.missing = tables !== undefined && !placementHolds(row, tables);
+    if (out.missing && stale) for (const name of staleReferences(row, tables)) stale.add(name);
+  }
   return out as FormElementResource;
 }
 
@@ -90,23 +101,27 @@ export function presentElement(row: FormElementRow, iso: IsoDate = toIso): FormE
 export const formWindowResource = formWindowRow.extend({
   elements_count: z.number().optional(),
   elements: z.array(formElementResource).optional(),
+  /** With the elements: what its placements name that a re-parse of the schema removed (fields, linked tables, `table.field`). */
+  stale_fields: z.array(z.string()).optional(),
   created_at: z.string(),
   updated_at: z.string(),
 });
 export type FormWindowResource = z.infer<typeof formWindowResource>;
 
-/** Elements as answered, together (they share dates: `isoMemo`). */
-function presentElements(rows: readonly FormElementRow[]): FormElementResource[] {
+/** Elements as answered, together (they share dates: `isoMemo`); their stale references go to `stale`. */
+function presentElements(rows: readonly FormElementRow[], tables: SchemaFields | undefined, stale: Set<string>): FormElementResource[] {
   const iso = isoMemo();
-  return rows.map((row) => presentElement(row, iso));
+  return rows.map((row) => presentElement(row, iso, tables, stale));
 }
 
-export function presentWindow(row: FormWindowRow, elements?: readonly FormElementRow[]): FormWindowResource {
+/** A window; with its `elements`, judged against `tables` (see presentElement). */
+export function presentWindow(row: FormWindowRow, elements?: readonly FormElementRow[], tables?: SchemaFields): FormWindowResource {
+  const stale = new Set<string>();
   return {
     ...row,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
-    ...(elements ? { elements_count: elements.length, elements: presentElements(elements) } : {}),
+    ...(elements ? { elements_count: elements.length, elements: presentElements(elements, tables, stale), stale_fields: [...stale] } : {}),
   };
 }
 
@@ -115,6 +130,8 @@ export const formSetResource = formSetRow.extend({
   is_own: z.boolean(),
   windows_count: z.number().optional(),
   windows: z.array(formWindowResource).optional(),
+  /** With the windows: what their placements name that a re-parse of the schema removed. */
+  stale_fields: z.array(z.string()).optional(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -126,7 +143,7 @@ export function presentFormSet(row: FormSetRow, userId: number, extra: { windows
     is_own: row.creator_user_id === userId,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
-    ...(extra.windows ? { windows: extra.windows, windows_count: extra.windows.length } : {}),
+    ...(extra.windows ? { windows: extra.windows, windows_count: extra.windows.length, stale_fields: [...new Set(extra.windows.flatMap((w) => w.stale_fields ?? []))] } : {}),
     ...(extra.windowsCount !== undefined ? { windows_count: extra.windowsCount } : {}),
   };
 }

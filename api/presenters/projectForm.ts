@@ -4,7 +4,7 @@
  * with its layout, pattern and images (their metadata; the bytes stay in storage).
  */
 import { z } from "zod";
-import { formLayout, reportLayout, reportPattern } from "../../shared/forms/projectDocs.ts";
+import { formLayout, reportFieldNames, reportLayout, reportPattern } from "../../shared/forms/projectDocs.ts";
 import type { FormFieldRow, ProjectFormRow, ProjectReportRow, ReportImageRow } from "../../shared/forms/projectStore.ts";
 import type { SchemaFields } from "../../shared/forms/schemaFields.ts";
 import { staleBinding } from "../../shared/forms/staleBindings.ts";
@@ -70,6 +70,10 @@ export const projectReportResource = z.object({
   layout: reportLayout,
   pattern: reportPattern,
   images: z.array(reportImageResource),
+  /** A re-parse of the schema removed the report's table. */
+  table_missing: z.boolean(),
+  /** Fields its layout or pattern name that the table no longer has (all of them when the table is gone). */
+  stale_fields: z.array(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -79,10 +83,14 @@ export function presentImage(row: ReportImageRow): z.infer<typeof reportImageRes
   return { id: row.id, report_id: row.report_id, content_type: row.content_type, size: row.byte_size, width: row.width, height: row.height, sha256: row.sha256, created_at: row.created_at.toISOString() };
 }
 
-export function presentReport(row: ProjectReportRow, images: readonly ReportImageRow[]): ProjectReportResource {
+/** A report with its images; `tables` is its schema's latest parse (shared/forms/staleBindings.ts), to flag what it lost. */
+export function presentReport(row: ProjectReportRow, images: readonly ReportImageRow[], tables: SchemaFields | undefined): ProjectReportResource {
+  const stale = staleBinding(tables, row.table_name, reportFieldNames(row.layout, row.pattern));
   return {
     ...row,
     images: images.filter((i) => i.report_id === row.id).map(presentImage),
+    table_missing: stale.tableMissing,
+    stale_fields: stale.staleFields,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

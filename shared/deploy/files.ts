@@ -30,18 +30,37 @@ export function normalizeFilePath(path: string): string {
   return cleaned;
 }
 
+/** The paths of one output, checked one by one: each normalised, none twice, none clashing in case with an earlier one. */
+export class PathCheck {
+  private readonly seen = new Set<string>();
+  private readonly folds = new CaseFolds();
+
+  /** The normalised `path`. @throws DeployError `invalid_config` on a bad, repeated or case-clashing path. */
+  add(raw: string): string {
+    const path = normalizeFilePath(raw);
+    if (this.seen.has(path)) throw new DeployError("invalid_config", `The generation contains ${path} twice.`);
+    const clash = this.folds.add(path);
+    if (clash !== null) throw new DeployError("invalid_config", `The generation's paths clash: ${caseClash(path, clash)}.`);
+    this.seen.add(path);
+    return path;
+  }
+}
+
+/**
+ * Checks every path of an output before a deployer writes any of them: the deployers check
+ * as they stream, which for one that writes file by file (SFTP) would come after the files
+ * before the bad one were written.
+ * @throws DeployError `invalid_config` naming the first bad path.
+ */
+export async function checkPaths(paths: AsyncIterable<string> | Iterable<string>): Promise<void> {
+  const check = new PathCheck();
+  for await (const path of paths) check.add(path);
+}
+
 /** Streams the files with normalised paths. @throws DeployError on a bad, repeated or case-clashing path. */
 export async function* eachFile(files: DeployFiles): AsyncGenerator<DeployFile> {
-  const seen = new Set<string>();
-  const folds = new CaseFolds();
-  for await (const file of files) {
-    const path = normalizeFilePath(file.path);
-    if (seen.has(path)) throw new DeployError("invalid_config", `The generation contains ${path} twice.`);
-    const clash = folds.add(path);
-    if (clash !== null) throw new DeployError("invalid_config", `The generation's paths clash: ${caseClash(path, clash)}.`);
-    seen.add(path);
-    yield { path, content: file.content };
-  }
+  const check = new PathCheck();
+  for await (const file of files) yield { path: check.add(file.path), content: file.content };
 }
 
 /** All files in memory (git commits need them all at once). */

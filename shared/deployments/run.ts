@@ -1,7 +1,8 @@
 /**
  * One attempt of a deployment run (the `deployments__run` job): mark it running, open the
- * environment's secrets, stream the generation's files to the deployer with the persisted
- * state and a log sink, then record the outcome.
+ * environment's secrets, check every path of the generation (shared/deploy/files.ts: a bad
+ * one fails the run with `invalid_config` before anything is written), stream the generation's
+ * files to the deployer with the persisted state and a log sink, then record the outcome.
  *
  * Outcomes:
  * - success: `succeeded` with the deployer's result; a rollback marks the deployment it
@@ -20,10 +21,11 @@ import { z } from "zod";
 import type { Config } from "../config.ts";
 import { ignoredRow, sql, type DatabasePool } from "../db/pool.ts";
 import { DeployError } from "../deploy/errors.ts";
+import { checkPaths } from "../deploy/files.ts";
 import { deploy, type AnyDeployResult, type DeployTarget } from "../deploy/index.ts";
 import { scrubberFor, type Scrubber } from "../deploy/scrub.ts";
 import { recordEvent } from "../events/outbox.ts";
-import { generationFiles } from "../generations/files.ts";
+import { generationFiles, generationPaths } from "../generations/files.ts";
 import { PermanentJobError } from "../jobs/errors.ts";
 import type { Logger } from "../logger.ts";
 import type { DeployLog, HostKeyPinner } from "../deploy/types.ts";
@@ -169,8 +171,15 @@ export async function runDeployment(ctx: RunContext, id: number): Promise<RunOut
     deployment,
     scrubber,
     `Deployment #${id} to ${deployment.environment_name ?? "the environment"} by ${deployment.deployment_method.toUpperCase()} started (attempt ${ctx.attempt} of ${ctx.maxAttempts}).`,
-    async (log, signal) =>
-      deploy(target, {
+    async (log, signal) => {
+      try {
+        // Every path before any is written: the SFTP transfer writes file by file.
+        await checkPaths(await generationPaths(ctx.pool, deployment.code_generation_id!));
+      } catch (error) {
+        if (error instanceof DeployError) await log({ type: "error", message: error.message, metadata: { code: error.code } });
+        throw error;
+      }
+      return deploy(target, {
         deploymentId: id,
         files: generationFiles(ctx.pool, deployment.code_generation_id!),
         log,
@@ -178,7 +187,8 @@ export async function runDeployment(ctx: RunContext, id: number): Promise<RunOut
         state: await deploymentState(ctx.pool, id),
         network: networkPolicy(ctx.config),
         pinHostKey,
-      }),
+      });
+    },
   );
 }
 

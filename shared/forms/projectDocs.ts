@@ -52,14 +52,30 @@ export function checkFormLayout(layout: FormLayout, formFields: ReadonlySet<stri
   return errors;
 }
 
+/** Why a report may not name field `name`: by default, it is not a field of the report's table. */
+export type UnknownField = (name: string) => string;
+const notOfTable: UnknownField = (name) => `The field ${name} is not a field of the report's table.`;
+
+/**
+ * The fields a report's layout and pattern name, each once, in order (layout bands, then
+ * group_by, then sort_by).
+ */
+export function reportFieldNames(layout: ReportLayout, pattern: ReportPattern): string[] {
+  const names = new Set<string>();
+  for (const name of reportBands) for (const item of layout.bands[name].items) if (item.type === "field") names.add(item.field_name);
+  for (const name of pattern.group_by) names.add(name);
+  for (const s of pattern.sort_by) names.add(s.field_name);
+  return [...names];
+}
+
 /** Problems of a report layout: field items on fields of the table, image items on the report's images, items inside their band. */
-export function checkReportLayout(layout: ReportLayout, tableFields: ReadonlySet<string>, imageIds: ReadonlySet<number>): FieldErrors {
+export function checkReportLayout(layout: ReportLayout, tableFields: ReadonlySet<string>, imageIds: ReadonlySet<number>, unknownField: UnknownField = notOfTable): FieldErrors {
   const errors: FieldErrors = {};
   for (const name of reportBands) {
     const b = layout.bands[name];
     for (const [i, item] of b.items.entries()) {
       const at = (field: string) => (errors[`bands.${name}.items.${i}.${field}`] ??= []);
-      if (item.type === "field" && !tableFields.has(item.field_name)) at("field_name").push(`The field ${item.field_name} is not a field of the report's table.`);
+      if (item.type === "field" && !tableFields.has(item.field_name)) at("field_name").push(unknownField(item.field_name));
       if (item.type === "image" && !imageIds.has(item.image_id)) at("image_id").push(`Image ${item.image_id} is not an image of this report.`);
       if (item.x + item.width > layout.page_width) at("x").push(`The item does not fit in the page width of ${layout.page_width}.`);
       if (item.y + item.height > b.height) at("y").push(`The item does not fit in the ${name} band's height of ${b.height}.`);
@@ -69,12 +85,12 @@ export function checkReportLayout(layout: ReportLayout, tableFields: ReadonlySet
 }
 
 /** Problems of a pattern: every field a field of the table, none twice. */
-export function checkReportPattern(pattern: ReportPattern, tableFields: ReadonlySet<string>): FieldErrors {
+export function checkReportPattern(pattern: ReportPattern, tableFields: ReadonlySet<string>, unknownField: UnknownField = notOfTable): FieldErrors {
   const errors: FieldErrors = {};
   const check = (list: string[], key: string) => {
     const seen = new Set<string>();
     for (const [i, name] of list.entries()) {
-      if (!tableFields.has(name)) (errors[`${key}.${i}`] ??= []).push(`The field ${name} is not a field of the report's table.`);
+      if (!tableFields.has(name)) (errors[`${key}.${i}`] ??= []).push(unknownField(name));
       else if (seen.has(name)) (errors[`${key}.${i}`] ??= []).push(`The field ${name} is listed twice.`);
       seen.add(name);
     }

@@ -34,6 +34,12 @@ export async function* generationFiles(conn: CommonQueryMethods, generationId: n
   }
 }
 
+/** The paths of generation `generationId` in path order, without contents (to check them before a deployment writes anything). */
+export async function generationPaths(conn: CommonQueryMethods, generationId: number): Promise<readonly string[]> {
+  return conn.anyFirst(sql.type(z.object({ path: z.string() }))`
+    select path from code_generation_files where code_generation_id = ${generationId} order by path`);
+}
+
 /**
  * The same files in the same order, read with one binary COPY on a plain `pg` pool
  * (shared/db/copyOut.ts): contents arrive as bytes rather than hex text, in one consistent

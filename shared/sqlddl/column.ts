@@ -169,19 +169,24 @@ export function defaultValue(c: Cursor): string | null {
  * the leading `(` run and trailing `)` run, capped by the lowest depth between them.
  */
 function wrappingParentheses(c: Cursor, from: number, to: number): number {
-  const punct = (k: number, ch: string) => c.tokens[k]!.type === Tok.Punct && c.tokens[k]!.value === ch;
   let lead = 0;
-  while (from + lead < to && punct(from + lead, "(")) lead++;
+  while (from + lead < to && isPunctAt(c, from + lead, "(")) lead++;
   let trail = 0;
-  while (to - 1 - trail > from + lead - 1 && punct(to - 1 - trail, ")")) trail++;
+  while (to - 1 - trail > from + lead - 1 && isPunctAt(c, to - 1 - trail, ")")) trail++;
   let layers = Math.min(lead, trail);
   let depth = lead;
   for (let k = from + lead; k < to - trail && layers > 0; k++) {
-    if (punct(k, "(")) depth++;
-    else if (punct(k, ")")) depth--;
+    if (isPunctAt(c, k, "(")) depth++;
+    else if (isPunctAt(c, k, ")")) depth--;
     layers = Math.min(layers, depth);
   }
   return to - from - 2 * layers >= 1 ? layers : Math.max(0, layers - 1);
+}
+
+/** Whether token `k` of the cursor's statement is the punctuation `ch` (a function, not a closure per call). */
+function isPunctAt(c: Cursor, k: number, ch: string): boolean {
+  const t = c.tokens[k]!;
+  return t.type === Tok.Punct && t.value === ch;
 }
 
 /** `GENERATED … AS IDENTITY`, `GENERATED ALWAYS AS (expr)`, `AS (expr) STORED`, T-SQL `AS ROW START`. */

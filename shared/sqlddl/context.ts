@@ -22,7 +22,8 @@ export class ParseContext {
   firstProblem: { offset: number; message: string } | null = null;
   /** Depth of nested T-SQL IF blocks being parsed. */
   nesting = 0;
-  private readonly lineStarts: number[];
+  /** Offsets where lines start, found on the first `locate` (most files need none). */
+  private lineStarts: number[] | null = null;
   private readonly perKind = new Map<string, number>();
   private dropped = 0;
 
@@ -30,20 +31,19 @@ export class ParseContext {
     this.text = text;
     this.dialect = dialect;
     this.builder = builder;
-    this.lineStarts = [0];
-    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.lineStarts.push(i + 1);
   }
 
   /** 1-based line and column of an offset. */
   locate(offset: number): { line: number; column: number } {
+    const starts = (this.lineStarts ??= lineStarts(this.text));
     let lo = 0;
-    let hi = this.lineStarts.length - 1;
+    let hi = starts.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if (this.lineStarts[mid]! <= offset) lo = mid;
+      if (starts[mid]! <= offset) lo = mid;
       else hi = mid - 1;
     }
-    return { line: lo + 1, column: offset - this.lineStarts[lo]! + 1 };
+    return { line: lo + 1, column: offset - starts[lo]! + 1 };
   }
 
   /** Records a warning; `kind` groups repetitive ones (e.g. every skipped INSERT). */
@@ -63,10 +63,16 @@ export class ParseContext {
 
   /** Appends the summaries of grouped and dropped warnings. */
   summarize(): void {
-    const end = this.locate(this.text.length);
+    const end = () => this.locate(this.text.length);
     for (const [kind, seen] of this.perKind) {
-      if (seen > MAX_PER_KIND) this.warnings.push({ ...end, message: `${seen - MAX_PER_KIND} more ${kind} statements skipped` });
+      if (seen > MAX_PER_KIND) this.warnings.push({ ...end(), message: `${seen - MAX_PER_KIND} more ${kind} statements skipped` });
     }
-    if (this.dropped) this.warnings.push({ ...end, message: `${this.dropped} more warnings not listed` });
+    if (this.dropped) this.warnings.push({ ...end(), message: `${this.dropped} more warnings not listed` });
   }
+}
+
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  return starts;
 }

@@ -3,7 +3,7 @@
  * parsers share: keywords, punctuation, identifiers (folded as the dialect folds them),
  * qualified names, column lists, and raw expression text taken from the source.
  */
-import { Tok, type Token } from "./scanner.ts";
+import { lowerCase, Tok, type Token } from "./scanner.ts";
 import type { Dialect } from "./types.ts";
 
 /** Thrown when a statement does not have the expected shape; becomes a warning. */
@@ -41,6 +41,8 @@ export class Cursor {
   /** Index just past the statement's last token. */
   readonly end: number;
   i: number;
+  /** The End token `peek` returns past the last token, at the end of the last one. */
+  private readonly endTok: Token;
 
   constructor(tokens: Token[], text: string, dialect: Dialect, start = 0, end = tokens.length) {
     this.tokens = tokens;
@@ -49,11 +51,18 @@ export class Cursor {
     this.start = start;
     this.end = end;
     this.i = start;
+    const at = this.lastEnd();
+    this.endTok = at === 0 ? END : { ...END, start: at, end: at };
   }
+
+  // The small readers below are inlined by V8's optimising compilers at every call site (a
+  // statement parser has dozens): each reads the token array directly, with no call and no
+  // End token to make, which keeps the compiled statement parsers (and the compilers'
+  // memory while they work on them) small. Only Word tokens have an `upper`, "" otherwise.
 
   peek(k = 0): Token {
     const at = this.i + k;
-    return at < this.end ? this.tokens[at]! : this.endToken();
+    return at < this.end ? this.tokens[at]! : this.endTok;
   }
 
   next(): Token {
@@ -77,30 +86,34 @@ export class Cursor {
   }
 
   is(word: string, k = 0): boolean {
-    const t = this.peek(k);
-    return t.type === Tok.Word && t.upper === word;
+    const at = this.i + k;
+    return at < this.end && this.tokens[at]!.upper === word;
   }
 
   isAny(words: ReadonlySet<string>, k = 0): boolean {
-    const t = this.peek(k);
-    return t.type === Tok.Word && words.has(t.upper);
+    const at = this.i + k;
+    return at < this.end && this.tokens[at]!.type === Tok.Word && words.has(this.tokens[at]!.upper);
   }
 
   accept(word: string): boolean {
-    if (!this.is(word)) return false;
-    this.i++;
+    const at = this.i;
+    if (at >= this.end || this.tokens[at]!.upper !== word) return false;
+    this.i = at + 1;
     return true;
   }
 
-  /** Accepts whichever one of the words comes next. */
-  acceptAny(...words: string[]): boolean {
-    return words.some((w) => this.accept(w));
+  /** Accepts whichever one of the two words comes next. */
+  acceptAny(a: string, b: string): boolean {
+    return this.accept(a) || this.accept(b);
   }
 
-  /** Accepts the words in sequence, or none of them. */
-  acceptSeq(...words: string[]): boolean {
-    for (let k = 0; k < words.length; k++) if (!this.is(words[k]!, k)) return false;
-    this.i += words.length;
+  /**
+   * Accepts the words in sequence, or none of them. Two or three words as parameters, not a
+   * rest array: it is called for nearly every column option, and the array was garbage.
+   */
+  acceptSeq(a: string, b: string, c?: string): boolean {
+    if (!this.is(a) || !this.is(b, 1) || (c !== undefined && !this.is(c, 2))) return false;
+    this.i += c === undefined ? 2 : 3;
     return true;
   }
 
@@ -109,13 +122,18 @@ export class Cursor {
   }
 
   isPunct(ch: string, k = 0): boolean {
-    const t = this.peek(k);
-    return t.type === Tok.Punct && t.value === ch;
+    const at = this.i + k;
+    if (at >= this.end) return false;
+    const t = this.tokens[at]!;
+    return t.value === ch && t.type === Tok.Punct;
   }
 
   acceptPunct(ch: string): boolean {
-    if (!this.isPunct(ch)) return false;
-    this.i++;
+    const at = this.i;
+    if (at >= this.end) return false;
+    const t = this.tokens[at]!;
+    if (t.value !== ch || t.type !== Tok.Punct) return false;
+    this.i = at + 1;
     return true;
   }
 
@@ -140,7 +158,7 @@ export class Cursor {
     const t = this.peek();
     if (t.type === Tok.Word) {
       this.i++;
-      return this.dialect === "PostgreSQL" ? t.value.toLowerCase() : t.value;
+      return this.dialect === "PostgreSQL" ? lowerCase(t.value) : t.value;
     }
     if (t.type === Tok.Quoted || (t.type === Tok.String && this.dialect === "MySQL")) {
       this.i++;
@@ -151,32 +169,41 @@ export class Cursor {
 
   /** `a`, `s.a`, `db.s.a` (the last two parts are kept). */
   qualifiedName(what = "a name"): QualifiedName {
-    const parts = [this.ident(what)];
+    // the last two parts, without an array of all of them
+    let schema: string | null = null;
+    let name = this.ident(what);
     while (this.isPunct(".") && this.isIdent(1)) {
       this.i++;
-      parts.push(this.ident(what));
+      schema = name;
+      name = this.ident(what);
     }
     // T-SQL `db..table`: an empty middle part means the default schema
     while (this.isPunct(".") && this.isPunct(".", 1) && this.isIdent(2)) {
       this.i += 2;
-      parts.push(this.ident(what));
+      schema = name;
+      name = this.ident(what);
     }
-    const name = parts[parts.length - 1]!;
-    return { schema: parts.length > 1 ? parts[parts.length - 2]! : null, name };
+    return { schema, name };
   }
 
   /** `(a [ASC|DESC] [(len)], b, …)`: plain column names of a key. */
   columnList(): string[] {
     this.expectPunct("(");
-    const columns: string[] = [];
-    if (this.acceptPunct(")")) return columns;
-    do {
-      columns.push(this.ident("a column name"));
-      if (this.isPunct("(")) this.skipGroup(); // MySQL prefix length
-      this.skipKeyPartOptions();
-    } while (this.acceptPunct(","));
+    if (this.acceptPunct(")")) return [];
+    const first = this.keyPart();
+    // one column (most keys): an array of one, not one grown by push to room for sixteen
+    const columns = this.acceptPunct(",") ? [first, this.keyPart()] : [first];
+    while (this.acceptPunct(",")) columns.push(this.keyPart());
     this.expectPunct(")");
     return columns;
+  }
+
+  /** One column of a key, and what may follow it. */
+  private keyPart(): string {
+    const name = this.ident("a column name");
+    if (this.isPunct("(")) this.skipGroup(); // MySQL prefix length
+    this.skipKeyPartOptions();
+    return name;
   }
 
   /** Skips what may follow a key column: COLLATE x, ASC/DESC, NULLS FIRST/LAST. */
@@ -276,10 +303,6 @@ export class Cursor {
     return this.tokens[this.end - 1]?.end ?? 0;
   }
 
-  private endToken(): Token {
-    const at = this.lastEnd();
-    return at === 0 ? END : { ...END, start: at, end: at };
-  }
 }
 
 /** After `::` a word is a type name; `NEXT VALUE FOR` keeps its FOR. */

@@ -6,7 +6,7 @@
  */
 import type { Cursor} from "./cursor.ts";
 import { intValue } from "./cursor.ts";
-import { Tok } from "./scanner.ts";
+import { lowerCase, Tok } from "./scanner.ts";
 
 /** A parsed data type before domain/user-type resolution. */
 export interface DataType {
@@ -35,9 +35,9 @@ export function parseDataType(c: Cursor): DataType {
   const head = c.peek();
   const quotedHead = head.type !== Tok.Word;
   const q = c.qualifiedName("a data type");
-  const schema = q.schema && !SYSTEM_SCHEMAS.has(q.schema.toLowerCase()) ? q.schema : null;
+  const schema = q.schema && !SYSTEM_SCHEMAS.has(lowerCase(q.schema)) ? q.schema : null;
   const type: DataType = {
-    name: q.name.toLowerCase(),
+    name: !quotedHead && !q.schema ? baseName(c, q.name, head.upper) : lowerCase(q.name),
     qualified: schema ? `${schema}.${q.name}` : null,
     written: q.name,
     length: null,
@@ -47,10 +47,25 @@ export function parseDataType(c: Cursor): DataType {
     arrayDimensions: 0,
     charset: null,
   };
-  if (!quotedHead && !q.schema) type.name = multiWordName(c, q.name.toUpperCase()).toLowerCase();
   if (c.isPunct("(")) parameters(c, type);
   suffixes(c, type);
   return type;
+}
+
+/**
+ * The lower-case name of an unquoted, unqualified type, which may run on over several words.
+ * One ASCII word already in lower case is the name as written, not a copy of it: a dump's
+ * every column holds its type name.
+ */
+function baseName(c: Cursor, written: string, upper: string): string {
+  const first = c.dialect === "PostgreSQL" ? written.toUpperCase() : upper;
+  const full = multiWordName(c, first);
+  return full === first && isAscii(written) ? lowerCase(written) : lowerCase(full);
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 128) return false;
+  return true;
 }
 
 function multiWordName(c: Cursor, first: string): string {
@@ -82,21 +97,27 @@ function parameters(c: Cursor, type: DataType): void {
   }
   const open = c.i;
   c.expectPunct("(");
-  const numbers: (number | null)[] = [];
+  // the first two numbers (null for one too big) go straight into the type: no array for every sized type
+  let count = 0;
   let other = false;
   while (!c.atEnd() && !c.isPunct(")")) {
     const t = c.next();
-    if (t.type === Tok.Number) numbers.push(intValue(t));
-    else if (t.type === Tok.Word && t.upper === "MAX") numbers.push(-1);
-    else if (!(t.type === Tok.Punct && t.value === ",")) other = true;
+    const n = t.type === Tok.Number ? intValue(t) : t.upper === "MAX" ? -1 : undefined;
+    if (n === undefined) {
+      if (t.value !== "," || t.type !== Tok.Punct) other = true;
+      continue;
+    }
+    if (count === 0) type.length = n;
+    else if (count === 1) type.scale = n;
+    count++;
   }
   if (other) {
     c.i = open; // e.g. XML(schema collection), geometry(Point, 4326): not sizes
     c.skipGroup();
-    if (numbers.length === 0) return;
+    if (count === 0) return;
   } else c.expectPunct(")");
-  type.length = numbers[0] ?? null;
-  type.scale = numbers[1] ?? null;
+  if (count === 0) type.length = null;
+  if (count < 2) type.scale = null;
 }
 
 function suffixes(c: Cursor, type: DataType): void {

@@ -13,8 +13,12 @@ const GENERATED_NAME = /^(?:(?:RDB\$|INTEG_)\w*|(?:PK|FK|UQ|DF|CK)__\w*__[0-9A-F
 
 /** Builds the final ParsedSchema from what the statements built. */
 export function finalizeSchema(b: SchemaBuilder): ParsedSchema {
-  for (const table of b.tables) {
-    for (const field of table.fields) {
+  // indexed loops: this runs once, not optimised, where for-of made an iterator and a result
+  // object for every column of the schema
+  for (let t = 0; t < b.tables.length; t++) {
+    const table = b.tables[t]!;
+    for (let f = 0; f < table.fields.length; f++) {
+      const field = table.fields[f]!;
       resolveType(b, field);
       autoIncrementFromDefault(field);
     }
@@ -27,9 +31,13 @@ export function finalizeSchema(b: SchemaBuilder): ParsedSchema {
     if (field) field.is_auto_increment = true;
   }
   propagateToPartitions(b);
-  for (const table of b.tables) {
-    for (const k of table.constraints) resolveReference(b, k);
-    for (const k of table.constraints) if (k.name && GENERATED_NAME.test(k.name)) k.name = null;
+  for (let t = 0; t < b.tables.length; t++) {
+    const table = b.tables[t]!;
+    for (let k = 0; k < table.constraints.length; k++) resolveReference(b, table.constraints[k]!);
+    for (let k = 0; k < table.constraints.length; k++) {
+      const constraint = table.constraints[k]!;
+      if (constraint.name && GENERATED_NAME.test(constraint.name)) constraint.name = null;
+    }
     if (table.indexes?.length === 0) delete table.indexes;
     if (table.checks?.length === 0) delete table.checks;
   }

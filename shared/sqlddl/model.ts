@@ -7,6 +7,7 @@
  * of thousands of tables or a table of tens of thousands of columns parses in linear time.
  */
 import type { QualifiedName } from "./cursor.ts";
+import { lowerCase } from "./scanner.ts";
 import type { Dialect, ParsedDomain, ParsedEnum, ParsedField, ParsedSequence, ParsedTable } from "./types.ts";
 
 /** A column a Firebird trigger (or similar) fills from a generator. */
@@ -41,7 +42,7 @@ export class SchemaBuilder {
 
   /** The lookup key of a name in this dialect. */
   key(name: string): string {
-    return this.dialect === "PostgreSQL" ? name : name.toLowerCase();
+    return this.dialect === "PostgreSQL" ? name : lowerCase(name);
   }
 
   findTable(q: QualifiedName): ParsedTable | undefined {
@@ -159,7 +160,7 @@ export class SchemaBuilder {
   }
 
   isDefaultSchema(schema: string): boolean {
-    const s = schema.toLowerCase();
+    const s = lowerCase(schema);
     return s === "public" || s === "dbo" || s === "main";
   }
 

@@ -23,6 +23,9 @@ export interface Statement {
 /** Beyond this many tokens a statement is kept only as far as its head. */
 export const MAX_STATEMENT_TOKENS = 400_000;
 
+/** What the reused buffer holds where a finished statement's tokens were. */
+const END: Token = { type: Tok.End, value: "", upper: "", start: 0, end: 0 };
+
 const ROUTINES = new Set(["TRIGGER", "PROCEDURE", "PROC", "FUNCTION", "EVENT", "PACKAGE", "VIEW"]);
 const NOT_A_BLOCK = new Set(["TRAN", "TRANSACTION", "WORK", "DISTRIBUTED", "DEFERRED", "IMMEDIATE", "EXCLUSIVE"]);
 const NOT_A_BLOCK_END = new Set(["IF", "LOOP", "WHILE", "REPEAT", "FOR"]);
@@ -30,7 +33,11 @@ const NOT_A_BLOCK_END = new Set(["IF", "LOOP", "WHILE", "REPEAT", "FOR"]);
 /** Calls `onStatement` for each statement of `text`, in order. */
 export function splitStatements(text: string, dialect: Dialect, onStatement: (statement: Statement) => void): void {
   const scanner = new Scanner(text, dialect);
-  let tokens: Token[] = [];
+  // The statement's tokens gather in one buffer that every statement reuses; each statement
+  // gets an exact-size copy. Growing a fresh array per statement allocated about three times
+  // its final size (most of it garbage at once) for every statement of the file.
+  const buffer: Token[] = [];
+  let count = 0;
   let truncated = false;
   let bad: Token | null = null;
   let depth = 0;
@@ -40,11 +47,19 @@ export function splitStatements(text: string, dialect: Dialect, onStatement: (st
   let pendingEnd = false;
 
   const flush = () => {
-    if (tokens.length > 0 || bad) {
+    if (count > 0 || bad) {
+      const tokens = buffer.slice(0, count);
       onStatement({ tokens, start: tokens[0]?.start ?? bad?.start ?? 0, truncated, meta: null, bad });
       afterStatement(scanner, tokens, dialect);
     }
-    tokens = [];
+    // The statement has been read: its tokens go back to the scanner, and none of them stays
+    // reachable through the buffer, which the next statement overwrites.
+    for (let k = 0; k < count; k++) {
+      scanner.recycle(buffer[k]!);
+      buffer[k] = END;
+    }
+    if (bad) scanner.recycle(bad);
+    count = 0;
     truncated = false;
     bad = null;
     depth = 0;
@@ -69,26 +84,30 @@ export function splitStatements(text: string, dialect: Dialect, onStatement: (st
     if (tok.type === Tok.Meta) {
       flush();
       onStatement({ tokens: [], start: tok.start, truncated: false, meta: tok.value, bad: null });
+      scanner.recycle(tok);
       continue;
     }
     if (tok.type === Tok.Batch) {
       flush();
+      scanner.recycle(tok);
       continue;
     }
     if (tok.type === Tok.Delim && !wholeBatch && (depth === 0 || scanner.delimiter !== ";")) {
       flush();
+      scanner.recycle(tok);
       continue;
     }
     if (tok.type === Tok.Bad) {
+      if (bad) scanner.recycle(bad); // the last one is reported
       bad = tok;
       continue;
     }
-    if (tokens.length < MAX_STATEMENT_TOKENS) tokens.push(tok);
+    if (count < MAX_STATEMENT_TOKENS) buffer[count++] = tok;
     else truncated = true;
-    if (tokens.length <= 12 && tok.type === Tok.Word) {
-      if (!tracking && startsBlockStatement(tokens, dialect)) {
+    if (count <= 12 && tok.type === Tok.Word) {
+      if (!tracking && startsBlockStatement(buffer, count, dialect)) {
         tracking = true;
-        wholeBatch = dialect === "MSSQL" && tokens[0]?.upper === "CREATE";
+        wholeBatch = dialect === "MSSQL" && buffer[0]!.upper === "CREATE";
       }
     }
     if (tracking && tok.type === Tok.Word) {
@@ -99,15 +118,16 @@ export function splitStatements(text: string, dialect: Dialect, onStatement: (st
   }
 }
 
-/** Whether the statement so far is a routine, trigger or T-SQL control block. */
-function startsBlockStatement(tokens: Token[], dialect: Dialect): boolean {
+/** Whether the statement so far (the first `count` tokens) is a routine, trigger or T-SQL control block. */
+function startsBlockStatement(tokens: Token[], count: number, dialect: Dialect): boolean {
   const first = tokens[0]!.upper;
-  if (dialect === "MSSQL" && (first === "IF" || first === "WHILE" || first === "BEGIN") && tokens.length === 1) return true;
-  if (dialect === "Firebird" && first === "EXECUTE" && tokens[1]?.upper === "BLOCK") return true;
+  if (dialect === "MSSQL" && (first === "IF" || first === "WHILE" || first === "BEGIN") && count === 1) return true;
+  if (dialect === "Firebird" && first === "EXECUTE" && count > 1 && tokens[1]!.upper === "BLOCK") return true;
   if (first !== "CREATE" && first !== "ALTER") return false;
-  const second = tokens[1]?.upper;
-  if (second === "TABLE" || second === "INDEX" || second === "UNIQUE" || tokens.some((t) => t.type === Tok.Punct && t.value === "(")) return false;
-  const last = tokens[tokens.length - 1]!;
+  const second = count > 1 ? tokens[1]!.upper : undefined;
+  if (second === "TABLE" || second === "INDEX" || second === "UNIQUE") return false;
+  for (let k = 0; k < count; k++) if (tokens[k]!.type === Tok.Punct && tokens[k]!.value === "(") return false;
+  const last = tokens[count - 1]!;
   if (!ROUTINES.has(last.upper)) return false;
   // a VIEW has no body blocks except in T-SQL, where it must still run to the end of the batch
   return last.upper !== "VIEW" || dialect === "MSSQL";

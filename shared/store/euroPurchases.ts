@@ -17,13 +17,15 @@ import { providerConfigured, providerUnavailable, type PaymentMethod } from "../
 import { createPaymentIntent } from "../payments/stripe.ts";
 import type { RefundReason } from "../payments/autoRefund.ts";
 import { findTransactionForEvent, insertTransaction, setTransactionProvider, type TransactionRow } from "../payments/store.ts";
+import { assertPortableVersion } from "./portability.ts";
 import { findPurchase, refundPurchase } from "./purchases.ts";
+import { findVersion } from "./versions.ts";
 
 const template = z.object({ id: z.number(), name: z.string(), seller_id: z.number().nullable(), status: z.string(), price_type: z.string(), price_euro_cents: z.number(), current_version_id: z.number().nullable() });
 
 /**
  * Starts the euro purchase of a store template by `buyer`.
- * @throws 404, 403 own, 409 bought before or a payment still pending, 503 provider off, 502 provider refused
+ * @throws 404, 403 own, 409 bought before, a payment still pending or file names that are not portable, 503 provider off, 502 provider refused
  */
 export async function startEuroPurchase(
   pool: DatabasePool,
@@ -46,6 +48,7 @@ export async function startEuroPurchase(
       select 1 as one from store_payment_intents i join credit_transactions c on c.id = i.transaction_id
       where i.buyer_id = ${buyer.id} and i.store_template_id = ${row.id} and c.status = 'pending' and c.created_at > now() - interval '1 hour'`);
     if (pending) throw conflict("A payment for this template is still pending.", "payment_pending");
+    assertPortableVersion((await findVersion(tx, row.current_version_id))!.content, "bought");
     const created = await insertTransaction(tx, {
       user_id: buyer.id,
       kind: "store_template",

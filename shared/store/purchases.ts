@@ -10,6 +10,8 @@ import { z } from "zod";
 import { sql, type CommonQueryMethods } from "../db/pool.ts";
 import { grantCredits, spendCredits } from "../credits/ledger.ts";
 import { AppError, conflict, forbidden, notFound } from "../errors.ts";
+import { assertPortableVersion } from "./portability.ts";
+import { findVersion } from "./versions.ts";
 
 export const purchaseRow = z.object({
   id: z.number(),
@@ -45,7 +47,8 @@ export interface SellerShare {
 
 /**
  * Buys the current version of store template `storeTemplateId` for `buyerId`.
- * @throws 404 unknown or unpublished, 403 own template, 409 already bought, 422 a euro price (see euroPurchases.ts), 402 from the spend
+ * @throws 404 unknown or unpublished, 403 own template, 409 already bought or a version whose file names are not
+ * portable (`non_portable_path`, before anything is charged), 422 a euro price (see euroPurchases.ts), 402 from the spend
  */
 export async function purchase(
   tx: CommonQueryMethods,
@@ -60,6 +63,7 @@ export async function purchase(
   if (template.price_type === "euros") {
     throw new AppError(422, "validation_failed", "Euro prices are paid by card or wallet.", { payment_method: ["The payment method field is required for euro prices."] });
   }
+  assertPortableVersion((await findVersion(tx, template.current_version_id))!.content, "bought");
   // The unique key serialises a double purchase: the second waits for the first and then finds it.
   const row = await tx.maybeOne(sql.type(purchaseRow)`
     insert into store_purchases as p (buyer_id, store_template_id, version_id, payment_type, price_credits, price_euro_cents)

@@ -18,7 +18,8 @@ import { extractToMemory, type ZipFileEntry } from "../archive/zipReader.ts";
 import { AppError, invalid, type FieldErrors } from "../errors.ts";
 import { jsonTextDepth, MAX_JSON_DEPTH, tooDeepField } from "../jsonDepth.ts";
 import { unstorableText } from "../storableText.ts";
-import { checkTemplate, TemplateError } from "../template/index.ts";
+import type { TemplateCompiler } from "../template/compiler/pool.ts";
+import { TemplateError } from "../template/index.ts";
 import { fieldErrors } from "../validation.ts";
 import { templateInput, type TemplateInput } from "./input.ts";
 import { templateErrorResponse } from "./run.ts";
@@ -40,9 +41,10 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => type
 
 /**
  * The template held by a zip (a Buffer, or the path of an uploaded file), validated as a
- * whole. @throws AppError 422 (see the module comment); nothing is written by this function.
+ * whole, its compile check on `compiler`'s threads. @throws AppError 422 (see the module
+ * comment); nothing is written by this function.
  */
-export async function readTemplateZip(source: Buffer | string): Promise<TemplateInput> {
+export async function readTemplateZip(source: Buffer | string, compiler: TemplateCompiler): Promise<TemplateInput> {
   const layout = findLayout(await extract(source));
   const manifestPath = `${layout.prefix}${MANIFEST_PATH}`;
   const manifestKey = (field: string) => (field ? `${manifestPath}: ${field}` : manifestPath);
@@ -64,7 +66,7 @@ export async function readTemplateZip(source: Buffer | string): Promise<Template
   }
   if (Object.keys(errors).length || !parsed.success) throw invalid(errors);
 
-  const check = checkTemplate({ content: parsed.data.content, files: parsed.data.files });
+  const check = await compiler.check({ content: parsed.data.content, files: parsed.data.files });
   if (!check.valid) throw templateErrorResponse(new TemplateError(check.errors), null);
   return parsed.data;
 }

@@ -8,7 +8,8 @@ import { z } from "zod";
 import { sql } from "../../../shared/db/pool.ts";
 import { elementChanges } from "../../../shared/forms/elementInput.ts";
 import { deleteElement, insertElement, updateElement } from "../../../shared/forms/elements.ts";
-import { formElementColumns, formElementRow } from "../../../shared/forms/rows.ts";
+import { formElementColumns, formElementRow, type FormElementRow, type FormSetRow } from "../../../shared/forms/rows.ts";
+import { placementTables } from "../../../shared/forms/staleBindings.ts";
 import type { CommonQueryMethods } from "../../../shared/db/pool.ts";
 import { currentUser } from "../../context.ts";
 import { formElementResource, presentElement } from "../../presenters/formDesigner.ts";
@@ -22,8 +23,11 @@ const tags = ["Form designer"];
 const envelope = z.object({ message: z.string(), form_element: formElementResource });
 const locked = { 402: { description: "No form designer access (`form_designer_locked`)" } };
 
-const read = async (conn: CommonQueryMethods, id: number) =>
-  presentElement(await conn.one(sql.type(formElementRow)`select ${formElementColumns} from form_elements e where e.id = ${id}`));
+/** An element of `set` as answered, a placement flagged `missing` when a re-parse of the schema removed what it names. */
+const present = async (conn: CommonQueryMethods, set: FormSetRow, row: FormElementRow) => presentElement(row, undefined, await placementTables(conn, set, [row]));
+
+const read = async (conn: CommonQueryMethods, set: FormSetRow, id: number) =>
+  present(conn, set, await conn.one(sql.type(formElementRow)`select ${formElementColumns} from form_elements e where e.id = ${id}`));
 
 const create = defineRoute({
   method: "post",
@@ -45,7 +49,7 @@ const create = defineRoute({
     const user = currentUser(ctx);
     const element = await ctx.deps.pool.transaction(async (tx) => {
       const wctx = await windowFor(tx, body.form_window_id, user, "edit");
-      return read(tx, await insertElement(tx, wctx, body));
+      return read(tx, wctx.set, await insertElement(tx, wctx, body));
     });
     ctx.status = 201;
     ctx.body = { message: "Form element created.", form_element: element };
@@ -62,8 +66,8 @@ const show = defineRoute({
   responses: { 200: { description: "The element", schema: z.object({ form_element: formElementResource }) }, ...locked },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
-    const { element } = await elementFor(ctx.deps.pool, params.id, user, "read");
-    ctx.body = { form_element: presentElement(element) };
+    const { element, ctx: wctx } = await elementFor(ctx.deps.pool, params.id, user, "read");
+    ctx.body = { form_element: await present(ctx.deps.pool, wctx.set, element) };
   },
 });
 
@@ -82,7 +86,7 @@ const update = defineRoute({
     const element = await ctx.deps.pool.transaction(async (tx) => {
       const found = await elementFor(tx, params.id, user, "edit");
       await updateElement(tx, found.ctx, found.element, body);
-      return read(tx, found.element.id);
+      return read(tx, found.ctx.set, found.element.id);
     });
     ctx.body = { message: "Form element updated.", form_element: element };
   },

@@ -22,7 +22,7 @@ import type { ElementInput } from "../../../shared/forms/elementInput.ts";
 import { WindowContext } from "../../../shared/forms/elements.ts";
 import { applyLayout, planLayout, strayIdsError, type LayoutPlan } from "../../../shared/forms/layoutWrite.ts";
 import { formSetRow, formWindowRow, type FormElementRow, type FormWindowRow } from "../../../shared/forms/rows.ts";
-import { schemaFieldsOf, schemaTableRow, schemaTablesJson } from "../../../shared/forms/schemaFields.ts";
+import { schemaFieldsOf, schemaTableRow, schemaTablesJson, type SchemaFields } from "../../../shared/forms/schemaFields.ts";
 import { cachedSchemaFields, lastSchemaKey, rememberSchemaFields, schemaKeyFragment } from "../../../shared/forms/schemaFieldsCache.ts";
 import { forgetWindowSnapshot, rememberWindowSnapshot, windowSnapshot, type WindowSnapshot } from "../../../shared/forms/windowContextCache.ts";
 import { accessFragment, latestSubscriptionJoin, projectAccessLevels } from "../../../shared/db/projects.ts";
@@ -101,7 +101,8 @@ async function writableWindow(pool: DatabasePool, id: number, user: UserRow, pla
   return { ctx: new WindowContext(pool, found.fs, found.w, found.grid, fields), windowXmin: found.window_xmin, setXmin: found.set_xmin, schemaKey: found.schema_key };
 }
 
-type Saved = { window: FormWindowRow; elements: FormElementRow[] };
+/** The window as written and its elements; `tables`: the schema's fields the placements were checked against (none when the list places no field). */
+type Saved = { window: FormWindowRow; elements: FormElementRow[]; tables?: SchemaFields | undefined };
 
 /**
  * The write from window `id`'s snapshot, when `user` wrote it last from this process at
@@ -137,7 +138,7 @@ async function writeFromSnapshot(pool: DatabasePool, id: number, user: UserRow, 
     forgetWindowSnapshot(id);
     return { strayIds: outcome.strayIds };
   }
-  const saved = { window: { ...snapshot.window, version: outcome.version, updated_at: outcome.updated_at }, elements: outcome.elements };
+  const saved = { window: { ...snapshot.window, version: outcome.version, updated_at: outcome.updated_at }, elements: outcome.elements, tables: placesFields ? fields : undefined };
   rememberWindowSnapshot({ ...snapshot, window: saved.window, windowXmin: outcome.xmin, elements: outcome.remembered });
   return { saved, strayIds: [] };
 }
@@ -170,7 +171,7 @@ export async function saveLayout(
     if (outcome.written) {
       const window = { ...ctx.window, version: outcome.version, updated_at: outcome.updated_at };
       rememberWindowSnapshot(snapshotOf(user, read, window, outcome.xmin, outcome.remembered));
-      return { window, elements: outcome.elements };
+      return { window, elements: outcome.elements, tables: placesFields ? ((await ctx.schemaFields()) ?? undefined) : undefined };
     }
     strayIds = outcome.strayIds;
   }

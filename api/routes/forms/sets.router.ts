@@ -10,6 +10,7 @@ import { requireFormDesignerAccess } from "../../../shared/forms/access.ts";
 import { defaultSetColors } from "../../../shared/forms/colors.ts";
 import { windowElements } from "../../../shared/forms/elements.ts";
 import { placementsNotIn } from "../../../shared/forms/placementsElsewhere.ts";
+import { placementTables } from "../../../shared/forms/staleBindings.ts";
 import { formSetColumns, formSetRow, formWindowColumns, formWindowRow, type FormSetRow } from "../../../shared/forms/rows.ts";
 import { currentUser } from "../../context.ts";
 import { paginated, paginatedSchema, pageFragment } from "../../pagination.ts";
@@ -27,12 +28,13 @@ const envelope = z.object({ message: z.string(), form_set: formSetResource });
 const locked = { 402: { description: "No form designer access (`form_designer_locked`)" } };
 
 
-/** A set with its windows and their elements. */
+/** A set with its windows and their elements, flagging placements a re-parse of the schema made stale. */
 export async function presentFullSet(conn: CommonQueryMethods, set: FormSetRow, userId: number): Promise<FormSetResource> {
   const windows = await conn.any(sql.type(formWindowRow)`
     select ${formWindowColumns} from form_windows w where w.form_set_id = ${set.id} order by w.sort_order, w.id`);
   const elements = await windowElements(conn, windows.map((w) => w.id));
-  return presentFormSet(set, userId, { windows: windows.map((w) => presentWindow(w, elements.filter((e) => e.form_window_id === w.id))) });
+  const tables = await placementTables(conn, set, elements);
+  return presentFormSet(set, userId, { windows: windows.map((w) => presentWindow(w, elements.filter((e) => e.form_window_id === w.id), tables)) });
 }
 
 const reload = (conn: CommonQueryMethods, id: number) => conn.one(sql.type(formSetRow)`select ${formSetColumns} from form_sets fs where fs.id = ${id}`);

@@ -11,6 +11,7 @@ import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/poo
 import { invalid, type FieldErrors } from "../../../shared/errors.ts";
 import { windowElements } from "../../../shared/forms/elements.ts";
 import { formWindowColumns, formWindowRow, type FormSetRow } from "../../../shared/forms/rows.ts";
+import { judgedBy, placementTables } from "../../../shared/forms/staleBindings.ts";
 import { windowSizes, type WindowType } from "../../../shared/forms/windowSizes.ts";
 import { currentUser } from "../../context.ts";
 import { formWindowResource, presentWindow, type FormWindowResource } from "../../presenters/formDesigner.ts";
@@ -54,9 +55,11 @@ function sizesFor(type: WindowType, given: Partial<Sizes>, base: Sizes | null): 
   return sizes;
 }
 
-async function presentFull(conn: CommonQueryMethods, id: number): Promise<FormWindowResource> {
+/** Window `id` of `set` with its elements, flagging placements a re-parse of the schema made stale. */
+async function presentFull(conn: CommonQueryMethods, set: FormSetRow, id: number): Promise<FormWindowResource> {
   const row = await conn.one(sql.type(formWindowRow)`select ${formWindowColumns} from form_windows w where w.id = ${id}`);
-  return presentWindow(row, await windowElements(conn, [id]));
+  const elements = await windowElements(conn, [id]);
+  return presentWindow(row, elements, await placementTables(conn, set, elements));
 }
 
 const create = defineRoute({
@@ -85,7 +88,7 @@ const create = defineRoute({
           ${body.is_active ?? true}, ${sortOrder})
         returning id`);
       await tx.query(sql.type(ignoredRow)`update form_sets set updated_at = now() where id = ${set.id}`);
-      return presentFull(tx, id);
+      return presentFull(tx, set, id);
     });
     ctx.status = 201;
     ctx.body = { message: "Form window created.", form_window: window };
@@ -102,8 +105,9 @@ const show = defineRoute({
   responses: { 200: { description: "The window", schema: z.object({ form_window: formWindowResource }) }, ...locked },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
-    const { window } = await windowFor(ctx.deps.pool, params.id, user, "read");
-    ctx.body = { form_window: presentWindow(window, await windowElements(ctx.deps.pool, [window.id])) };
+    const { window, set } = await windowFor(ctx.deps.pool, params.id, user, "read");
+    const elements = await windowElements(ctx.deps.pool, [window.id]);
+    ctx.body = { form_window: presentWindow(window, elements, await placementTables(ctx.deps.pool, set, elements)) };
   },
 });
 
@@ -120,7 +124,7 @@ const update = defineRoute({
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const window = await ctx.deps.pool.transaction(async (tx) => {
-      const { window: row } = await windowFor(tx, params.id, user, "edit");
+      const { window: row, set } = await windowFor(tx, params.id, user, "edit");
       const type = body.window_type ?? row.window_type;
       const sizes = sizesFor(type, body, type === row.window_type ? row : null);
       const extent = await tx.one(sql.type(z.object({ w: z.number(), h: z.number() }))`
@@ -136,7 +140,7 @@ const update = defineRoute({
       await tx.query(sql.type(ignoredRow)`
         update form_windows set ${sql.join([...sets, sql.fragment`version = version + 1`, sql.fragment`updated_at = now()`], sql.fragment`, `)}
         where id = ${row.id}`);
-      return presentFull(tx, row.id);
+      return presentFull(tx, set, row.id);
     });
     ctx.body = { message: "Form window updated.", form_window: window };
   },
@@ -184,7 +188,7 @@ const layout = defineRoute({
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     const saved = await saveLayout(ctx.deps.pool, params.id, user, body.version, body.elements);
-    ctx.body = { message: "Layout saved.", form_window: presentWindow(saved.window, saved.elements) };
+    ctx.body = { message: "Layout saved.", form_window: presentWindow(saved.window, saved.elements, judgedBy(saved.tables)) };
   },
 });
 

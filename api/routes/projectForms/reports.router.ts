@@ -10,9 +10,11 @@ import { z } from "zod";
 import { ignoredRow, sql, type CommonQueryMethods } from "../../../shared/db/pool.ts";
 import type { UserRow } from "../../../shared/db/users.ts";
 import { AppError, invalid, notFound } from "../../../shared/errors.ts";
-import { checkReportLayout, checkReportPattern, reportBands, reportLayout, reportPattern, type ReportLayout } from "../../../shared/forms/projectDocs.ts";
+import { checkReportLayout, checkReportPattern, reportBands, reportFieldNames, reportLayout, reportPattern, type ReportLayout } from "../../../shared/forms/projectDocs.ts";
 import { findReport, insertBound, listReports, reportImages, saveReportDoc, tableFields, touch, updateBound } from "../../../shared/forms/projectStore.ts";
 import { insertReportImage, MAX_IMAGES_PER_REPORT, reportImageKey } from "../../../shared/forms/reportImages.ts";
+import { loadSchemaFields } from "../../../shared/forms/schemaFields.ts";
+import { schemaFieldsById, staleBinding } from "../../../shared/forms/staleBindings.ts";
 import { checkImage, defaultImageLimits, ImageRejected } from "../../../shared/media/images.ts";
 import { currentUser } from "../../context.ts";
 import { projectForRead, projectForWrite } from "../../policies/projectGuard.ts";
@@ -30,7 +32,8 @@ const FIELD = "image";
 async function present(conn: CommonQueryMethods, projectId: number, id: number): Promise<ProjectReportResource> {
   const row = await findReport(conn, projectId, id);
   if (!row) throw notFound("Report");
-  return presentReport(row, await reportImages(conn, [row.id]));
+  const [images, tables] = await Promise.all([reportImages(conn, [row.id]), schemaFieldsById(conn, projectId, [row.schema_id])]);
+  return presentReport(row, images, tables.get(row.schema_id));
 }
 
 async function reportForRead(conn: CommonQueryMethods, params: { projectId: number; reportId: number }, user: UserRow) {
@@ -59,8 +62,8 @@ const list = defineRoute({
     const { pool } = ctx.deps;
     const project = await projectForRead(pool, params.projectId, currentUser(ctx));
     const rows = await listReports(pool, project.id);
-    const images = await reportImages(pool, rows.map((r) => r.id));
-    ctx.body = { data: rows.map((row) => presentReport(row, images)) };
+    const [images, tables] = await Promise.all([reportImages(pool, rows.map((r) => r.id)), schemaFieldsById(pool, project.id, rows.map((r) => r.schema_id))]);
+    ctx.body = { data: rows.map((row) => presentReport(row, images, tables.get(row.schema_id))) };
   },
 });
 
@@ -96,7 +99,7 @@ const show = defineRoute({
   responses: { 200: { description: "The report", schema: z.object({ report: projectReportResource }) } },
   handler: async (ctx, { params }) => {
     const row = await reportForRead(ctx.deps.pool, params, currentUser(ctx));
-    ctx.body = { report: presentReport(row, await reportImages(ctx.deps.pool, [row.id])) };
+    ctx.body = { report: await present(ctx.deps.pool, row.project_id, row.id) };
   },
 });
 
@@ -147,6 +150,7 @@ const remove = defineRoute({
 });
 
 type Item = ReportLayout["bands"]["header"]["items"][number];
+const emptyLayout: ReportLayout = { page_width: 800, bands: { header: { height: 0, items: [] }, detail: { height: 0, items: [] }, footer: { height: 0, items: [] } } };
 function withoutItems(layout: ReportLayout, drop: (item: Item) => boolean): ReportLayout {
   const bands = { ...layout.bands };
   for (const name of reportBands) bands[name] = { ...bands[name], items: bands[name].items.filter((item) => !drop(item)) };
@@ -161,10 +165,18 @@ function docRoutes<K extends "layout" | "pattern">(key: K, schema: K extends "la
     tags,
     auth: "bearer",
     params: projectReportParams,
-    responses: { 200: { description: `The ${key}`, schema: z.object({ [key]: schema }) } },
+    responses: {
+      200: {
+        description: `The ${key}, with the names of the fields it names that a re-parse of the schema removed (\`stale_fields\`)`,
+        schema: z.object({ [key]: schema, stale_fields: z.array(z.string()) }),
+      },
+    },
     handler: async (ctx, { params }) => {
-      const row = await reportForRead(ctx.deps.pool, params, currentUser(ctx));
-      ctx.body = { [key]: row[key] };
+      const { pool } = ctx.deps;
+      const row = await reportForRead(pool, params, currentUser(ctx));
+      const names = key === "layout" ? reportFieldNames(row.layout, { group_by: [], sort_by: [] }) : reportFieldNames(emptyLayout, row.pattern);
+      const tables = (await schemaFieldsById(pool, row.project_id, [row.schema_id])).get(row.schema_id);
+      ctx.body = { [key]: row[key], stale_fields: staleBinding(tables, row.table_name, names).staleFields };
     },
   });
   const write = defineRoute({
@@ -181,10 +193,16 @@ function docRoutes<K extends "layout" | "pattern">(key: K, schema: K extends "la
       const user = currentUser(ctx);
       await ctx.deps.pool.transaction(async (tx) => {
         const row = await reportForWrite(tx, params, user);
-        const fields = await tableFields(tx, row.project_id, row.schema_id, row.table_name);
+        // A field the report names already stays allowed when a re-parse removed it (or its
+        // table): a write that sends it back as stored works; one that adds it is refused.
+        const table = (await loadSchemaFields(tx, row.project_id, row.schema_id)).get(row.table_name);
+        const fields = new Set([...(table ?? []), ...reportFieldNames(row.layout, row.pattern)]);
+        const unknown = table
+          ? (name: string) => `The field ${name} is not a field of the report's table ${row.table_name}.`
+          : (name: string) => `The field ${name} cannot be added: the report's table ${row.table_name} is no longer in its schema (a new parse removed it); bind the report to another table first.`;
         const doc = body as z.infer<typeof reportLayout> & z.infer<typeof reportPattern>;
         const errors =
-          key === "layout" ? checkReportLayout(doc, fields, new Set((await reportImages(tx, [row.id])).map((i) => i.id))) : checkReportPattern(doc, fields);
+          key === "layout" ? checkReportLayout(doc, fields, new Set((await reportImages(tx, [row.id])).map((i) => i.id)), unknown) : checkReportPattern(doc, fields, unknown);
         if (Object.keys(errors).length) throw invalid(errors);
         await saveReportDoc(tx, row.id, key, doc);
       });
@@ -197,9 +215,9 @@ function docRoutes<K extends "layout" | "pattern">(key: K, schema: K extends "la
 const layoutRoutes = docRoutes(
   "layout",
   reportLayout,
-  "`{page_width, bands: {header, detail, footer}}`, each band `{height, items}`; an item is `{type, x, y, width, height}` with `text` (type text), `field_name` of the report's table (type field), `image_id` of the report's images (type image), or nothing more (type line), inside the page width and its band's height.",
+  "`{page_width, bands: {header, detail, footer}}`, each band `{height, items}`; an item is `{type, x, y, width, height}` with `text` (type text), `field_name` of the report's table (type field), `image_id` of the report's images (type image), or nothing more (type line), inside the page width and its band's height. A field the report names already is kept when a re-parse of the schema removed it (or its table); adding one answers 422 naming it.",
 );
-const patternRoutes = docRoutes("pattern", reportPattern, "`{group_by: [field_name], sort_by: [{field_name, direction: asc|desc}]}` over fields of the report's table, each at most once per list.");
+const patternRoutes = docRoutes("pattern", reportPattern, "`{group_by: [field_name], sort_by: [{field_name, direction: asc|desc}]}` over fields of the report's table, each at most once per list. A field the report names already is kept when a re-parse of the schema removed it (or its table); adding one answers 422 naming it.");
 
 interface UploadedFile {
   filepath: string;

@@ -15,6 +15,7 @@ import {
   setStatus,
   updateStoreTemplate,
 } from "../../../shared/store/catalog.ts";
+import { assertPortableVersion } from "../../../shared/store/portability.ts";
 import { checkPlagiarism, presentCheck } from "../../../shared/store/plagiarism.ts";
 import { requireSeller } from "../../../shared/store/sellers.ts";
 import { insertVersion, snapshotTemplates } from "../../../shared/store/versions.ts";
@@ -134,14 +135,15 @@ const publish = defineRoute({
     "The seller only, with a complete seller profile. The packaged templates' current content becomes a new version, which buyers receive.",
     "First the plagiarism check compares it with every other published template: at or above the configured similarity",
     "(STORE_PLAGIARISM_THRESHOLD) the publish is refused with 409 `possible_duplicate` and the version waits for an administrator",
-    "(status `review`; an already published template keeps selling its previous version).",
+    "(status `review`; an already published template keeps selling its previous version). File names that are not portable output",
+    "paths (templates saved before a rule existed) are refused with 409 `non_portable_path` naming the template and the path, as buyers' purchases and installs of such a version are.",
   ].join(" "),
   tags,
   auth: "bearer",
   params: storeIdParams,
   responses: {
     200: { description: "Published", schema: saved.extend({ plagiarism_check: plagiarismResource }) },
-    409: { description: "Possible duplicate (held for review), or the template is withdrawn" },
+    409: { description: "Possible duplicate (held for review), the template is withdrawn, or a file name is not a portable output path (`non_portable_path`)" },
   },
   handler: async (ctx, { params }) => {
     const user = currentUser(ctx);
@@ -155,6 +157,7 @@ const publish = defineRoute({
       if (current.status === "withdrawn") throw conflict("A withdrawn store template cannot be published.");
       const content = await snapshotTemplates(tx, await listSources(tx, params.id));
       if (!content.length) throw invalid({ template_ids: ["The packaged templates no longer exist; choose templates to sell first."] });
+      assertPortableVersion(content, "published");
       const version = await insertVersion(tx, params.id, content);
       const check = await checkPlagiarism(tx, { storeTemplateId: params.id, versionId: version.id, threshold: config.store.plagiarismThreshold, checkedBy: null });
       if (check.is_duplicate) {

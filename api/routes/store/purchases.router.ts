@@ -7,6 +7,7 @@ import { sql } from "../../../shared/db/pool.ts";
 import { createZipStream } from "../../../shared/archive/zipWriter.ts";
 import { forbidden, notFound } from "../../../shared/errors.ts";
 import { deliverableVersion, installVersion, versionZipEntries } from "../../../shared/store/delivery.ts";
+import { assertPortableVersion } from "../../../shared/store/portability.ts";
 import { listPurchases, purchase, refundPurchase, type PurchaseListRow } from "../../../shared/store/purchases.ts";
 import { requestEuroRefund, startEuroPurchase } from "../../../shared/store/euroPurchases.ts";
 import { currentUser } from "../../context.ts";
@@ -53,7 +54,8 @@ const buy = defineRoute({
   summary: "Buy a store template",
   description: [
     "`{template_id}` (DESIGN §14; `payment_method` is for euro prices). The template must be published, not your own (403) and",
-    "not bought before (409 `already_purchased`; a concurrent second purchase charges nothing). Free templates are recorded at",
+    "not bought before (409 `already_purchased`; a concurrent second purchase charges nothing), and its file names must be portable output",
+    "paths (409 `non_portable_path` naming the path, for versions published before a rule existed; nothing is charged). Free templates are recorded at",
     "price 0, credit prices are spent from your balance (402 `insufficient_credits` when it is short): 201 with the purchase.",
     "Euro prices need `payment_method` (`cardprocessor` or `walletprovider`): 202 with the started payment (`client_secret` for",
     "Stripe.js or `approval_url`), and the provider's webhook records the purchase once (409 `payment_pending` while one is open;",
@@ -69,7 +71,7 @@ const buy = defineRoute({
     502: { description: "The payment provider refused or could not be reached" },
     503: { description: "The payment provider is not configured" },
     404: { description: "No such published template" },
-    409: { description: "Already bought, or this price cannot be paid here" },
+    409: { description: "Already bought, a payment still pending, or a file name that is not a portable output path (`non_portable_path`)" },
   },
   handler: async (ctx, { body }) => {
     const user = currentUser(ctx);
@@ -129,13 +131,15 @@ const install = defineRoute({
   method: "post",
   path: "/store/templates/{id}/install",
   summary: "Install the bought version of a store template into a project",
-  description: "`{project_id}`: a project whose content you may change (refused while it is locked, expired or archived). Copies the version's templates with their files and variables; buyers and the seller only (403 for others).",
+  description:
+    "`{project_id}`: a project whose content you may change (refused while it is locked, expired or archived). Copies the version's templates with their files and variables; buyers and the seller only (403 for others). A version whose file names are not portable output paths (published before a rule existed) is refused with 409 `non_portable_path` naming the path, nothing installed.",
   tags,
   auth: "bearer",
   params: storeIdParams,
   body: z.object({ project_id: id }),
   responses: {
     ...projectStateResponses,
+    409: { description: "The project is archived (`project_archived`), or a file name of the version is not a portable output path (`non_portable_path`)" },
     201: { description: "Installed", schema: z.object({ message: z.string(), templates: z.array(templateResource) }) },
   },
   handler: async (ctx, { params, body }) => {
@@ -143,6 +147,7 @@ const install = defineRoute({
     const ids = await ctx.deps.pool.transaction(async (tx) => {
       const { version } = await deliverableVersion(tx, params.id, user.id);
       const project = await projectForWrite(tx, body.project_id, user, "content");
+      assertPortableVersion(version.content, "installed");
       return installVersion(tx, version, project.id, user.id);
     });
     const templates = [];

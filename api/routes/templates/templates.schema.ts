@@ -35,3 +35,6 @@ export const valuesBody = z.record(z.string().max(64), z.json());
 
 /** Largest JSON body of routes that carry whole templates. */
 export const TEMPLATE_BODY_LIMIT = 16 * 1024 * 1024;
+
+/** What the routes that compile on the process's compile threads may answer besides (shared/template/compiler/pool.ts). */
+export const compilerBusy = { 503: { description: "Too many templates are being compiled in this process at once (`template_compiler_busy`, `Retry-After`)" } };

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ignoredRow, sql } from "../../../shared/db/pool.ts";
 import { invalid } from "../../../shared/errors.ts";
 import { buildTree } from "../../../shared/generations/tree.ts";
-import { checkTemplate, planTemplate, TemplateError } from "../../../shared/template/index.ts";
+import { TemplateError, type PlanResult } from "../../../shared/template/index.ts";
 import { buildScope, loadSchemaInput } from "../../../shared/templates/scope.ts";
 import { listVariables, loadFull, savedValues } from "../../../shared/templates/store.ts";
 import { omittedWarning, templateErrorResponse } from "../../../shared/templates/run.ts";
@@ -17,7 +17,7 @@ import { treeNodeResource } from "../../presenters/tree.ts";
 import { defineRoute } from "../route.ts";
 import { templateForProjectWrite, templateForRead } from "./load.ts";
 import { warningResource } from "./run.router.ts";
-import { projectTemplateParams, valuesBody } from "./templates.schema.ts";
+import { compilerBusy, projectTemplateParams, valuesBody } from "./templates.schema.ts";
 import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Templates"];
@@ -31,11 +31,11 @@ const compile = defineRoute({
   auth: "bearer",
   scope: "read", // checks the saved template; writes nothing
   params: projectTemplateParams,
-  responses: { 200: { description: "The check", schema: z.object({ valid: z.boolean(), errors: z.array(issueResource) }) } },
+  responses: { ...compilerBusy, 200: { description: "The check", schema: z.object({ valid: z.boolean(), errors: z.array(issueResource) }) } },
   handler: async (ctx, { params }) => {
     const { template } = await templateForRead(ctx.deps.pool, params.projectId, params.templateId, currentUser(ctx));
     const full = await loadFull(ctx.deps.pool, template);
-    const check = checkTemplate({ content: full.content, files: full.files });
+    const check = await ctx.deps.compiler.check({ content: full.content, files: full.files });
     ctx.body = { valid: check.valid, errors: check.errors };
   },
 });
@@ -69,6 +69,7 @@ const structure = defineRoute({
   params: projectTemplateParams,
   query: structureQuery,
   responses: {
+    ...compilerBusy,
     200: {
       description: "The output structure",
       schema: z.object({ paths: z.array(z.string()), tree: z.array(treeNodeResource), warnings: z.array(warningResource) }),
@@ -79,9 +80,9 @@ const structure = defineRoute({
     const { project, template } = await templateForRead(pool, params.projectId, params.templateId, currentUser(ctx));
     const full = await loadFull(pool, template);
     const built = await buildScope(pool, project.id, full.variables, [await savedValues(pool, project.id, template.id), query.values], true);
-    let plan: ReturnType<typeof planTemplate>;
+    let plan: PlanResult;
     try {
-      plan = planTemplate({ content: full.content, files: full.files, scope: built.scope, mode: "preview" });
+      plan = await ctx.deps.compiler.plan({ content: full.content, files: full.files }, built.scope);
     } catch (e) {
       // A template that does not compile (a syntax error, too large) had become a 500.
       if (e instanceof TemplateError) throw templateErrorResponse(e, null);

@@ -18,7 +18,7 @@ import { projectParams } from "../projects/projects.schema.ts";
 import { defineRoute } from "../route.ts";
 import { templateForRead } from "./load.ts";
 import { reloadTemplate } from "./update.ts";
-import { projectTemplateParams } from "./templates.schema.ts";
+import { compilerBusy, projectTemplateParams } from "./templates.schema.ts";
 import { projectStateResponses } from "../projectStates.ts";
 
 const tags = ["Templates"];
@@ -49,13 +49,13 @@ const importRoute = defineRoute({
   params: projectParams,
   body: z.record(z.string(), z.unknown()),
   bodyKind: "multipart",
-  responses: { ...projectStateResponses, 201: { description: "Imported", schema: z.object({ message: z.string(), template: templateResource }) } },
+  responses: { ...projectStateResponses, ...compilerBusy, 201: { description: "Imported", schema: z.object({ message: z.string(), template: templateResource }) } },
   handler: async (ctx, { params, body }) => {
     const user = currentUser(ctx);
     // Those who may not add templates here learn nothing about their upload; the writing
     // transaction checks again, as the project may be locked meanwhile.
     await ctx.deps.pool.transaction((tx) => projectForWrite(tx, params.projectId, user, "content"));
-    const input = await readTemplateZip(uploadedFile(body[UPLOAD_FIELD]).filepath);
+    const input = await readTemplateZip(uploadedFile(body[UPLOAD_FIELD]).filepath, ctx.deps.compiler);
     const template = await ctx.deps.pool.transaction(async (tx) => {
       const project = await projectForWrite(tx, params.projectId, user, "content");
       return reloadTemplate(tx, await insertTemplate(tx, { projectId: project.id }, user.id, input));

@@ -1,6 +1,6 @@
 /**
- * What compiling a template costs the web process (`compile` and `structure` compile there,
- * synchronously): templates within the budgets compile in seconds at most, one past them is
+ * What compiling a template costs (`compile` and `structure` compile on the web process's
+ * compile threads, compileThreads.test.ts): templates within the budgets compile in seconds at most, one past them is
  * refused before it is compiled, and the process answers other requests promptly after. The
  * time bounds are wide (about ten times what this machine takes under load) so a test run on
  * busy cores does not fail them; the code they guard took a minute and more at the budget.

@@ -129,6 +129,32 @@ t.test("dump data is skipped, however it looks", async (t) => {
   t.same(my.statements, { understood: 3, skipped: 1 });
 });
 
+t.test("statements read one after another keep their own words; quoted keywords stay names", async (t) => {
+  // The scanner reuses a statement's token objects for the next one once it has been read,
+  // and the cursor tells keywords by their upper-case form, which only unquoted words have.
+  const even = (i: number) => `CREATE TABLE \`t${i}\` (\`primary\` int NOT NULL, \`key\` varchar(${i + 1}) DEFAULT 'NOT NULL', \`not\` decimal(${i + 2},${i % 5}), PRIMARY KEY (\`primary\`, \`key\`), KEY \`using\` (\`not\`));`;
+  const odd = (i: number) => `CREATE TABLE t${i} (id int, parent int, FOREIGN KEY (parent) REFERENCES t${i - 1} (\`primary\`));`;
+  const lines = Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? even(i) : odd(i)));
+  const result = parsed(t, timed(() => parseDdl(`${lines.join("\n")}\nCREATE TABLE broken (a int DEFAULT 'unterminated`, "MySQL"))[0], "the dump parses");
+  t.equal(result.schema.tables.length, 200, "every whole table");
+  for (let i = 0; i < 200; i++) {
+    const table = result.schema.tables[i]!;
+    t.equal(table.table_name, `t${i}`);
+    if (i % 2 === 0) {
+      t.same(table.fields.map((f) => [f.field_name, f.field_type, f.length, f.scale, f.is_nullable, f.default_value]), [
+        ["primary", "int", null, null, false, null],
+        ["key", "varchar", i + 1, null, false, "'NOT NULL'"],
+        ["not", "decimal", i + 2, i % 5, true, null],
+      ], `t${i}: the columns named like keywords, with their own sizes`);
+      t.same(table.constraints.map((k) => [k.type, k.columns]), [["primary_key", ["primary", "key"]]]);
+      t.same(table.indexes, [{ name: "using", columns: ["not"], unique: false, method: null }]);
+    } else {
+      t.same(table.constraints.map((k) => [k.type, k.columns, k.references_table, k.references_columns]), [["foreign_key", ["parent"], `t${i - 1}`, ["primary"]]]);
+    }
+  }
+  t.match(result.warnings, [{ line: 201, message: /unterminated string/ }], "the unterminated string is located on its line");
+});
+
 t.test("a time limit stops a parse", async (t) => {
   const [result] = timed(() => parseDdl("CREATE TABLE a (id int);\nCREATE TABLE b (id int);", "SQLite", { maxMs: -1 }));
   t.match(result, { name: "DdlParseError", message: /too long/ });
