@@ -155,20 +155,17 @@ function checkResponse(route: RouteSpec, ctx: AppContext): void {
   }
 }
 
-/** A route's pipeline: authenticate or the IP limit, the maintenance gate, the body reader, validation and the handler. */
-export function routeStack(route: RouteSpec, deps: AppDeps): AppMiddleware[] {
-  const stack: AppMiddleware[] = [];
-  if (route.auth === "bearer") stack.push(authenticate as AppMiddleware, limitByUser as AppMiddleware, requireScope(routeScope(route)) as AppMiddleware);
-  else if (!route.unlimited) stack.push(limitByIp as AppMiddleware);
-  if (!maintenanceExempt(route)) stack.push(maintenanceGate as AppMiddleware);
-  if (route.body || route.bodyKind) stack.push(bodyReader(route.bodyKind ?? "json", deps.config, typeof route.bodyLimitBytes === "function" ? route.bodyLimitBytes(deps.config) : route.bodyLimitBytes));
-  stack.push(validator(route, deps));
-  return stack;
-}
-
-/** Builds the router for `routes` under `prefix`, with the pipelines `stacks` (one per route, in order). */
-export function buildRouter(routes: RouteSpec[], stacks: AppMiddleware[][], prefix: string): Router<AppState, { deps: AppDeps }> {
+/** Builds the router for `routes` under `prefix`. */
+export function buildRouter(routes: RouteSpec[], deps: AppDeps, prefix: string): Router<AppState, { deps: AppDeps }> {
   const router = new Router<AppState, { deps: AppDeps }>({ prefix });
-  routes.forEach((route, i) => router[route.method](toRouterPath(route.path), ...(stacks[i] as [AppMiddleware])));
+  for (const route of routes) {
+    const stack: AppMiddleware[] = [];
+    if (route.auth === "bearer") stack.push(authenticate as AppMiddleware, limitByUser as AppMiddleware, requireScope(routeScope(route)) as AppMiddleware);
+    else if (!route.unlimited) stack.push(limitByIp as AppMiddleware);
+    if (!maintenanceExempt(route)) stack.push(maintenanceGate as AppMiddleware);
+    if (route.body || route.bodyKind) stack.push(bodyReader(route.bodyKind ?? "json", deps.config, typeof route.bodyLimitBytes === "function" ? route.bodyLimitBytes(deps.config) : route.bodyLimitBytes));
+    stack.push(validator(route, deps));
+    router[route.method](toRouterPath(route.path), ...(stack as [AppMiddleware]));
+  }
   return router;
 }
