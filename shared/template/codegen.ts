@@ -68,6 +68,9 @@ const maxInlineFields = 3;
 /** Most branches of an `if` generated as an `else if` chain; past that, flat (see node). */
 const maxElseIfs = 64;
 
+/** Longest value whose file name a unit keeps (see generateUnit). */
+const maxPlacedKey = 256;
+
 /** Longest text at the start of a loop body that moves to the end of the previous iteration (it is copied into every final text). */
 const maxLead = 80;
 
@@ -275,25 +278,26 @@ class Generator {
     this.emit(text ? `out += ${tail.cond} ? ${q(text + tail.text)} : ${q(text)};` : `if (${tail.cond}) out += ${q(tail.text)};`);
   }
 
+  /** Code of the text a placeholder inserts (a missing value reported as the mode says). */
+  text(node: Extract<Node, { type: "output" }>, frames: Frame[]): string {
+    const { base, names } = Generator.unfilter(node.expr);
+    const wrap = this.applyFilters(names, "v");
+    if (base.type !== "path") return `(v = ${this.value(base, frames)}, $S(${wrap}))`;
+    const site = this.site(node.pos, base.segments.join("."));
+    const raw = this.lookup(base, frames);
+    const key = `${raw}|${names.join("|")}`;
+    const c = names.length ? this.reuse.variable(raw, key) : null;
+    const k = names.length ? this.reuse.perIndex(raw, key) : null;
+    let computed = `$S(${wrap})`;
+    if (k !== null) computed = k.first ? `(${k.at} = ${computed})` : `(u = ${k.at}) !== undefined ? u : (${k.at} = ${computed})`;
+    const filtered = c === null ? computed : `${c} !== undefined ? ${c} : (${c} = ${computed})`;
+    return `(v = ${raw}) === undefined ? rt.miss(${site}) : ${filtered}`;
+  }
+
   private node(node: Exclude<Node, { type: "text" }>, frames: Frame[], tail: Tail | null = null): void {
     switch (node.type) {
       case "output": {
-        const { base, names } = Generator.unfilter(node.expr);
-        const wrap = this.applyFilters(names, "v");
-        let expr: string;
-        if (base.type === "path") {
-          const site = this.site(node.pos, base.segments.join("."));
-          const raw = this.lookup(base, frames);
-          const key = `${raw}|${names.join("|")}`;
-          const c = names.length ? this.reuse.variable(raw, key) : null;
-          const k = names.length ? this.reuse.perIndex(raw, key) : null;
-          let computed = `$S(${wrap})`;
-          if (k !== null) computed = k.first ? `(${k.at} = ${computed})` : `(u = ${k.at}) !== undefined ? u : (${k.at} = ${computed})`;
-          const filtered = c === null ? computed : `${c} !== undefined ? ${c} : (${c} = ${computed})`;
-          expr = `(v = ${raw}) === undefined ? rt.miss(${site}) : ${filtered}`;
-        } else {
-          expr = `(v = ${this.value(base, frames)}, $S(${wrap}))`;
-        }
+        const expr = this.text(node, frames);
         // In a file name, note whether every value is a plain path part (see generateUnit).
         this.emit(this.pathParts ? `out += (w = ${expr}, plain = plain && $Q(w), w);` : `out += ${expr};`);
         break;
@@ -406,9 +410,20 @@ export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathPa
     const g = new Generator(counts, pathParts || name !== null, deep);
     g.reuse.open(null, g.reserve());
     if (name !== null) {
-      g.nodes(name, frames);
-      g.emit(`if (!place(out, plain)) return null;`);
-      g.emit(`out = "";`);
+      const outputs = name.filter((n) => n.type === "output");
+      const one = outputs.length === 1 && name.every((n) => n.type === "text" || n.type === "output") ? outputs[0]! : null;
+      if (one !== null) {
+        const at = name.indexOf(one);
+        const before = name.slice(0, at).map((n) => (n.type === "text" ? n.value : "")).join("");
+        const after = name.slice(at + 1).map((n) => (n.type === "text" ? n.value : "")).join("");
+        g.emit(`w = ${g.text(one, frames)};`);
+        g.emit(`if (w.length > ${maxPlacedKey} || (p = $n.get(w)) === undefined) { if ((p = place(${q(before)} + w + ${q(after)}, $Q(w))) === null) return null; if (w.length <= ${maxPlacedKey}) $N($n, w, p); }`);
+        g.emit(`else if (place(p, true) === null) return null;`);
+      } else {
+        g.nodes(name, frames);
+        g.emit(`if (place(out, plain) === null) return null;`);
+        g.emit(`out = "";`);
+      }
       g.pathParts = false;
     }
     g.nodes(nodes, frames);
@@ -424,7 +439,7 @@ export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathPa
   // Field reads go through views (see Frame): one null check per element instead of one per read.
   const views = `const o_root = root == null ? $E : root, o_r0 = r0 == null ? $E : r0;`;
   const es = g.deep ? ` const es = [${repeatNames ? "r0" : ""}];` : "";
-  const head = `let out = "", v, t, f, g, u, it = 0${pathParts || name !== null ? ", plain = true, w" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes, DL = rt.deadline; ${views}${es}`;
+  const head = `let out = "", v, t, f, g, u, it = 0${pathParts || name !== null ? ", plain = true, w, p" : ""}; const IL = rt.maxIterations, OL = rt.maxOutputBytes, DL = rt.deadline; ${views}${es}`;
   const tail = pathParts ? "rt.plainName = plain;\nreturn out;" : "out | 0;\nreturn out;";
   const body = `${head}\n${g.source()}\n${tail}`;
   return { body, sites: g.sites, blocks: g.blocks, async: g.async, filters: [...g.filters], chains: [...g.chains] };

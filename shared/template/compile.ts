@@ -17,7 +17,7 @@ import { CONTENT_FILE, type TemplateIssue, type TemplateSource } from "./types.t
 import type { UnitRuntime } from "./unitRuntime.ts";
 
 /** Checks a file's rendered name (see generateUnit), noting its output path; false when the file is not to be written. */
-export type Place = (name: string, plain: boolean) => boolean;
+export type Place = (name: string, plain: boolean) => string | null;
 
 /**
  * A compiled source: call `run(root, rt)`, or `run(root, rt, element, index, count)` for a
@@ -60,7 +60,7 @@ function build<R = string>(nodes: Node[], repeatNames: string[] | null, pathPart
     ...unit.filters.map((n) => `const $f_${n} = $F[${JSON.stringify(n)}], $m_${n} = $C[${JSON.stringify(n)}];`),
     ...unit.chains.map((k) => `const $f_${chainIdent(k)} = $K[${JSON.stringify(k)}], $m_${chainIdent(k)} = $C[${JSON.stringify(k)}];`),
   ].join(" ");
-  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, L: $L, Q: $Q, E: $E, F: $F, K: $K, C: $C } = $helpers; ${bind}
+  const source = `"use strict"; const { S: $S, T: $T, P: $P, H: $H, L: $L, Q: $Q, E: $E, F: $F, K: $K, C: $C, N: $N } = $helpers; const $n = new Map(); ${bind}
 return ${unit.async ? "async " : ""}function unit(root, rt, r0, ri, rn, place) {
 ${unit.body}
 };`;

@@ -106,7 +106,8 @@ class OutputMeter {
     }
   }
 
-  private tooLong(file: string, error: unknown): never {
+  /** @throws TemplateError when `error` is a string grown too long for the engine, else `error` */
+  tooLong(file: string, error: unknown): never {
     if (error instanceof RangeError && /string length/i.test(error.message)) oneFileTooLong(file, this.max);
     throw error;
   }
@@ -121,6 +122,46 @@ function takenMap(): Taken {
 }
 
 const limitsOf = (limits?: Partial<TemplateLimits>): TemplateLimits => ({ ...defaultLimits, ...limits });
+
+/**
+ * Renders the instances of a file without code blocks (its unit returns strings), adding the
+ * contents of those placed to `contents`; returns `instances` (the render's count of instances
+ * so far) advanced by theirs. A function of its own, not synchronous: in the async
+ * renderTemplate every variable of the loop lived in its generator's context, which cost ~450
+ * machine instructions a file.
+ */
+function renderInstances(
+  file: CompiledFile,
+  list: unknown[] | null,
+  scope: Record<string, unknown>,
+  rt: RenderRuntime,
+  meter: OutputMeter,
+  place: Place,
+  contents: string[],
+  instances: number,
+): number {
+  const run = file.render.run;
+  for (let index = 0, count = list ? list.length : 1; index < count; index++) {
+    // Each instance is within its own limits; the render's clock bounds how many of them run.
+    // Read every 16 instances: an instance that reads it less often than its loops do (every
+    // 64 iterations) runs fewer than 64 iterations, so 16 of them add little past the
+    // deadline, while a clock read per instance was ~2 % of a render of small files.
+    if ((instances++ & 15) === 0) rt.checkTime(file.fileName);
+    // A file rendered once gets no element (its units never read one).
+    const element = list ? list[index] : undefined;
+    let content: string | null;
+    try {
+      content = run(scope, rt, element, index, count, place) as string | null;
+    } catch (e) {
+      return meter.tooLong(file.fileName, e);
+    }
+    if (content !== null) {
+      meter.add(file.fileName, content);
+      contents.push(content);
+    }
+  }
+  return instances;
+}
 
 /**
  * Renders a template. In `execute` mode a missing value is an error; in `preview` mode it
@@ -155,13 +196,14 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
       const place: Place = (name, plain) => {
         const path = placePath(file, name, plain, rt, mode, taken);
         if (path !== null) paths.push(path);
-        return path !== null;
+        return path;
       };
+      if (!file.render.async) {
+        instances = renderInstances(file, list, scope, rt, meter, place, contents, instances);
+        continue;
+      }
       for (let index = 0, count = list ? list.length : 1; index < count; index++) {
-        // Each instance is within its own limits; the render's clock bounds how many of them run.
-        // Read every 16 instances: an instance that reads it less often than its loops do (every
-        // 64 iterations) runs fewer than 64 iterations, so 16 of them add little past the
-        // deadline, while a clock read per instance was ~2 % of a render of small files.
+        // See renderInstances.
         if ((instances++ & 15) === 0) rt.checkTime(file.fileName);
         // A file rendered once gets no element (its units never read one).
         const element = list ? list[index] : undefined;
@@ -175,13 +217,16 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
       }
     }
     const files: Record<string, string> = {};
+    let twice = false;
     for (let i = 0; i < paths.length; i++) {
       const path = paths[i]!;
+      // Only execute mode writes a path twice (see taken); planTemplate then names the culprit.
+      if (Object.hasOwn(files, path)) twice = true;
       // A plain assignment to `__proto__` would set the prototype instead of adding a file.
       if (path === "__proto__") Object.defineProperty(files, path, { value: contents[i], enumerable: true, writable: true, configurable: true });
       else files[path] = contents[i]!;
     }
-    if (mode === "execute" && Object.keys(files).length !== paths.length) planTemplate({ ...input, mode: "execute" });
+    if (twice) planTemplate({ ...input, mode: "execute" });
     return { output, files, warnings: rt.warnings, omittedWarnings: rt.omittedWarnings };
   } finally {
     rt.close();

@@ -59,8 +59,25 @@ const Q = (s: string): boolean => {
 /** An object with no fields at all (not even inherited ones): what a field of null or undefined is read from. */
 const E: Record<string, never> = Object.freeze(Object.create(null) as Record<string, never>);
 
+/** Most names kept by all units together (see N). */
+const maxPlaced = 10_000;
+let placedCount = 0;
+const placedTables = new Set<Map<string, string>>();
+
+/** Keeps `path`, placed for value `key`, in a unit's table; all tables are emptied once they hold maxPlaced names together. */
+const N = (table: Map<string, string>, key: string, path: string): void => {
+  if (placedCount >= maxPlaced) {
+    for (const t of placedTables) t.clear();
+    placedTables.clear();
+    placedCount = 0;
+  }
+  table.set(key, path);
+  placedTables.add(table);
+  placedCount++;
+};
+
 /** The helper table handed to every compiled unit. */
-export const helpers = { S, T, P, H, L, Q, E, F: filters, K: filterChains, C: filterCaches };
+export const helpers = { S, T, P, H, L, Q, E, N, F: filters, K: filterChains, C: filterCaches };
 
 /** The `loop` object of a loop at index `i` of `n` elements. */
 export const loopObject = (i: number, n: number) => ({ index: i, number: i + 1, first: i === 0, last: i === n - 1, length: n });

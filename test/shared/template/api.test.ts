@@ -202,3 +202,29 @@ t.test("the scope is only read", async (t) => {
   await renderTemplate({ content: "{:for schema.tables:}{:code:}item.table_name{:codeend:}{:endfor:}", scope });
   t.same(scope, { schema }, "the input scope is unchanged");
 });
+
+t.test("a file's name placed once for a value is placed alike when the value comes again", async (t) => {
+  // Renders of one template keep each file's output path by the value its name inserts (see
+  // codegen's generateUnit): a value seen before must give the same path and the same checks.
+  const tables = ["order_lines", "people", "order_lines"].map((table_name) => ({ table_name }));
+  const file = { file_name: "src/{:table.table_name|singular|pascal:}.ts", content: "{:table.table_name:}", repeat: "schema.tables" };
+  for (const round of [1, 2]) {
+    const once = await renderTemplate({ content: "", files: [file], scope: { schema: { tables: tables.slice(0, 2) } } });
+    t.same(once.files, { "src/OrderLine.ts": "order_lines", "src/Person.ts": "people" }, `round ${round}`);
+    const twice = await renderTemplate({ content: "", files: [file], scope: { schema: { tables } } }).catch((e: unknown) => e);
+    t.ok(twice instanceof TemplateError && /`src\/OrderLine.ts` is produced twice/.test(twice.message), `execute: a repeated path is an error, round ${round}`);
+    const preview = await renderTemplate({ content: "", files: [file], scope: { schema: { tables } }, mode: "preview" });
+    t.same(Object.keys(preview.files), ["src/OrderLine.ts", "src/Person.ts"], `preview keeps the first, round ${round}`);
+    t.ok(preview.warnings.some((w) => /produced twice/.test(w.message)), `preview warns, round ${round}`);
+  }
+  // A name that needs normalising, and one refused, the same on every render.
+  const dotted = { file_name: "{:d:}/x.ts", content: "{:d:}" };
+  for (const round of [1, 2]) {
+    t.same((await renderTemplate({ content: "", files: [dotted], scope: { d: "./a" } })).files, { "a/x.ts": "./a" }, `normalised, round ${round}`);
+    const refused = await renderTemplate({ content: "", files: [dotted], scope: { d: ".." } }).catch((e: unknown) => e);
+    t.ok(refused instanceof TemplateError && /`\.\.` is not allowed/.test(refused.message), `refused, round ${round}`);
+    const missing = await renderTemplate({ content: "", files: [dotted], scope: {}, mode: "preview" });
+    t.same(missing.files, {}, `a name left without its value is refused, round ${round}`);
+    t.ok(missing.warnings.some((w) => /`d` is not defined/.test(w.message)), `a missing value still warns, round ${round}`);
+  }
+});
