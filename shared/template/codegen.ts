@@ -403,6 +403,14 @@ class Generator {
  * first, as above, and hands it to `place(name, plain)`; it returns null when that refuses the
  * name, else renders the content. One unit per file instead of two shares the values the name
  * and the content both print (the class name in the file name, see Reuse) and a call per file.
+ *
+ * A name of one placeholder (`src/models/{:table.table_name|singular|pascal:}.ts`) is a
+ * function of the text that placeholder inserts, so the unit keeps the path `place` returned
+ * for that text (`$n`, bounded by runtime.ts `N`) and, when the text comes again, hands that
+ * path back to `place` instead of building and checking the name again: a render repeated over
+ * the same names (a run again, a preview) then sets files under path strings V8 has already
+ * internalised, where each new name was a string table lookup (docs/perf/README.md, "a fourth
+ * look"). The value itself is computed every time, so a missing one still warns or fails.
  */
 export function generateUnit(nodes: Node[], repeatNames: string[] | null, pathParts = false, name: Node[] | null = null): UnitSource {
   const frames: Frame[] = repeatNames ? [{ elem: "r0", idx: "ri", len: "rn", view: "o_r0", names: repeatNames }] : [];

@@ -16,7 +16,7 @@ import { helpers } from "./runtime.ts";
 import { CONTENT_FILE, type TemplateIssue, type TemplateSource } from "./types.ts";
 import type { UnitRuntime } from "./unitRuntime.ts";
 
-/** Checks a file's rendered name (see generateUnit), noting its output path; false when the file is not to be written. */
+/** Checks a file's rendered name (see generateUnit), noting its output path; returns that path, or null when the file is not to be written. */
 export type Place = (name: string, plain: boolean) => string | null;
 
 /**

@@ -178,9 +178,9 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
     const first = meter.run(CONTENT_FILE, () => template.content.run(scope, rt));
     const output = typeof first === "string" ? first : await meter.wait(CONTENT_FILE, first);
     meter.add(CONTENT_FILE, output);
-    // In execute mode a duplicate path is an error, so it is enough to count writes and look for
-    // the culprit only when the count comes out short (a lookup per file is a measurable cost);
-    // preview mode keeps the first file and warns, so it checks each path as it goes.
+    // In execute mode a duplicate path is an error, so it is enough to notice one as the files
+    // are set and look for the culprit then; preview mode keeps the first file and warns, so it
+    // checks each path as it goes.
     const taken: Taken = mode === "execute" ? { owner: () => undefined, add: () => undefined } : takenMap();
     // Rendered files are set on the result only once all are rendered: each new path must be
     // looked up in V8's string table as it becomes a property name, and done one after another
@@ -203,7 +203,7 @@ export async function renderTemplate(input: RenderInput): Promise<RenderResult> 
         continue;
       }
       for (let index = 0, count = list ? list.length : 1; index < count; index++) {
-        // See renderInstances.
+        // The clock every 16 instances, as in renderInstances.
         if ((instances++ & 15) === 0) rt.checkTime(file.fileName);
         // A file rendered once gets no element (its units never read one).
         const element = list ? list[index] : undefined;
