@@ -126,7 +126,7 @@ const limitsOf = (limits?: Partial<TemplateLimits>): TemplateLimits => ({ ...def
 /**
  * Renders the instances of a file without code blocks (its unit returns strings), adding the
  * contents of those placed to `contents`; returns `instances` (the render's count of instances
- * so far) advanced by theirs. A function of its own, not synchronous: in the async
+ * so far) advanced by theirs. A synchronous function of its own: in the async
  * renderTemplate every variable of the loop lived in its generator's context, which cost ~450
  * machine instructions a file.
  */
